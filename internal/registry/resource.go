@@ -1,0 +1,129 @@
+package registry
+
+import (
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Strategy is the per-kind write logic. obj and old are of the Resource's
+// Go type (for example *corev1.Pod).
+type Strategy interface {
+	// PrepareForCreate resets fields a client may not set on create (for
+	// most kinds: status).
+	PrepareForCreate(obj runtime.Object)
+	// PrepareForUpdate carries over from old what a main-resource update may
+	// not change (status, for kinds with a status subresource).
+	PrepareForUpdate(obj, old runtime.Object)
+	// Default fills defaults, as Kubernetes' defaulting functions do for the
+	// fields controllers rely on. Called after decoding on every write.
+	Default(obj runtime.Object)
+	// Validate checks a new object.
+	Validate(obj runtime.Object) field.ErrorList
+	// ValidateUpdate checks an update (immutable fields and the rest).
+	ValidateUpdate(obj, old runtime.Object) field.ErrorList
+}
+
+// StatusStrategy is the write logic of the status subresource.
+type StatusStrategy interface {
+	// PrepareForUpdate keeps everything of old but status (and metadata
+	// that the status endpoint may change: labels, annotations are taken
+	// from old too, as Kubernetes does).
+	PrepareForUpdate(obj, old runtime.Object)
+	// ValidateUpdate checks the new status.
+	ValidateUpdate(obj, old runtime.Object) field.ErrorList
+}
+
+// AttrFunc returns the labels and the selectable fields of an object. The
+// field set must contain metadata.name and, for namespaced kinds,
+// metadata.namespace, plus any kind-specific fields (spec.nodeName and
+// status.phase for pods, ...).
+type AttrFunc func(obj runtime.Object) (labels.Set, fields.Set, error)
+
+// TableConvertor renders objects as the rows of a meta.k8s.io/v1 Table, so
+// that `kubectl get` shows the usual columns.
+type TableConvertor interface {
+	// Columns returns the column definitions. Columns with Priority > 0 are
+	// shown by `kubectl get -o wide` only.
+	Columns() []metav1.TableColumnDefinition
+	// Cells returns the cells of one row, one per column, for obj.
+	Cells(obj runtime.Object) ([]interface{}, error)
+}
+
+// Resource describes one served resource.
+type Resource struct {
+	// GroupVersion and Resource (the lower-case plural, e.g. "deployments").
+	Group, Version, Resource string
+	// Kind and ListKind, e.g. "Deployment" and "DeploymentList".
+	Kind, ListKind string
+	// Singular name, e.g. "deployment".
+	Singular string
+	// ShortNames ("deploy") and Categories ("all").
+	ShortNames, Categories []string
+	// Namespaced is false for cluster-scoped kinds (nodes, namespaces).
+	Namespaced bool
+	// New returns a new empty object of the Go type, NewList its list.
+	New     func() runtime.Object
+	NewList func() runtime.Object
+
+	Strategy Strategy
+	// Status is nil when the kind has no status subresource.
+	Status StatusStrategy
+	// Scale is true for kinds with a scale subresource (spec.replicas,
+	// status.replicas, status.selector).
+	Scale bool
+	// Binding is true for pods (pods/binding).
+	Binding bool
+	// Attrs extracts labels and selectable fields.
+	Attrs AttrFunc
+	// Table renders `kubectl get` columns.
+	Table TableConvertor
+}
+
+// GroupVersion returns the resource's group/version.
+func (r *Resource) GroupVersion() schema.GroupVersion {
+	return schema.GroupVersion{Group: r.Group, Version: r.Version}
+}
+
+// GVR returns the resource's group/version/resource.
+func (r *Resource) GVR() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Resource}
+}
+
+// GVK returns the resource's group/version/kind.
+func (r *Resource) GVK() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
+}
+
+// KeyPrefix returns the storage prefix of all objects of the resource,
+// ending in "/". Keys are "/registry/<group>/<resource>/<namespace>/<name>"
+// (core group: "core"; cluster-scoped kinds have no namespace segment).
+func (r *Resource) KeyPrefix() string {
+	g := r.Group
+	if g == "" {
+		g = "core"
+	}
+	return "/registry/" + g + "/" + r.Resource + "/"
+}
+
+// Key returns the storage key of one object.
+func (r *Resource) Key(namespace, name string) string {
+	if r.Namespaced {
+		return r.KeyPrefix() + namespace + "/" + name
+	}
+	return r.KeyPrefix() + name
+}
+
+// NamespacePrefix returns the storage prefix of the objects in one
+// namespace (for namespaced kinds), ending in "/".
+func (r *Resource) NamespacePrefix(namespace string) string {
+	return r.KeyPrefix() + namespace + "/"
+}
+
+// Verbs lists the verbs discovery advertises for the main resource.
+func (r *Resource) Verbs() []string {
+	return []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+}
