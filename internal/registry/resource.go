@@ -53,6 +53,16 @@ type TableConvertor interface {
 	Cells(obj runtime.Object) ([]interface{}, error)
 }
 
+// ScaleAccessor reads and writes the replica counts behind the scale
+// subresource (autoscaling/v1 Scale).
+type ScaleAccessor interface {
+	// Replicas returns spec.replicas (defaulted), status.replicas and the
+	// status selector as a label-selector string (e.g. "app=web").
+	Replicas(obj runtime.Object) (spec, status int32, selector string, err error)
+	// SetReplicas sets spec.replicas on obj.
+	SetReplicas(obj runtime.Object, replicas int32) error
+}
+
 // Resource describes one served resource.
 type Resource struct {
 	// GroupVersion and Resource (the lower-case plural, e.g. "deployments").
@@ -72,9 +82,8 @@ type Resource struct {
 	Strategy Strategy
 	// Status is nil when the kind has no status subresource.
 	Status StatusStrategy
-	// Scale is true for kinds with a scale subresource (spec.replicas,
-	// status.replicas, status.selector).
-	Scale bool
+	// Scale is nil for kinds without a scale subresource.
+	Scale ScaleAccessor
 	// Binding is true for pods (pods/binding).
 	Binding bool
 	// Attrs extracts labels and selectable fields.
@@ -126,4 +135,32 @@ func (r *Resource) NamespacePrefix(namespace string) string {
 // Verbs lists the verbs discovery advertises for the main resource.
 func (r *Resource) Verbs() []string {
 	return []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+}
+
+// GracefulDeleteStrategy is implemented by strategies of kinds whose
+// deletion can be graceful (pods). Kinds without it are deleted at once
+// unless finalizers hold them.
+type GracefulDeleteStrategy interface {
+	// GracePeriod returns the grace period to apply to deleting obj, given
+	// the client's request (nil when the client named none). A zero result
+	// deletes at once.
+	GracePeriod(obj runtime.Object, requested *int64) int64
+}
+
+// CreateOnUpdateStrategy is implemented by strategies of kinds that a PUT
+// may create (events), as Kubernetes' AllowCreateOnUpdate.
+type CreateOnUpdateStrategy interface {
+	AllowCreateOnUpdate() bool
+}
+
+// DeletionHolder is implemented by strategies of kinds that something
+// besides metadata.finalizers can keep from being removed (namespaces:
+// spec.finalizers).
+type DeletionHolder interface {
+	// PrepareForDelete updates obj when its deletion begins (a namespace
+	// turns Terminating).
+	PrepareForDelete(obj runtime.Object)
+	// HoldsDeletion reports whether obj must stay until something else
+	// (a controller) releases it.
+	HoldsDeletion(obj runtime.Object) bool
 }

@@ -1,0 +1,142 @@
+package apiserver
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+)
+
+// DefaultMaxBodyBytes is Kubernetes' limit on request bodies (3 MiB).
+const DefaultMaxBodyBytes = 3 << 20
+
+// readBody reads the request body, refusing more than limit bytes with 413.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, tooLarge(limit)
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("reading request body: %v", err))
+	}
+	if int64(len(body)) > limit {
+		return nil, tooLarge(limit)
+	}
+	return body, nil
+}
+
+func tooLarge(limit int64) error {
+	return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit))
+}
+
+// fieldValidation is the ?fieldValidation= directive.
+type fieldValidation string
+
+const (
+	validationStrict fieldValidation = "Strict"
+	validationWarn   fieldValidation = "Warn"
+	validationIgnore fieldValidation = "Ignore"
+)
+
+func parseFieldValidation(r *http.Request) (fieldValidation, error) {
+	switch v := r.URL.Query().Get("fieldValidation"); v {
+	case "", string(validationWarn):
+		return validationWarn, nil
+	case string(validationStrict), string(validationIgnore):
+		return fieldValidation(v), nil
+	default:
+		return "", apierrors.NewBadRequest(fmt.Sprintf("fieldValidation must be one of Ignore, Warn or Strict, got %q", v))
+	}
+}
+
+// decodeObject decodes a create or update body into a new object of the
+// resource's type. The body's apiVersion and kind, when present, must be
+// the resource's. Unknown or duplicate fields are refused (Strict), sent
+// back as warnings (Warn) or dropped (Ignore).
+func (s *Server) decodeObject(w http.ResponseWriter, r *http.Request, e *entry, body []byte) (runtime.Object, error) {
+	fv, err := parseFieldValidation(r)
+	if err != nil {
+		return nil, err
+	}
+	ctype := r.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ctype)
+	if ctype == "" {
+		mt, err = mimeJSON, nil
+	}
+	if err != nil {
+		return nil, unsupportedMediaType(ctype)
+	}
+	var dec runtime.Decoder
+	switch mt {
+	case mimeJSON:
+		dec = pick(fv, s.codecs.StrictJSON, s.codecs.JSON)
+	case mimeYAML, "application/x-yaml", "text/yaml":
+		dec = pick(fv, s.codecs.StrictYAML, s.codecs.YAML)
+	case mimeProtobuf:
+		dec = s.codecs.Proto
+	default:
+		return nil, unsupportedMediaType(ctype)
+	}
+	return s.decodeInto(w, e, dec, fv, body)
+}
+
+func pick(fv fieldValidation, strict, lax *json.Serializer) runtime.Decoder {
+	if fv == validationIgnore {
+		return lax
+	}
+	return strict
+}
+
+// decodeInto decodes body with dec into a new object of e's kind, applying
+// field-validation policy fv to strict-decoding errors.
+func (s *Server) decodeInto(w http.ResponseWriter, e *entry, dec runtime.Decoder, fv fieldValidation, body []byte) (runtime.Object, error) {
+	want := e.res.GVK()
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return nil, apierrors.NewBadRequest("the request body is empty")
+	}
+	obj, gvk, err := dec.Decode(body, &want, e.res.New())
+	if err != nil && runtime.IsStrictDecodingError(err) && obj != nil {
+		serr, _ := runtime.AsStrictDecodingError(err)
+		switch fv {
+		case validationStrict:
+			return nil, apierrors.NewBadRequest(serr.Error())
+		case validationWarn:
+			for _, msg := range serr.Errors() {
+				addWarning(w, msg.Error())
+			}
+		}
+		err = nil
+	}
+	if err != nil {
+		return nil, decodeError(want, err)
+	}
+	if gvk != nil && (gvk.Kind != want.Kind || gvk.GroupVersion() != want.GroupVersion()) {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf(
+			"%s in version %q cannot be handled as a %s: the object's kind does not match the request URL (%s)",
+			gvk.Kind, gvk.GroupVersion().String(), want.Kind, want.GroupVersion().WithKind(want.Kind)))
+	}
+	obj.GetObjectKind().SetGroupVersionKind(want)
+	return obj, nil
+}
+
+func decodeError(want schema.GroupVersionKind, err error) error {
+	var api apierrors.APIStatus
+	if errors.As(err, &api) {
+		return err
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
+		want.Kind, want.GroupVersion().String(), want.Kind, err))
+}
+
+// addWarning adds an HTTP Warning header as Kubernetes sends them.
+func addWarning(w http.ResponseWriter, msg string) {
+	msg = strings.ReplaceAll(msg, `"`, `\"`)
+	w.Header().Add("Warning", `299 - "`+msg+`"`)
+}

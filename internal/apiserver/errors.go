@@ -1,0 +1,37 @@
+package apiserver
+
+import (
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Errors apimachinery has no constructor for, shaped as Kubernetes sends
+// them.
+
+func newStatusError(code int32, reason metav1.StatusReason, msg string) *apierrors.StatusError {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: code, Reason: reason, Message: msg,
+	}}
+}
+
+func unsupportedMediaType(ctype string) error {
+	return newStatusError(http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType,
+		fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (got %q)", ctype))
+}
+
+func notAcceptable() error {
+	return newStatusError(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+		"only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf")
+}
+
+func resourceNotFound() error {
+	return newStatusError(http.StatusNotFound, metav1.StatusReasonNotFound, "the server could not find the requested resource")
+}
+
+func methodNotAllowed(verb, what string) error {
+	return newStatusError(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
+		fmt.Sprintf("the server does not allow this method on the requested resource (%s %s)", verb, what))
+}

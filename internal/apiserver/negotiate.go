@@ -1,0 +1,62 @@
+package apiserver
+
+import (
+	"mime"
+	"strings"
+)
+
+// mediaType is one acceptable response format.
+type mediaType struct {
+	// Type is "application/json", "application/yaml" or
+	// "application/vnd.kubernetes.protobuf".
+	Type string
+	// As is "", "Table" or "PartialObjectMetadata" (meta.k8s.io/v1 views).
+	As string
+}
+
+const (
+	mimeJSON     = "application/json"
+	mimeYAML     = "application/yaml"
+	mimeProtobuf = "application/vnd.kubernetes.protobuf"
+)
+
+// negotiate picks the first acceptable format in the Accept header (in
+// order of preference as written, skipping q=0). ok is false when the
+// client accepts nothing we can produce.
+func negotiate(accept string) (mediaType, bool) {
+	if strings.TrimSpace(accept) == "" {
+		return mediaType{Type: mimeJSON}, true
+	}
+	for _, part := range strings.Split(accept, ",") {
+		typ, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil || params["q"] == "0" {
+			continue
+		}
+		var mt mediaType
+		switch typ {
+		case mimeJSON, "*/*", "application/*":
+			mt.Type = mimeJSON
+		case mimeYAML:
+			mt.Type = mimeYAML
+		case mimeProtobuf:
+			mt.Type = mimeProtobuf
+		default:
+			continue
+		}
+		if as := params["as"]; as != "" {
+			if params["g"] != "meta.k8s.io" || (params["v"] != "v1" && params["v"] != "v1beta1") {
+				continue
+			}
+			if as != "Table" && as != "PartialObjectMetadata" && as != "PartialObjectMetadataList" {
+				continue
+			}
+			mt.As = strings.TrimSuffix(as, "List")
+		}
+		return mt, true
+	}
+	return mediaType{}, false
+}
+
+func splitAccept(accept string) []string {
+	return strings.Split(accept, ",")
+}

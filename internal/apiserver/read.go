@@ -1,0 +1,208 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/setpoint-dev/setpoint/internal/objects"
+	"github.com/setpoint-dev/setpoint/internal/watchcache"
+)
+
+// selectors are the parsed labelSelector and fieldSelector parameters.
+type selectors struct {
+	label labels.Selector
+	field fields.Selector
+}
+
+func parseSelectors(q url.Values) (selectors, error) {
+	var sel selectors
+	var err error
+	if sel.label, err = labels.Parse(q.Get("labelSelector")); err != nil {
+		return sel, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+	}
+	if sel.field, err = fields.ParseSelector(q.Get("fieldSelector")); err != nil {
+		return sel, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
+	}
+	return sel, nil
+}
+
+// checkFieldSelector refuses field selectors on fields the resource does
+// not support, as Kubernetes does ("field label not supported").
+func checkFieldSelector(e *entry, sel fields.Selector) error {
+	if sel == nil || sel.Empty() {
+		return nil
+	}
+	_, supported, err := e.res.Attrs(e.res.New())
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	for _, req := range sel.Requirements() {
+		if _, ok := supported[req.Field]; !ok {
+			return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
+		}
+	}
+	return nil
+}
+
+// readVersion is a parsed resourceVersion / resourceVersionMatch pair.
+type readVersion struct {
+	// set is false for resourceVersion "" (a consistent read).
+	set bool
+	rv  int64
+	// match is "", NotOlderThan or Exact.
+	match metav1.ResourceVersionMatch
+}
+
+func parseReadVersion(q url.Values) (readVersion, error) {
+	var v readVersion
+	raw := q.Get("resourceVersion")
+	v.match = metav1.ResourceVersionMatch(q.Get("resourceVersionMatch"))
+	if raw != "" {
+		n, ok := objects.ParseResourceVersion(raw)
+		if !ok {
+			return v, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q: must be a non-negative integer", raw))
+		}
+		v.set, v.rv = true, n
+	}
+	var errs field.ErrorList
+	p := field.NewPath("resourceVersionMatch")
+	switch v.match {
+	case "":
+	case metav1.ResourceVersionMatchNotOlderThan, metav1.ResourceVersionMatchExact:
+		if !v.set {
+			errs = append(errs, field.Forbidden(p, "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+		} else if v.match == metav1.ResourceVersionMatchExact && v.rv == 0 {
+			errs = append(errs, field.Forbidden(p, "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""))
+		}
+		if q.Get("continue") != "" {
+			errs = append(errs, field.Forbidden(p, "resourceVersionMatch is forbidden when continue is provided"))
+		}
+	default:
+		errs = append(errs, field.NotSupported(p, v.match, []string{"Exact", "NotOlderThan", ""}))
+	}
+	if len(errs) > 0 {
+		return v, apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("ListOptions").GroupKind(), "", errs)
+	}
+	return v, nil
+}
+
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
+	v, err := parseReadVersion(r.URL.Query())
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	var obj runtime.Object
+	if !v.set {
+		obj, err = e.store.Get(r.Context(), info.Namespace, info.Name)
+	} else {
+		obj, err = s.cachedGet(r.Context(), e, info, v.rv)
+	}
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	s.writeResult(w, r, http.StatusOK, mt, e, obj)
+}
+
+// cachedGet serves a get at resourceVersion "0" or "not older than rv"
+// from the watch cache.
+func (s *Server) cachedGet(ctx context.Context, e *entry, info requestInfo, rv int64) (runtime.Object, error) {
+	if rv > 0 {
+		if err := e.cache.WaitForRevision(ctx, rv); err != nil {
+			return nil, err
+		}
+	}
+	obj, ok, _, err := e.cache.Get(e.res.Key(info.Namespace, info.Name))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, apierrors.NewNotFound(e.gr(), info.Name)
+	}
+	return obj, nil
+}
+
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
+	q := r.URL.Query()
+	v, err := parseReadVersion(q)
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	sel, err := parseSelectors(q)
+	if err == nil {
+		err = checkFieldSelector(e, sel.field)
+	}
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	var limit int64
+	if l := q.Get("limit"); l != "" {
+		if limit, err = strconv.ParseInt(l, 10, 64); err != nil || limit < 0 {
+			s.resp.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid limit %q", l)))
+			return
+		}
+	}
+	cont := q.Get("continue")
+	var list runtime.Object
+	switch {
+	case cont != "" || (limit > 0 && !v.set) || v.match == metav1.ResourceVersionMatchExact || (limit > 0 && v.set && v.rv > 0 && v.match == ""):
+		// Paginated and exact reads come from storage, at one revision.
+		list, err = e.store.List(r.Context(), objects.ListOptions{
+			Namespace: info.Namespace, Label: sel.label, Field: sel.field, Revision: v.rv, Limit: limit, Continue: cont,
+		})
+	default:
+		list, err = s.cachedList(r.Context(), e, info, v, sel)
+	}
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	s.writeResult(w, r, http.StatusOK, mt, e, list)
+}
+
+// cachedList serves a list from the watch cache: a consistent one (after
+// the cache has caught up with storage's current revision), one at any
+// revision ("0"), or one not older than a revision.
+func (s *Server) cachedList(ctx context.Context, e *entry, info requestInfo, v readVersion, sel selectors) (runtime.Object, error) {
+	want := v.rv
+	if !v.set {
+		cur, err := s.cfg.Storage.CurrentRevision(ctx)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		want = cur
+	}
+	if want > 0 {
+		if err := e.cache.WaitForRevision(ctx, want); err != nil {
+			return nil, err
+		}
+	}
+	items, rev, err := e.cache.List(watchcache.ListOptions{Namespace: info.Namespace, Label: sel.label, Field: sel.field})
+	if err != nil {
+		return nil, err
+	}
+	return e.store.NewListFrom(items, rev, "")
+}
+
+// listItems returns the items of a list object.
+func listItems(list runtime.Object) ([]runtime.Object, error) {
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return items, nil
+}

@@ -1,0 +1,148 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"runtime"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/setpoint-dev/setpoint/internal/discovery"
+	"github.com/setpoint-dev/setpoint/internal/openapi"
+)
+
+// Version is what /version reports: the Kubernetes API level served.
+var serverVersion = version.Info{
+	Major: "1", Minor: "37", GitVersion: "v1.37.0-setpoint", GitCommit: "", GitTreeState: "clean",
+	BuildDate: "", GoVersion: runtime.Version(), Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH,
+}
+
+func metaAccessor(obj kruntime.Object) (metav1.Object, error) { return meta.Accessor(obj) }
+
+// buildHandler assembles the filter chain and the routes.
+func (s *Server) buildHandler() http.Handler {
+	disc, err := discovery.New(s.cfg.Resources)
+	if err != nil {
+		panic(err) // the static resource table is inconsistent: a programming error
+	}
+	oapi, err := openapi.New(s.cfg.Resources, openapi.Options{Version: serverVersion.GitVersion, Logger: s.log})
+	if err != nil {
+		panic(err)
+	}
+	oapiMux := http.NewServeMux()
+	oapi.Register(oapiMux)
+	metricsHandler := promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})
+	routes := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		parts := splitPath(p)
+		switch {
+		case p == "/healthz" || p == "/livez" || strings.HasPrefix(p, "/healthz/") || strings.HasPrefix(p, "/livez/"):
+			writePlain(w, http.StatusOK, "ok")
+		case p == "/readyz" || strings.HasPrefix(p, "/readyz/"):
+			s.serveReadyz(w)
+		case p == "/version" || p == "/version/":
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(serverVersion)
+		case p == "/metrics":
+			metricsHandler.ServeHTTP(w, r)
+		case strings.HasPrefix(p, "/openapi/"):
+			oapiMux.ServeHTTP(w, r)
+		case len(parts) >= 1 && ((parts[0] == "api" && len(parts) <= 2) || (parts[0] == "apis" && len(parts) <= 3)):
+			disc.ServeHTTP(w, r)
+		default:
+			s.serveResource(w, r)
+		}
+	})
+	return s.withRecovery(s.withAuthentication(s.withInflightLimit(routes)))
+}
+
+func writePlain(w http.ResponseWriter, code int, body string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte(body))
+}
+
+func (s *Server) serveReadyz(w http.ResponseWriter) {
+	select {
+	case <-s.ready:
+		writePlain(w, http.StatusOK, "ok")
+	default:
+		writePlain(w, http.StatusServiceUnavailable, "[-]setpoint-started failed: not ready yet\nreadyz check failed")
+	}
+}
+
+// serveResource dispatches a request on /api/v1/... or /apis/G/V/... .
+func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
+	info, ok := parseResourcePath(r)
+	if !ok {
+		s.resp.writeError(w, r, resourceNotFound())
+		return
+	}
+	e := s.lookup(info)
+	if e == nil {
+		s.resp.writeError(w, r, resourceNotFound())
+		return
+	}
+	mt, ok := negotiate(r.Header.Get("Accept"))
+	if !ok {
+		s.resp.writeError(w, r, notAcceptable())
+		return
+	}
+	s.instrument(info, w, func(w http.ResponseWriter) {
+		if info.Verb == "watch" {
+			s.handleWatch(w, r, e, info, mt)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
+		defer cancel()
+		s.dispatch(w, r.WithContext(ctx), e, info, mt)
+	})
+}
+
+// lookup finds the entry of a request, checking scope: a cluster-scoped
+// resource under a namespace path does not exist.
+func (s *Server) lookup(info requestInfo) *entry {
+	e := s.entries[schema.GroupVersionResource{Group: info.Group, Version: info.Version, Resource: info.Resource}]
+	if e == nil || (info.Namespace != "" && !e.res.Namespaced) {
+		return nil
+	}
+	return e
+}
+
+// dispatch routes a non-watch request by subresource and verb.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
+	if info.Subresource != "" {
+		s.dispatchSubresource(w, r, e, info, mt)
+		return
+	}
+	switch info.Verb {
+	case "get":
+		s.handleGet(w, r, e, info, mt)
+	case "list":
+		s.handleList(w, r, e, info, mt)
+	case "create":
+		if info.Name != "" {
+			s.resp.writeError(w, r, methodNotAllowed("POST", e.res.Resource+"/"+info.Name))
+			return
+		}
+		s.handleCreate(w, r, e, info, mt)
+	case "update":
+		s.handleUpdate(w, r, e, info, mt)
+	case "patch":
+		s.handlePatch(w, r, e, info, mt)
+	case "delete":
+		s.handleDelete(w, r, e, info, mt)
+	case "deletecollection":
+		s.handleDeleteCollection(w, r, e, info, mt)
+	default:
+		s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource))
+	}
+}

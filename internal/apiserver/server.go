@@ -1,0 +1,311 @@
+package apiserver
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
+
+	"github.com/setpoint-dev/setpoint/internal/objects"
+	"github.com/setpoint-dev/setpoint/internal/pki"
+	"github.com/setpoint-dev/setpoint/internal/registry"
+	"github.com/setpoint-dev/setpoint/internal/scheme"
+	"github.com/setpoint-dev/setpoint/internal/storage"
+	"github.com/setpoint-dev/setpoint/internal/watchcache"
+)
+
+// Config configures a Server. Zero values take Kubernetes' defaults.
+type Config struct {
+	// DataDir holds the credentials and the kubeconfig (required).
+	DataDir string
+	// Listen is host:port; port 0 picks a free port.
+	Listen string
+	// Storage is the opened store (required); the server closes it.
+	Storage storage.Store
+	// Resources are the served resources (required).
+	Resources []*registry.Resource
+	// Codecs of the resources' scheme (required).
+	Codecs *scheme.Codecs
+	Logger *slog.Logger
+	// MaxReadInFlight and MaxMutatingInFlight bound concurrent non-watch
+	// requests (defaults 400 and 200).
+	MaxReadInFlight, MaxMutatingInFlight int
+	// MaxBodyBytes bounds request bodies (default 3 MiB).
+	MaxBodyBytes int64
+	// RequestTimeout bounds non-watch requests (default 60 s).
+	RequestTimeout time.Duration
+	// CompactionInterval is how often history is compacted, to the revision
+	// seen one interval earlier (default 5 minutes, as Kubernetes compacts
+	// etcd). Negative disables compaction.
+	CompactionInterval time.Duration
+	// WatchCacheCapacity is each resource's event window (default 10,000).
+	WatchCacheCapacity int
+	// BookmarkInterval is the period of watch bookmarks (default 1 minute).
+	BookmarkInterval time.Duration
+	// Clock drives timestamps and timers; nil means the real clock.
+	Clock clock.WithTicker
+}
+
+func (c *Config) setDefaults() {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:6443"
+	}
+	if c.MaxReadInFlight <= 0 {
+		c.MaxReadInFlight = 400
+	}
+	if c.MaxMutatingInFlight <= 0 {
+		c.MaxMutatingInFlight = 200
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = time.Minute
+	}
+	if c.CompactionInterval == 0 {
+		c.CompactionInterval = 5 * time.Minute
+	}
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
+}
+
+// entry is one served resource with its object layer and watch cache.
+type entry struct {
+	res   *registry.Resource
+	store *objects.Store
+	cache *watchcache.Cache
+	// returnDeleted: a DELETE that removes the object answers with the
+	// object rather than a Status (pods, as Kubernetes does).
+	returnDeleted bool
+}
+
+func (e *entry) gr() schema.GroupResource {
+	return schema.GroupResource{Group: e.res.Group, Resource: e.res.Resource}
+}
+
+// Server is one API server.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	codecs  *scheme.Codecs
+	resp    *responder
+	metrics *metrics
+	tokens  *pki.Tokens
+	ca      *pki.CA
+	admin   string // the admin bearer token
+	// entries maps group/version/resource to its entry; immutable after New.
+	entries map[schema.GroupVersionResource]*entry
+	byKind  map[schema.GroupKind]*entry
+	handler http.Handler
+	// services allocates cluster IPs and node ports.
+	services *serviceAllocators
+
+	readLimit, mutatingLimit inflightLimiter
+	// ready is closed once the caches are synced and the kubeconfig is
+	// written; readyz answers 200 from then on.
+	ready     chan struct{}
+	readyOnce sync.Once
+	addr      atomic.Value // string: the bound address
+	// startedWatches tracks watch handlers so shutdown can end them.
+	watchCtx    context.Context
+	cancelWatch context.CancelFunc
+}
+
+// New builds a server; Run starts it.
+func New(cfg Config) (*Server, error) {
+	cfg.setDefaults()
+	if cfg.DataDir == "" || cfg.Storage == nil || cfg.Codecs == nil || len(cfg.Resources) == 0 {
+		return nil, errors.New("apiserver: DataDir, Storage, Codecs and Resources are required")
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	ca, err := pki.EnsureCA(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	tokens, admin, err := pki.EnsureTokens(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg: cfg, log: cfg.Logger, codecs: cfg.Codecs, ca: ca, tokens: tokens, admin: admin,
+		resp:          &responder{codecs: cfg.Codecs, log: cfg.Logger},
+		metrics:       newMetrics(),
+		entries:       map[schema.GroupVersionResource]*entry{},
+		byKind:        map[schema.GroupKind]*entry{},
+		readLimit:     make(inflightLimiter, cfg.MaxReadInFlight),
+		mutatingLimit: make(inflightLimiter, cfg.MaxMutatingInFlight),
+		ready:         make(chan struct{}),
+	}
+	s.services = newServiceAllocators(cfg.Storage)
+	s.watchCtx, s.cancelWatch = context.WithCancel(context.Background())
+	for _, res := range cfg.Resources {
+		s.addResource(res)
+	}
+	s.handler = s.buildHandler()
+	return s, nil
+}
+
+func (s *Server) addResource(res *registry.Resource) {
+	e := &entry{res: res, returnDeleted: res.Group == "" && res.Resource == "pods"}
+	e.store = objects.New(objects.Config{
+		Resource: res, Storage: s.cfg.Storage, Codecs: s.codecs, Clock: s.cfg.Clock, Admit: s.admit,
+		OnDeleted: s.services.release,
+	})
+	gvk := res.GVK()
+	e.cache = watchcache.New(watchcache.Config{
+		Store:      s.cfg.Storage,
+		Prefix:     res.KeyPrefix(),
+		Decode:     e.store.Decode,
+		Attrs:      res.Attrs,
+		Namespaced: res.Namespaced,
+		NewObject: func() runtime.Object {
+			obj := res.New()
+			obj.GetObjectKind().SetGroupVersionKind(gvk)
+			return obj
+		},
+		Encode:           func(obj runtime.Object, w io.Writer) error { return s.codecs.JSON.Encode(obj, w) },
+		Clock:            s.cfg.Clock,
+		WindowCapacity:   s.cfg.WatchCacheCapacity,
+		BookmarkInterval: s.cfg.BookmarkInterval,
+		Logger:           s.log.With("resource", res.GVR().String()),
+	})
+	s.entries[res.GVR()] = e
+	s.byKind[gvk.GroupKind()] = e
+}
+
+// Addr returns the bound address once Run is listening ("" before).
+func (s *Server) Addr() string {
+	a, _ := s.addr.Load().(string)
+	return a
+}
+
+// Ready is closed when the server is serving and its kubeconfig written.
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// KubeconfigPath is where the admin kubeconfig is written.
+func (s *Server) KubeconfigPath() string { return filepath.Join(s.cfg.DataDir, "kubeconfig") }
+
+// AdminToken returns the admin bearer token.
+func (s *Server) AdminToken() string { return s.admin }
+
+// CA returns the cluster CA.
+func (s *Server) CA() *pki.CA { return s.ca }
+
+// Run serves until ctx is cancelled, then shuts down gracefully and closes
+// the store.
+func (s *Server) Run(ctx context.Context) error {
+	defer s.cfg.Storage.Close()
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.cfg.Listen, err)
+	}
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	s.addr.Store(ln.Addr().String())
+	cert, err := s.ca.EnsureServing(s.cfg.DataDir, servingHosts(host))
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       90 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		TLSConfig: &tls.Config{
+			Certificates: []tls.Certificate{cert},
+			ClientAuth:   tls.VerifyClientCertIfGiven,
+			ClientCAs:    s.ca.Pool(),
+			MinVersion:   tls.VersionTLS12,
+		},
+		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: 1000},
+	}
+	cacheCtx, stopCaches := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, e := range s.entries {
+		wg.Add(1)
+		go func() { defer wg.Done(); e.cache.Run(cacheCtx) }()
+	}
+	defer func() { stopCaches(); wg.Wait() }()
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
+	if err := s.start(ctx, host, port); err != nil {
+		srv.Close()
+		return err
+	}
+	s.log.Info("API server ready", "address", s.Addr(), "kubeconfig", s.KubeconfigPath())
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.cancelWatch()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		srv.Close()
+	}
+	return nil
+}
+
+// start waits for the caches, bootstraps the system objects, writes the
+// kubeconfig and marks the server ready.
+func (s *Server) start(ctx context.Context, host, port string) error {
+	for _, e := range s.entries {
+		if err := e.cache.WaitReady(ctx); err != nil {
+			return fmt.Errorf("watch cache %s: %w", e.res.GVR(), err)
+		}
+	}
+	if err := s.bootstrap(ctx); err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	server := "https://" + net.JoinHostPort(host, port)
+	if err := pki.WriteKubeconfig(s.KubeconfigPath(), server, s.ca.CertPEM, s.admin); err != nil {
+		return err
+	}
+	go s.compactLoop(ctx)
+	go s.storageMetricsLoop(ctx)
+	s.readyOnce.Do(func() { close(s.ready) })
+	return nil
+}
+
+func servingHosts(host string) []string {
+	hosts := []string{"localhost", "127.0.0.1", "::1"}
+	if host != "" && host != "0.0.0.0" && host != "::" && host != "127.0.0.1" {
+		hosts = append(hosts, host)
+	}
+	if h, err := os.Hostname(); err == nil {
+		hosts = append(hosts, h)
+	}
+	return hosts
+}
+
+func objectMeta(obj runtime.Object) metav1.Object {
+	m, err := metaAccessor(obj)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}

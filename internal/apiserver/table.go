@@ -1,0 +1,144 @@
+package apiserver
+
+import (
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// writeResult sends an object or list in the negotiated view: as is, as a
+// Table (kubectl get), or as PartialObjectMetadata.
+func (s *Server) writeResult(w http.ResponseWriter, r *http.Request, code int, mt mediaType, e *entry, obj runtime.Object) {
+	out, err := s.view(r, mt, e, obj)
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	s.resp.writeObject(w, r, code, mt, out)
+}
+
+// view converts obj to the view mt asks for.
+func (s *Server) view(r *http.Request, mt mediaType, e *entry, obj runtime.Object) (runtime.Object, error) {
+	switch mt.As {
+	case "Table":
+		return s.toTable(e, obj, r.URL.Query().Get("includeObject"))
+	case "PartialObjectMetadata":
+		return toPartial(obj)
+	}
+	return obj, nil
+}
+
+var (
+	tableGVK   = metav1.SchemeGroupVersion.WithKind("Table")
+	partialGVK = metav1.SchemeGroupVersion.WithKind("PartialObjectMetadata")
+	partialLGV = metav1.SchemeGroupVersion.WithKind("PartialObjectMetadataList")
+)
+
+// defaultColumns are what Kubernetes shows for kinds without printers.
+var defaultColumns = []metav1.TableColumnDefinition{
+	{Name: "Name", Type: "string", Format: "name", Description: "Name must be unique within a namespace."},
+	{Name: "Created At", Type: "date", Description: "CreationTimestamp is a timestamp representing the server time when this object was created."},
+}
+
+// toTable renders obj (an object or a list) as a meta.k8s.io/v1 Table.
+// include is the includeObject parameter: None, Metadata (default) or
+// Object.
+func (s *Server) toTable(e *entry, obj runtime.Object, include string) (*metav1.Table, error) {
+	t := &metav1.Table{}
+	t.SetGroupVersionKind(tableGVK)
+	items := []runtime.Object{obj}
+	if meta.IsListType(obj) {
+		var err error
+		if items, err = listItems(obj); err != nil {
+			return nil, err
+		}
+		lm, err := meta.ListAccessor(obj)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		t.ResourceVersion, t.Continue, t.RemainingItemCount = lm.GetResourceVersion(), lm.GetContinue(), lm.GetRemainingItemCount()
+	} else {
+		t.ResourceVersion = objectMeta(obj).GetResourceVersion()
+	}
+	if e.res.Table != nil {
+		t.ColumnDefinitions = e.res.Table.Columns()
+	} else {
+		t.ColumnDefinitions = defaultColumns
+	}
+	t.Rows = make([]metav1.TableRow, 0, len(items))
+	for _, item := range items {
+		row, err := s.tableRow(e, item, include)
+		if err != nil {
+			return nil, err
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t, nil
+}
+
+func (s *Server) tableRow(e *entry, item runtime.Object, include string) (metav1.TableRow, error) {
+	var row metav1.TableRow
+	m := objectMeta(item)
+	if e.res.Table != nil {
+		cells, err := e.res.Table.Cells(item)
+		if err != nil {
+			return row, apierrors.NewInternalError(fmt.Errorf("print %s %s: %w", e.res.Resource, m.GetName(), err))
+		}
+		row.Cells = cells
+	} else {
+		row.Cells = []interface{}{m.GetName(), m.GetCreationTimestamp().Time.UTC().Format("2006-01-02T15:04:05Z")}
+	}
+	switch include {
+	case "None":
+	case "Object":
+		row.Object.Object = item
+	case "", "Metadata":
+		p, err := toPartial(item)
+		if err != nil {
+			return row, err
+		}
+		row.Object.Object = p
+	default:
+		return row, apierrors.NewBadRequest(fmt.Sprintf("includeObject: unsupported value %q", include))
+	}
+	return row, nil
+}
+
+// toPartial converts an object or list to PartialObjectMetadata(List).
+func toPartial(obj runtime.Object) (runtime.Object, error) {
+	if meta.IsListType(obj) {
+		items, err := listItems(obj)
+		if err != nil {
+			return nil, err
+		}
+		lm, err := meta.ListAccessor(obj)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		out := &metav1.PartialObjectMetadataList{}
+		out.SetGroupVersionKind(partialLGV)
+		out.ResourceVersion, out.Continue = lm.GetResourceVersion(), lm.GetContinue()
+		for _, item := range items {
+			p, err := toPartial(item)
+			if err != nil {
+				return nil, err
+			}
+			out.Items = append(out.Items, *p.(*metav1.PartialObjectMetadata))
+		}
+		return out, nil
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	p := &metav1.PartialObjectMetadata{}
+	p.SetGroupVersionKind(partialGVK)
+	if om, ok := m.(*metav1.ObjectMeta); ok {
+		p.ObjectMeta = *om.DeepCopy()
+	}
+	return p, nil
+}

@@ -1,0 +1,191 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/setpoint-dev/setpoint/internal/watchcache"
+)
+
+// Kubernetes gives watches without timeoutSeconds a random timeout between
+// the minimum request timeout (30 minutes) and twice that.
+const minWatchTimeout = 30 * time.Minute
+
+// watchOptions parses and validates a watch request's parameters.
+func (s *Server) watchOptions(r *http.Request, e *entry, info requestInfo) (watchcache.WatchOptions, time.Duration, error) {
+	q := r.URL.Query()
+	var opts watchcache.WatchOptions
+	sel, err := parseSelectors(q)
+	if err == nil {
+		err = checkFieldSelector(e, sel.field)
+	}
+	if err != nil {
+		return opts, 0, err
+	}
+	opts.Namespace, opts.Label, opts.Field = info.Namespace, sel.label, sel.field
+	if info.Name != "" { // a watch on one object: /watch/.../name or fieldSelector
+		opts.Field = combineNameSelector(opts.Field, info.Name)
+	}
+	opts.AllowBookmarks = q.Get("allowWatchBookmarks") == "true"
+	rawRV, match := q.Get("resourceVersion"), metav1.ResourceVersionMatch(q.Get("resourceVersionMatch"))
+	var rv int64
+	if rawRV != "" {
+		n, ok := parseRV(rawRV)
+		if !ok {
+			return opts, 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q: must be a non-negative integer", rawRV))
+		}
+		rv = n
+	}
+	var errs field.ErrorList
+	sie, hasSIE := q.Get("sendInitialEvents"), q.Has("sendInitialEvents")
+	switch {
+	case hasSIE:
+		if match != metav1.ResourceVersionMatchNotOlderThan {
+			errs = append(errs, field.Forbidden(field.NewPath("resourceVersionMatch"),
+				"sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
+		}
+		if sie == "true" && !opts.AllowBookmarks {
+			errs = append(errs, field.Forbidden(field.NewPath("allowWatchBookmarks"),
+				"sendInitialEvents requires setting allowWatchBookmarks to true"))
+		}
+	case match != "":
+		errs = append(errs, field.Forbidden(field.NewPath("resourceVersionMatch"),
+			"resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
+	}
+	if len(errs) > 0 {
+		return opts, 0, apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("ListOptions").GroupKind(), "", errs)
+	}
+	switch {
+	case sie == "true":
+		opts.Mode, opts.SendInitialEvents, opts.ResourceVersion = watchcache.InitialEvents, true, rv
+	case hasSIE || (rawRV != "" && rv > 0):
+		opts.Mode, opts.ResourceVersion = watchcache.FromRevision, rv
+	default: // "" or "0": initial state, then changes
+		opts.Mode = watchcache.InitialEvents
+	}
+	if opts.Mode == watchcache.InitialEvents && rawRV == "" {
+		// A consistent start: not older than what storage has now.
+		cur, err := s.cfg.Storage.CurrentRevision(r.Context())
+		if err != nil {
+			return opts, 0, apierrors.NewInternalError(err)
+		}
+		opts.ResourceVersion = cur
+	}
+	timeout := time.Duration(minWatchTimeout.Seconds()*(1+rand.Float64())) * time.Second
+	if t := q.Get("timeoutSeconds"); t != "" {
+		n, err := strconv.ParseInt(t, 10, 64)
+		if err != nil || n < 0 {
+			return opts, 0, apierrors.NewBadRequest(fmt.Sprintf("invalid timeoutSeconds %q", t))
+		}
+		if n > 0 {
+			timeout = time.Duration(n) * time.Second
+		}
+	}
+	opts.Deadline = s.cfg.Clock.Now().Add(timeout)
+	return opts, timeout, nil
+}
+
+func parseRV(s string) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil && n >= 0
+}
+
+// handleWatch streams watch events as newline-delimited JSON, one event per
+// line, flushing whenever the watcher's queue is momentarily empty.
+func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
+	if mt.Type != mimeJSON {
+		if mt, _ = negotiateWatch(r.Header.Get("Accept")); mt.Type != mimeJSON {
+			s.resp.writeError(w, r, notAcceptable())
+			return
+		}
+	}
+	opts, timeout, err := s.watchOptions(r, e, info)
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	stop := context.AfterFunc(s.watchCtx, cancel) // server shutdown ends watches
+	defer stop()
+	watcher, err := e.cache.Watch(ctx, opts)
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	defer watcher.Stop()
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", mimeJSON)
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	_ = rc.Flush()
+	events := s.metrics.watchEvents.WithLabelValues(e.res.Group, e.res.Version, e.res.Kind)
+	frames := watcher.Frames()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case f, ok := <-frames:
+			if !ok {
+				return
+			}
+			b, err := s.frameBytes(r, mt, e, f)
+			if err != nil {
+				s.log.Error("encode watch event", "resource", e.res.Resource, "err", err)
+				return
+			}
+			if _, err := w.Write(b); err != nil {
+				return // the client went away
+			}
+			events.Inc()
+			if len(frames) == 0 {
+				if err := rc.Flush(); err != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+// frameBytes returns the wire line of a frame: the shared bytes for plain
+// JSON watches, or the event re-rendered as a Table for kubectl get -w.
+func (s *Server) frameBytes(r *http.Request, mt mediaType, e *entry, f watchcache.Frame) ([]byte, error) {
+	if mt.As == "" || f.Type == watch.Bookmark || f.Type == watch.Error {
+		return f.Bytes()
+	}
+	view, err := s.view(r, mt, e, f.Object())
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := s.codecs.JSON.Encode(view, &buf); err != nil {
+		return nil, err
+	}
+	line, err := json.Marshal(metav1.WatchEvent{Type: string(f.Type), Object: rawExt(bytes.TrimSpace(buf.Bytes()))})
+	if err != nil {
+		return nil, err
+	}
+	return append(line, '\n'), nil
+}
+
+// negotiateWatch picks a JSON view for a watch, skipping protobuf (watches
+// are served as JSON streams only).
+func negotiateWatch(accept string) (mediaType, bool) {
+	for _, part := range splitAccept(accept) {
+		if mt, ok := negotiate(part); ok && mt.Type == mimeJSON {
+			return mt, true
+		}
+	}
+	return mediaType{}, false
+}

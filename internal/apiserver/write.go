@@ -1,0 +1,181 @@
+package apiserver
+
+import (
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/setpoint-dev/setpoint/internal/objects"
+)
+
+// dryRun parses ?dryRun= (only "All" is defined).
+func dryRun(r *http.Request) (bool, error) {
+	vals := r.URL.Query()["dryRun"]
+	for _, v := range vals {
+		if v != "All" {
+			return false, apierrors.NewBadRequest(fmt.Sprintf("dryRun: unsupported value %q (only All is supported)", v))
+		}
+	}
+	return len(vals) > 0, nil
+}
+
+func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
+	dry, err := dryRun(r)
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	body, err := readBody(r, s.cfg.MaxBodyBytes)
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	obj, err := s.decodeObject(w, r, e, body)
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	out, err := e.store.Create(r.Context(), info.Namespace, obj, objects.WriteOptions{DryRun: dry})
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	s.writeResult(w, r, http.StatusCreated, mt, e, out)
+}
+
+func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
+	dry, err := dryRun(r)
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	body, err := readBody(r, s.cfg.MaxBodyBytes)
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	obj, err := s.decodeObject(w, r, e, body)
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	fn := func(runtime.Object) (runtime.Object, error) { return obj.DeepCopyObject(), nil }
+	opts := objects.UpdateOptions{WriteOptions: objects.WriteOptions{DryRun: dry}, Subresource: info.Subresource}
+	out, created, err := e.store.Update(r.Context(), info.Namespace, info.Name, fn, opts)
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	s.writeResult(w, r, code, mt, e, out)
+}
+
+// deleteOptions reads DeleteOptions from the body (if any) and the query.
+func (s *Server) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
+	opts := &metav1.DeleteOptions{}
+	body, err := readBody(r, s.cfg.MaxBodyBytes)
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > 0 {
+		if _, _, err := s.codecs.JSON.Decode(body, nil, opts); err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid DeleteOptions: %v", err))
+		}
+	}
+	q := r.URL.Query()
+	if err := metav1.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid delete parameters: %v", err))
+	}
+	if _, err := dryRun(r); err != nil {
+		return nil, err
+	}
+	if p := opts.PropagationPolicy; p != nil {
+		switch *p {
+		case metav1.DeletePropagationBackground, metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan:
+		default:
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("propagationPolicy: unsupported value %q", *p))
+		}
+	}
+	if opts.GracePeriodSeconds != nil && *opts.GracePeriodSeconds < 0 {
+		zero := int64(0)
+		opts.GracePeriodSeconds = &zero
+	}
+	return opts, nil
+}
+
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
+	if e.res.Group == "" && e.res.Resource == "namespaces" && immortalNamespaces[info.Name] {
+		s.resp.writeError(w, r, apierrors.NewForbidden(e.gr(), info.Name, fmt.Errorf("this namespace may not be deleted")))
+		return
+	}
+	opts, err := s.deleteOptions(r)
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	out, gone, err := e.store.Delete(r.Context(), info.Namespace, info.Name, opts)
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	if gone && !e.returnDeleted {
+		m := objectMeta(out)
+		s.resp.writeObject(w, r, http.StatusOK, mediaType{Type: mt.Type}, &metav1.Status{
+			TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+			Status:   metav1.StatusSuccess,
+			Details: &metav1.StatusDetails{
+				Name: info.Name, Group: e.res.Group, Kind: e.res.Resource, UID: m.GetUID(),
+			},
+		})
+		return
+	}
+	s.writeResult(w, r, http.StatusOK, mt, e, out)
+}
+
+func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
+	opts, err := s.deleteOptions(r)
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	sel, err := parseSelectors(r.URL.Query())
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	list, err := e.store.List(r.Context(), objects.ListOptions{Namespace: info.Namespace, Label: sel.label, Field: sel.field})
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	items, err := listItems(list)
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	var deleted []runtime.Object
+	for _, item := range items {
+		m := objectMeta(item)
+		out, _, err := e.store.Delete(r.Context(), m.GetNamespace(), m.GetName(), opts)
+		if apierrors.IsNotFound(err) {
+			continue // deleted concurrently: the collection is still gone
+		}
+		if err != nil {
+			s.resp.writeError(w, r, err)
+			return
+		}
+		deleted = append(deleted, out)
+	}
+	result, err := e.store.NewListFrom(deleted, 0, "")
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	s.writeResult(w, r, http.StatusOK, mt, e, result)
+}

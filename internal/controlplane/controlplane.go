@@ -1,0 +1,88 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/setpoint-dev/setpoint/internal/apiserver"
+	"github.com/setpoint-dev/setpoint/internal/registry/builtin"
+	"github.com/setpoint-dev/setpoint/internal/scheme"
+	"github.com/setpoint-dev/setpoint/internal/storage"
+	"github.com/setpoint-dev/setpoint/internal/storage/boltdb"
+	"github.com/setpoint-dev/setpoint/internal/storage/memory"
+)
+
+// Storage engines.
+const (
+	StorageBolt   = "bolt"
+	StorageMemory = "memory"
+)
+
+// Options configure a control plane.
+type Options struct {
+	// DataDir holds the store, the credentials and the kubeconfig.
+	DataDir string
+	// Listen is host:port (port 0 picks one).
+	Listen string
+	// Storage is StorageBolt (durable, the default) or StorageMemory.
+	Storage string
+	Logger  *slog.Logger
+	// Tune lets tests adjust the API server configuration before start.
+	Tune func(*apiserver.Config)
+}
+
+// OpenStorage opens the store named by engine inside dataDir.
+func OpenStorage(engine, dataDir string, log *slog.Logger) (storage.Store, error) {
+	switch engine {
+	case "", StorageBolt:
+		dir := filepath.Join(dataDir, "db")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("create %s: %w", dir, err)
+		}
+		return boltdb.Open(filepath.Join(dir, "setpoint.db"), boltdb.Options{Logger: log})
+	case StorageMemory:
+		return memory.New(), nil
+	}
+	return nil, fmt.Errorf("unknown storage %q (want %s or %s)", engine, StorageBolt, StorageMemory)
+}
+
+// NewAPIServer opens the store and builds the API server; Run starts it.
+func NewAPIServer(opts Options) (*apiserver.Server, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	kv, err := OpenStorage(opts.Storage, opts.DataDir, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	codecs := scheme.New()
+	cfg := apiserver.Config{
+		DataDir:   opts.DataDir,
+		Listen:    opts.Listen,
+		Storage:   kv,
+		Resources: builtin.Resources(),
+		Codecs:    codecs,
+		Logger:    opts.Logger,
+	}
+	if opts.Tune != nil {
+		opts.Tune(&cfg)
+	}
+	srv, err := apiserver.New(cfg)
+	if err != nil {
+		kv.Close()
+		return nil, err
+	}
+	return srv, nil
+}
+
+// Run builds and runs the API server until ctx is cancelled.
+func Run(ctx context.Context, opts Options) error {
+	srv, err := NewAPIServer(opts)
+	if err != nil {
+		return err
+	}
+	return srv.Run(ctx)
+}

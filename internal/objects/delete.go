@@ -1,0 +1,170 @@
+package objects
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/setpoint-dev/setpoint/internal/registry"
+	"github.com/setpoint-dev/setpoint/internal/storage"
+)
+
+// The finalizers through which deletion requests tell the garbage collector
+// what to do with dependents.
+const (
+	FinalizerOrphan     = metav1.FinalizerOrphanDependents
+	FinalizerForeground = metav1.FinalizerDeleteDependents
+)
+
+// Delete deletes an object, or begins its deletion when finalizers, a grace
+// period or a kind-specific hold keep it. It returns the object as deleted
+// (resourceVersion of the deletion) or as now marked, and whether it is
+// gone.
+func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	if opts == nil {
+		opts = &metav1.DeleteOptions{}
+	}
+	key := s.res.Key(namespace, name)
+	for attempt := 0; ; attempt++ {
+		kv, err := s.kv.Get(ctx, key)
+		if err != nil {
+			return nil, false, s.storageError(err, name)
+		}
+		obj, err := s.Decode(kv)
+		if err != nil {
+			return nil, false, apierrors.NewInternalError(err)
+		}
+		out, gone, err := s.tryDelete(ctx, kv, obj, opts)
+		var conflict *storage.ConflictError
+		if errors.As(err, &conflict) && attempt < maxUpdateAttempts {
+			continue // a concurrent write: re-evaluate against the new state
+		}
+		if err != nil {
+			return nil, false, s.storageError(err, name)
+		}
+		return out, gone, nil
+	}
+}
+
+func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.Object, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	m := accessor(obj)
+	if err := s.checkPreconditions(m, opts.Preconditions); err != nil {
+		return nil, false, err
+	}
+	dryRun := len(opts.DryRun) > 0
+	grace := s.gracePeriod(obj, m, opts)
+	finalizers := deletionFinalizers(m.GetFinalizers(), opts)
+	changed := !slices.Equal(finalizers, m.GetFinalizers())
+	m.SetFinalizers(finalizers)
+	beginning := m.GetDeletionTimestamp() == nil
+	if beginning {
+		if h, ok := s.res.Strategy.(registry.DeletionHolder); ok {
+			h.PrepareForDelete(obj)
+		}
+	}
+	if grace > 0 || beginning || changed {
+		now := s.clock.Now()
+		deadline := metav1.NewTime(now.Add(time.Duration(grace) * time.Second).Truncate(time.Second))
+		if old := m.GetDeletionTimestamp(); old == nil || deadline.Before(old) {
+			m.SetDeletionTimestamp(&deadline)
+			m.SetDeletionGracePeriodSeconds(&grace)
+			changed = true
+		}
+	}
+	if !s.holdsDeletion(obj, m) {
+		if dryRun {
+			return obj, true, nil
+		}
+		rev, _, err := s.deleteKey(ctx, kv, obj)
+		if err != nil {
+			return nil, false, err
+		}
+		return obj, true, setRV(obj, rev)
+	}
+	if !changed || dryRun {
+		return obj, false, nil
+	}
+	value, err := s.encode(obj)
+	if err != nil {
+		return nil, false, apierrors.NewInternalError(err)
+	}
+	rev, err := s.kv.Update(ctx, kv.Key, value, kv.ModRevision)
+	if err != nil {
+		return nil, false, err
+	}
+	return obj, false, setRV(obj, rev)
+}
+
+func (s *Store) checkPreconditions(m metav1.Object, p *metav1.Preconditions) error {
+	if p == nil {
+		return nil
+	}
+	if p.UID != nil && *p.UID != m.GetUID() {
+		return apierrors.NewConflict(s.gr, m.GetName(), fmt.Errorf(
+			"Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, m.GetUID()))
+	}
+	if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
+		return apierrors.NewConflict(s.gr, m.GetName(), fmt.Errorf(
+			"Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
+	}
+	return nil
+}
+
+func (s *Store) gracePeriod(obj runtime.Object, m metav1.Object, opts *metav1.DeleteOptions) int64 {
+	g, ok := s.res.Strategy.(registry.GracefulDeleteStrategy)
+	if !ok {
+		return 0
+	}
+	grace := g.GracePeriod(obj, opts.GracePeriodSeconds)
+	if cur := m.GetDeletionGracePeriodSeconds(); cur != nil && *cur < grace {
+		grace = *cur // a second delete can shorten the grace period, never extend it
+	}
+	return max(grace, 0)
+}
+
+// deletionFinalizers records the propagation policy as the garbage
+// collector's finalizers: Orphan adds "orphan", Foreground adds
+// "foregroundDeletion", Background removes both; no policy keeps what the
+// object has.
+func deletionFinalizers(current []string, opts *metav1.DeleteOptions) []string {
+	var policy metav1.DeletionPropagation
+	switch {
+	case opts.PropagationPolicy != nil:
+		policy = *opts.PropagationPolicy
+	case opts.OrphanDependents != nil && *opts.OrphanDependents: //nolint:staticcheck // still honoured by Kubernetes
+		policy = metav1.DeletePropagationOrphan
+	case opts.OrphanDependents != nil: //nolint:staticcheck
+		policy = metav1.DeletePropagationBackground
+	default:
+		return current
+	}
+	out := slices.DeleteFunc(slices.Clone(current), func(f string) bool {
+		return f == FinalizerOrphan || f == FinalizerForeground
+	})
+	switch policy {
+	case metav1.DeletePropagationOrphan:
+		out = append(out, FinalizerOrphan)
+	case metav1.DeletePropagationForeground:
+		out = append(out, FinalizerForeground)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// deleteKey removes an object's key with compare-and-swap and runs the
+// OnDeleted hook.
+func (s *Store) deleteKey(ctx context.Context, kv storage.KeyValue, obj runtime.Object) (int64, storage.KeyValue, error) {
+	rev, prev, err := s.kv.Delete(ctx, kv.Key, kv.ModRevision)
+	if err == nil && s.onDeleted != nil {
+		s.onDeleted(ctx, obj)
+	}
+	return rev, prev, err
+}

@@ -1,0 +1,164 @@
+package objects
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/setpoint-dev/setpoint/internal/storage"
+)
+
+// ListOptions selects what List reads from storage.
+type ListOptions struct {
+	// Namespace "" lists all namespaces (or a cluster-scoped kind).
+	Namespace string
+	Label     labels.Selector
+	Field     fields.Selector
+	// Revision reads at that exact revision (0: current).
+	Revision int64
+	// Limit is the page size (0: everything).
+	Limit int64
+	// Continue is the token of the previous page.
+	Continue string
+}
+
+// continueToken is the opaque pagination state, in the same shape
+// Kubernetes uses: the list's revision and the key to start from, relative
+// to the resource's key prefix.
+type continueToken struct {
+	APIVersion      string `json:"v"`
+	ResourceVersion int64  `json:"rv"`
+	StartKey        string `json:"start"`
+}
+
+func encodeContinue(rev int64, start string) string {
+	b, _ := json.Marshal(continueToken{APIVersion: "meta.k8s.io/v1", ResourceVersion: rev, StartKey: start})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeContinue(tok string) (continueToken, error) {
+	var c continueToken
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return c, fmt.Errorf("continue key is not valid: %w", err)
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, fmt.Errorf("continue key is not valid: %w", err)
+	}
+	if c.APIVersion != "meta.k8s.io/v1" || c.ResourceVersion <= 0 || strings.Contains(c.StartKey, "..") {
+		return c, fmt.Errorf("continue key is not valid: incorrect encoded start resourceVersion or key")
+	}
+	return c, nil
+}
+
+// List reads a page from storage, filtered by the selectors. With a limit,
+// it keeps reading storage pages until it has Limit matches or storage is
+// exhausted, and returns a continue token bound to the list's revision.
+func (s *Store) List(ctx context.Context, opts ListOptions) (runtime.Object, error) {
+	prefix := s.res.KeyPrefix()
+	if s.res.Namespaced && opts.Namespace != "" {
+		prefix = s.res.NamespacePrefix(opts.Namespace)
+	}
+	rev, start := opts.Revision, ""
+	if opts.Continue != "" {
+		c, err := decodeContinue(opts.Continue)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		rev, start = c.ResourceVersion, c.StartKey
+	}
+	pageSize := int(opts.Limit)
+	var items []runtime.Object
+	var next string
+	for {
+		res, err := s.kv.List(ctx, prefix, storage.ListOptions{Revision: rev, StartKey: joinStart(prefix, start), Limit: pageSize})
+		if err != nil {
+			if opts.Continue != "" && isCompacted(err) {
+				return nil, apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+			}
+			return nil, s.storageError(err, "")
+		}
+		rev = res.Revision
+		for i, kv := range res.KVs {
+			obj, err := s.Decode(kv)
+			if err != nil {
+				return nil, apierrors.NewInternalError(err)
+			}
+			if ok, err := s.Matches(obj, opts.Label, opts.Field); err != nil {
+				return nil, apierrors.NewInternalError(err)
+			} else if ok {
+				items = append(items, obj)
+			}
+			start = strings.TrimPrefix(kv.Key, prefix) + "\x00"
+			if opts.Limit > 0 && int64(len(items)) == opts.Limit {
+				if i < len(res.KVs)-1 || res.More {
+					next = encodeContinue(rev, start)
+				}
+				return s.newList(items, rev, next)
+			}
+		}
+		if !res.More || opts.Limit == 0 {
+			return s.newList(items, rev, "")
+		}
+		// Filtered out too much: read a larger page next time.
+		pageSize = min(pageSize*2, 10000)
+	}
+}
+
+func joinStart(prefix, start string) string {
+	if start == "" {
+		return ""
+	}
+	return prefix + start
+}
+
+func isCompacted(err error) bool {
+	var c *storage.CompactedError
+	return errors.As(err, &c)
+}
+
+// Matches reports whether obj passes both selectors (nil selectors match).
+func (s *Store) Matches(obj runtime.Object, label labels.Selector, field fields.Selector) (bool, error) {
+	if (label == nil || label.Empty()) && (field == nil || field.Empty()) {
+		return true, nil
+	}
+	ls, fs, err := s.res.Attrs(obj)
+	if err != nil {
+		return false, err
+	}
+	if label != nil && !label.Matches(ls) {
+		return false, nil
+	}
+	return field == nil || field.Matches(fs), nil
+}
+
+// NewListFrom builds the resource's list object holding items at revision
+// rev with continue token next.
+func (s *Store) NewListFrom(items []runtime.Object, rev int64, next string) (runtime.Object, error) {
+	return s.newList(items, rev, next)
+}
+
+func (s *Store) newList(items []runtime.Object, rev int64, next string) (runtime.Object, error) {
+	list := s.res.NewList()
+	if err := meta.SetList(list, items); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	lm.SetResourceVersion(strconv.FormatInt(rev, 10))
+	lm.SetContinue(next)
+	list.GetObjectKind().SetGroupVersionKind(s.gvk.GroupVersion().WithKind(s.res.ListKind))
+	return list, nil
+}

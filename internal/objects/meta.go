@@ -1,0 +1,83 @@
+package objects
+
+import (
+	"crypto/rand"
+	"math/big"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
+)
+
+// nameSuffixAlphabet and its length are those Kubernetes uses for
+// generateName, so generated names look familiar.
+const nameSuffixAlphabet = "bcdfghjklmnpqrstvwxz2456789"
+
+func generateName(base string) string {
+	const maxNameLen, suffixLen = 63, 5
+	if len(base) > maxNameLen-suffixLen {
+		base = base[:maxNameLen-suffixLen]
+	}
+	b := []byte(base)
+	for range suffixLen {
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(nameSuffixAlphabet))))
+		if err != nil {
+			panic(err) // crypto/rand never fails on Linux
+		}
+		b = append(b, nameSuffixAlphabet[n.Int64()])
+	}
+	return string(b)
+}
+
+// fillCreateMeta sets the system fields of a new object.
+func (s *Store) fillCreateMeta(m metav1.Object) {
+	m.SetUID(uuid.NewUUID())
+	m.SetCreationTimestamp(metav1.NewTime(s.clock.Now().Truncate(1e9)))
+	m.SetGeneration(1)
+	m.SetDeletionTimestamp(nil)
+	m.SetDeletionGracePeriodSeconds(nil)
+	m.SetSelfLink("")
+}
+
+// carryUpdateMeta copies from old the system fields a client cannot change
+// through an update.
+func carryUpdateMeta(m, old metav1.Object) {
+	if m.GetUID() == "" {
+		m.SetUID(old.GetUID())
+	}
+	m.SetCreationTimestamp(old.GetCreationTimestamp())
+	m.SetGeneration(old.GetGeneration())
+	m.SetDeletionTimestamp(old.GetDeletionTimestamp())
+	m.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
+	m.SetSelfLink("")
+	if m.GetGenerateName() == "" {
+		m.SetGenerateName(old.GetGenerateName())
+	}
+}
+
+// specChanged reports whether anything besides metadata and status differs
+// between two objects of the same Go struct type: that is what bumps
+// metadata.generation.
+func specChanged(obj, old runtime.Object) bool {
+	a, b := reflect.ValueOf(obj), reflect.ValueOf(old)
+	if a.Kind() != reflect.Pointer || b.Kind() != reflect.Pointer || a.Type() != b.Type() {
+		return true
+	}
+	a, b = a.Elem(), b.Elem()
+	if a.Kind() != reflect.Struct {
+		return !equality.Semantic.DeepEqual(obj, old)
+	}
+	t := a.Type()
+	for i := range t.NumField() {
+		switch t.Field(i).Name {
+		case "TypeMeta", "ObjectMeta", "Status":
+			continue
+		}
+		if !equality.Semantic.DeepEqual(a.Field(i).Interface(), b.Field(i).Interface()) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,124 @@
+package objects
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
+
+	"github.com/setpoint-dev/setpoint/internal/registry"
+	"github.com/setpoint-dev/setpoint/internal/scheme"
+	"github.com/setpoint-dev/setpoint/internal/storage"
+)
+
+// Store is the object layer of one resource.
+type Store struct {
+	res    *registry.Resource
+	kv     storage.Store
+	codecs *scheme.Codecs
+	clock  clock.PassiveClock
+	// gvk and gr are derived from res once.
+	gvk schema.GroupVersionKind
+	gr  schema.GroupResource
+	// admit runs before every create (namespace lifecycle, allocations);
+	// may be nil.
+	admit AdmitFunc
+	// onDeleted runs after an object was removed from storage; may be nil.
+	onDeleted func(ctx context.Context, obj runtime.Object)
+}
+
+// AdmitFunc checks and may complete a create before it is validated and
+// written. A non-nil error is returned to the client as is. undo, when not
+// nil, is called if the object is not written after all (a dry run or a
+// failed write), to give back what admission took.
+type AdmitFunc func(ctx context.Context, res *registry.Resource, obj runtime.Object) (undo func(), err error)
+
+// Config builds a Store.
+type Config struct {
+	Resource *registry.Resource
+	Storage  storage.Store
+	Codecs   *scheme.Codecs
+	// Clock defaults to the real clock.
+	Clock clock.PassiveClock
+	Admit AdmitFunc
+	// OnDeleted runs after an object is removed from storage (to release
+	// what admission allocated for it).
+	OnDeleted func(ctx context.Context, obj runtime.Object)
+}
+
+// New returns the object layer of cfg.Resource.
+func New(cfg Config) *Store {
+	c := cfg.Clock
+	if c == nil {
+		c = clock.RealClock{}
+	}
+	return &Store{
+		res: cfg.Resource, kv: cfg.Storage, codecs: cfg.Codecs, clock: c, admit: cfg.Admit, onDeleted: cfg.OnDeleted,
+		gvk: cfg.Resource.GVK(),
+		gr:  schema.GroupResource{Group: cfg.Resource.Group, Resource: cfg.Resource.Resource},
+	}
+}
+
+// Resource returns the descriptor this store serves.
+func (s *Store) Resource() *registry.Resource { return s.res }
+
+// Get reads the current object (a consistent read from storage).
+func (s *Store) Get(ctx context.Context, namespace, name string) (runtime.Object, error) {
+	kv, err := s.kv.Get(ctx, s.res.Key(namespace, name))
+	if err != nil {
+		return nil, s.storageError(err, name)
+	}
+	return s.Decode(kv)
+}
+
+// storageError maps a storage error to an API error about object name.
+func (s *Store) storageError(err error, name string) error {
+	var conflict *storage.ConflictError
+	var compacted *storage.CompactedError
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return apierrors.NewNotFound(s.gr, name)
+	case errors.Is(err, storage.ErrKeyExists):
+		return apierrors.NewAlreadyExists(s.gr, name)
+	case errors.As(err, &conflict):
+		return apierrors.NewConflict(s.gr, name, errors.New(registryConflictMsg))
+	case errors.As(err, &compacted):
+		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", compacted.Requested, compacted.Compacted))
+	case errors.Is(err, storage.ErrFutureRevision):
+		return newTooLargeRV(err)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return apierrors.NewTimeoutError(err.Error(), 1)
+	}
+	return apierrors.NewInternalError(err)
+}
+
+// registryConflictMsg is the message Kubernetes clients (and users) know.
+const registryConflictMsg = "the object has been modified; please apply your changes to the latest version and try again"
+
+// newTooLargeRV is Kubernetes' answer to a resourceVersion newer than the
+// server has: 504 Timeout with cause ResourceVersionTooLarge.
+func newTooLargeRV(err error) error {
+	e := apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %v", err), 1)
+	e.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
+	return e
+}
+
+// NewTooLargeResourceVersion builds the error for a read that asked for a
+// revision the server has not reached.
+func NewTooLargeResourceVersion(requested, current int64) error {
+	return newTooLargeRV(fmt.Errorf("requested %d, current %d", requested, current))
+}
+
+func accessor(obj runtime.Object) metav1.Object {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		panic(fmt.Sprintf("objects: %T has no ObjectMeta: %v", obj, err)) // the registry only serves ObjectMeta kinds
+	}
+	return m
+}

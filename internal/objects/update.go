@@ -1,0 +1,176 @@
+package objects
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/setpoint-dev/setpoint/internal/registry"
+	"github.com/setpoint-dev/setpoint/internal/storage"
+)
+
+// UpdateFunc computes the desired object from the current one. current is
+// nil when the object does not exist (only for kinds that allow create on
+// update). It must not mutate current and must return a new object; it may
+// be called several times when a concurrent write intervenes.
+type UpdateFunc func(current runtime.Object) (runtime.Object, error)
+
+// UpdateOptions apply to Update.
+type UpdateOptions struct {
+	WriteOptions
+	// Subresource is "" for the main resource or "status".
+	Subresource string
+}
+
+// maxUpdateAttempts bounds the retries of an unconditional update racing
+// with other writers.
+const maxUpdateAttempts = 16
+
+// Update reads the object, applies fn, and writes the result with
+// compare-and-swap. If the new object names a resourceVersion, it must be
+// the current one (else 409 Conflict); if it names none, the update is
+// unconditional and retried on races. An update that changes nothing is not
+// written. An object being deleted whose last finalizer the update removes
+// is deleted. It returns the stored object and whether it was created.
+func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFunc, opts UpdateOptions) (runtime.Object, bool, error) {
+	key := s.res.Key(namespace, name)
+	for attempt := 0; ; attempt++ {
+		kv, err := s.kv.Get(ctx, key)
+		if errors.Is(err, storage.ErrNotFound) {
+			return s.createOnUpdate(ctx, namespace, name, fn, opts)
+		}
+		if err != nil {
+			return nil, false, s.storageError(err, name)
+		}
+		current, err := s.Decode(kv)
+		if err != nil {
+			return nil, false, apierrors.NewInternalError(err)
+		}
+		obj, err := fn(current)
+		if err != nil {
+			return nil, false, err
+		}
+		out, conditional, err := s.tryUpdate(ctx, kv, current, obj, opts)
+		var conflict *storage.ConflictError
+		if errors.As(err, &conflict) && !conditional && attempt < maxUpdateAttempts {
+			continue
+		}
+		if err != nil {
+			return nil, false, s.storageError(err, name)
+		}
+		return out, false, nil
+	}
+}
+
+// tryUpdate runs the update pipeline once against the state in kv.
+// conditional reports whether the client named a resourceVersion.
+func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj runtime.Object, opts UpdateOptions) (runtime.Object, bool, error) {
+	m, old := accessor(obj), accessor(current)
+	if m.GetName() != old.GetName() {
+		return nil, false, apierrors.NewBadRequest(fmt.Sprintf(
+			"the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), old.GetName()))
+	}
+	if err := s.checkNamespace(m.GetNamespace(), old.GetNamespace()); err != nil {
+		return nil, false, err
+	}
+	m.SetNamespace(old.GetNamespace())
+	conditional := m.GetResourceVersion() != ""
+	if conditional {
+		rv, ok := ParseResourceVersion(m.GetResourceVersion())
+		if !ok {
+			return nil, true, apierrors.NewInvalid(s.gvk.GroupKind(), m.GetName(), field.ErrorList{field.Invalid(
+				field.NewPath("metadata", "resourceVersion"), m.GetResourceVersion(), "must be a non-negative integer")})
+		}
+		if rv != kv.ModRevision {
+			return nil, true, apierrors.NewConflict(s.gr, m.GetName(), errors.New(registryConflictMsg))
+		}
+	}
+	carryUpdateMeta(m, old)
+	if err := s.prepareUpdate(obj, current, opts.Subresource); err != nil {
+		return nil, conditional, err
+	}
+	if specChanged(obj, current) {
+		m.SetGeneration(old.GetGeneration() + 1)
+	}
+	value, err := s.encode(obj)
+	if err != nil {
+		return nil, conditional, apierrors.NewInternalError(err)
+	}
+	if bytes.Equal(value, kv.Value) {
+		return current, conditional, nil // nothing changed: no write, no event
+	}
+	if opts.DryRun {
+		return obj, conditional, nil
+	}
+	if m.GetDeletionTimestamp() != nil && !s.holdsDeletion(obj, m) {
+		rev, _, err := s.deleteKey(ctx, kv, obj)
+		if err != nil {
+			return nil, conditional, err
+		}
+		return obj, conditional, setRV(obj, rev)
+	}
+	rev, err := s.kv.Update(ctx, kv.Key, value, kv.ModRevision)
+	if err != nil {
+		return nil, conditional, err
+	}
+	return obj, conditional, setRV(obj, rev)
+}
+
+func (s *Store) prepareUpdate(obj, current runtime.Object, subresource string) error {
+	var errs field.ErrorList
+	switch subresource {
+	case "":
+		s.res.Strategy.PrepareForUpdate(obj, current)
+		s.res.Strategy.Default(obj)
+		errs = s.res.Strategy.ValidateUpdate(obj, current)
+	case "status":
+		s.res.Status.PrepareForUpdate(obj, current)
+		errs = s.res.Status.ValidateUpdate(obj, current)
+	default:
+		return apierrors.NewInternalError(fmt.Errorf("objects: no update logic for subresource %q", subresource))
+	}
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(s.gvk.GroupKind(), accessor(obj).GetName(), errs)
+	}
+	return nil
+}
+
+// holdsDeletion reports whether anything keeps an object that is being
+// deleted: finalizers, a pending grace period, or a kind-specific hold.
+func (s *Store) holdsDeletion(obj runtime.Object, m metav1.Object) bool {
+	if len(m.GetFinalizers()) > 0 {
+		return true
+	}
+	if g := m.GetDeletionGracePeriodSeconds(); g != nil && *g > 0 {
+		return true
+	}
+	if h, ok := s.res.Strategy.(registry.DeletionHolder); ok {
+		return h.HoldsDeletion(obj)
+	}
+	return false
+}
+
+func (s *Store) createOnUpdate(ctx context.Context, namespace, name string, fn UpdateFunc, opts UpdateOptions) (runtime.Object, bool, error) {
+	c, ok := s.res.Strategy.(registry.CreateOnUpdateStrategy)
+	if !ok || !c.AllowCreateOnUpdate() || opts.Subresource != "" {
+		return nil, false, apierrors.NewNotFound(s.gr, name)
+	}
+	obj, err := fn(nil)
+	if err != nil {
+		return nil, false, err
+	}
+	m := accessor(obj)
+	if m.GetName() != name {
+		return nil, false, apierrors.NewBadRequest(fmt.Sprintf(
+			"the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), name))
+	}
+	m.SetResourceVersion("")
+	out, err := s.Create(ctx, namespace, obj, opts.WriteOptions)
+	return out, err == nil, err
+}

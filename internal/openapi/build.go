@@ -1,0 +1,222 @@
+package openapi
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	openapiv2 "github.com/google/gnostic-models/openapiv2"
+	"google.golang.org/protobuf/proto"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/setpoint-dev/setpoint/internal/registry"
+)
+
+// title is the info.title of every document.
+const title = "Kubernetes"
+
+// document is one encoded response body.
+type document struct {
+	body []byte
+	// hash is the upper-case hex SHA-256 of body: the ETag, and for
+	// OpenAPI v3 group-versions the ?hash= of their immutable URL.
+	hash string
+}
+
+func newDocument(body []byte) document {
+	sum := sha256.Sum256(body)
+	return document{body: body, hash: strings.ToUpper(hex.EncodeToString(sum[:]))}
+}
+
+func encodeJSON(v any) (document, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return document{}, fmt.Errorf("openapi: encode %T: %w", v, err)
+	}
+	return newDocument(b), nil
+}
+
+// groupVersion is one served group-version with its kinds, in input order.
+type groupVersion struct {
+	gv    schema.GroupVersion
+	kinds []kindInfo
+}
+
+// plan is a validated resource set, ready to render.
+type plan struct {
+	gvs []*groupVersion
+	// kinds maps the Go type of every top-level kind to its GVKs.
+	kinds map[reflect.Type][]schema.GroupVersionKind
+}
+
+var unstructuredType = reflect.TypeFor[unstructured.Unstructured]()
+
+// newPlan validates resources and resolves their Go types.
+func newPlan(resources []*registry.Resource) (*plan, error) {
+	p := &plan{kinds: map[reflect.Type][]schema.GroupVersionKind{}}
+	byGV := map[schema.GroupVersion]*groupVersion{}
+	claimed := map[schema.GroupVersionKind]reflect.Type{}
+	claim := func(t reflect.Type, gvk schema.GroupVersionKind) error {
+		if prev, ok := claimed[gvk]; ok {
+			if prev != t {
+				return fmt.Errorf("openapi: %v is served as both %v and %v", gvk, prev, t)
+			}
+			return nil
+		}
+		claimed[gvk] = t
+		p.kinds[t] = append(p.kinds[t], gvk)
+		return nil
+	}
+	for i, r := range resources {
+		if r == nil || r.New == nil || r.NewList == nil || r.Kind == "" || r.ListKind == "" || r.Resource == "" {
+			return nil, fmt.Errorf("openapi: resource %d: resource, kind, list kind, New and NewList are required", i)
+		}
+		k := resolveKind(r)
+		if k.obj.Kind() != reflect.Struct || k.objList.Kind() != reflect.Struct || k.obj == unstructuredType {
+			return nil, fmt.Errorf("openapi: resource %s: New and NewList must return typed Go structs", r.GVR())
+		}
+		if err := claim(k.obj, r.GVK()); err != nil {
+			return nil, err
+		}
+		if err := claim(k.objList, r.GroupVersion().WithKind(r.ListKind)); err != nil {
+			return nil, err
+		}
+		g := byGV[r.GroupVersion()]
+		if g == nil {
+			g = &groupVersion{gv: r.GroupVersion()}
+			byGV[g.gv] = g
+			p.gvs = append(p.gvs, g)
+		}
+		g.kinds = append(g.kinds, k)
+	}
+	return p, p.claimSharedKinds(claim)
+}
+
+// kindClaim is one Go type served as one GVK.
+type kindClaim struct {
+	t   reflect.Type
+	gvk schema.GroupVersionKind
+}
+
+// claimSharedKinds adds the GVKs of the kinds the operations share:
+// Status, the subresource kinds, and DeleteOptions and WatchEvent in
+// every served group-version (and the core one), as Kubernetes lists them.
+func (p *plan) claimSharedKinds(claim func(reflect.Type, schema.GroupVersionKind) error) error {
+	gvs := []schema.GroupVersion{{Version: "v1"}}
+	for _, g := range p.gvs {
+		if g.gv != gvs[0] {
+			gvs = append(gvs, g.gv)
+		}
+	}
+	claims := []kindClaim{{statusType, schema.GroupVersionKind{Version: "v1", Kind: "Status"}}}
+	for _, gv := range gvs {
+		claims = append(claims,
+			kindClaim{deleteOptionsType, gv.WithKind("DeleteOptions")},
+			kindClaim{watchEventType, gv.WithKind("WatchEvent")})
+	}
+	for _, g := range p.gvs {
+		for _, k := range g.kinds {
+			if k.r.Scale != nil {
+				claims = append(claims, kindClaim{scaleType, schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}})
+			}
+			if k.r.Binding {
+				claims = append(claims, kindClaim{bindingType, schema.GroupVersionKind{Version: "v1", Kind: "Binding"}})
+			}
+		}
+	}
+	for _, c := range claims {
+		if err := claim(c.t, c.gvk); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// routes returns all routes of one group-version.
+func (g *groupVersion) routes() []route {
+	out := []route{resourceListRoute(g.gv)}
+	for _, k := range g.kinds {
+		out = append(out, k.routes()...)
+	}
+	return out
+}
+
+// v3Set is the rendered OpenAPI v3 documents of a plan.
+type v3Set struct {
+	// docs maps a group-version path ("api/v1", "apis/apps/v1") to its
+	// document.
+	docs map[string]document
+	// discovery is the /openapi/v3 body naming each document's URL.
+	discovery document
+	// schemas holds every definition, OpenAPI v3 style.
+	schemas map[string]*spec.Schema
+}
+
+// renderV3 renders one OpenAPI 3.0 document per group-version.
+func (p *plan) renderV3(version string) (*v3Set, error) {
+	gen := newGenerator(openapi3, p.kinds)
+	out := &v3Set{docs: map[string]document{}}
+	disco := discoveryV3{Paths: map[string]discoveryV3Entry{}}
+	for _, g := range p.gvs {
+		r := &v3Renderer{gen: gen}
+		paths := r.paths(g.routes())
+		if gen.err != nil {
+			return nil, gen.err
+		}
+		doc, err := encodeJSON(v3Document(title, version, paths, gen.closure(r.roots)))
+		if err != nil {
+			return nil, err
+		}
+		key := gvPath(g.gv)
+		out.docs[key] = doc
+		disco.Paths[key] = discoveryV3Entry{ServerRelativeURL: "/openapi/v3/" + key + "?hash=" + doc.hash}
+	}
+	var err error
+	if out.discovery, err = encodeJSON(disco); err != nil {
+		return nil, err
+	}
+	out.schemas = gen.defs
+	return out, nil
+}
+
+// discoveryV3 is the body of /openapi/v3.
+type discoveryV3 struct {
+	Paths map[string]discoveryV3Entry `json:"paths"`
+}
+
+type discoveryV3Entry struct {
+	ServerRelativeURL string `json:"serverRelativeURL"`
+}
+
+// renderV2 renders the Swagger 2.0 document of all group-versions as JSON.
+func (p *plan) renderV2(version string) (document, error) {
+	gen := newGenerator(swagger2, p.kinds)
+	r := &v2Renderer{gen: gen}
+	paths := &spec.Paths{Paths: map[string]spec.PathItem{}}
+	for _, g := range p.gvs {
+		r.addPaths(paths, g.routes())
+	}
+	if gen.err != nil {
+		return document{}, gen.err
+	}
+	return encodeJSON(v2Document(title, version, paths, gen.defs))
+}
+
+// toProtobuf converts the Swagger 2.0 JSON to the gnostic protobuf form
+// clients ask for with application/com.github.proto-openapi.spec.v2@v1.0+protobuf.
+func toProtobuf(v2JSON []byte) (document, error) {
+	doc, err := openapiv2.ParseDocument(v2JSON)
+	if err != nil {
+		return document{}, fmt.Errorf("openapi: parse v2 for protobuf: %w", err)
+	}
+	b, err := proto.Marshal(doc)
+	if err != nil {
+		return document{}, fmt.Errorf("openapi: marshal v2 protobuf: %w", err)
+	}
+	return newDocument(b), nil
+}

@@ -1,0 +1,267 @@
+package openapi
+
+import (
+	"reflect"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/setpoint-dev/setpoint/internal/registry"
+)
+
+// route is one URL path with its operations, independent of the OpenAPI
+// version that will render it.
+type route struct {
+	path string
+	// params are the path-level parameters ({name}, {namespace}, pretty).
+	params []param
+	ops    []operation
+}
+
+// operation is one HTTP method on a route.
+type operation struct {
+	method string // get, put, post, patch, delete
+	action string // x-kubernetes-action
+	id     string
+	desc   string
+	tag    string
+	gvk    schema.GroupVersionKind
+	query  []param
+	// body is the request body's Go type, nil for none.
+	body reflect.Type
+	// consumes lists the request media types (patch types for patch).
+	consumes []string
+	// produces lists the response media types.
+	produces  []string
+	responses []response
+}
+
+type response struct {
+	code int
+	desc string
+	typ  reflect.Type
+}
+
+// Media types served and accepted by the API server.
+var (
+	objectMediaTypes = []string{"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"}
+	watchMediaTypes  = []string{
+		"application/json", "application/yaml", "application/vnd.kubernetes.protobuf",
+		"application/json;stream=watch", "application/vnd.kubernetes.protobuf;stream=watch",
+	}
+	patchMediaTypes = []string{
+		"application/json-patch+json", "application/merge-patch+json",
+		"application/strategic-merge-patch+json", "application/apply-patch+yaml",
+	}
+	anyMediaType = []string{"*/*"}
+)
+
+// Go types of the meta kinds every group-version's operations use.
+var (
+	statusType        = reflect.TypeFor[metav1.Status]()
+	deleteOptionsType = reflect.TypeFor[metav1.DeleteOptions]()
+	watchEventType    = reflect.TypeFor[metav1.WatchEvent]()
+	patchType         = reflect.TypeFor[metav1.Patch]()
+	resourceListType  = reflect.TypeFor[metav1.APIResourceList]()
+	scaleType         = reflect.TypeFor[autoscalingv1.Scale]()
+	bindingType       = reflect.TypeFor[corev1.Binding]()
+)
+
+// kindInfo is one served resource with its Go types resolved.
+type kindInfo struct {
+	r        *registry.Resource
+	obj      reflect.Type
+	objList  reflect.Type
+	gvPrefix string // e.g. "AppsV1"
+}
+
+// resolveKind keeps a copy of r, so that documents built later (the lazy
+// Swagger 2.0 form) do not depend on the caller leaving r unchanged.
+func resolveKind(r *registry.Resource) kindInfo {
+	r = ptrTo(*r)
+	return kindInfo{
+		r: r, obj: deref(reflect.TypeOf(r.New())), objList: deref(reflect.TypeOf(r.NewList())),
+		gvPrefix: gvPrefix(r.GroupVersion()),
+	}
+}
+
+// routes returns every route of one resource, in a fixed order.
+func (k kindInfo) routes() []route {
+	r := k.r
+	prefix := "/" + gvPath(r.GroupVersion())
+	ns, scope := "", ""
+	base := []param{}
+	if r.Namespaced {
+		ns, scope = "/namespaces/{namespace}", "Namespaced"
+		base = append(base, namespaceParam)
+	}
+	collection := prefix + ns + "/" + r.Resource
+	item := collection + "/{name}"
+	itemParams := with([]param{nameParam(r.Kind)}, base...)
+	out := []route{
+		{path: collection, params: with(base, prettyParam), ops: []operation{
+			k.list("list"+k.gvPrefix+scope+r.Kind, "list or watch objects of kind "+r.Kind),
+			k.create(), k.deleteCollection(scope),
+		}},
+		{path: item, params: with(itemParams, prettyParam), ops: []operation{
+			k.read("read"+k.gvPrefix+scope+r.Kind, "read the specified "+r.Kind, k.obj),
+			k.replace("replace"+k.gvPrefix+scope+r.Kind, "replace the specified "+r.Kind, k.obj),
+			k.patch("patch"+k.gvPrefix+scope+r.Kind, "partially update the specified "+r.Kind, r.GVK(), k.obj),
+			k.delete(scope),
+		}},
+		{path: prefix + "/watch" + ns + "/" + r.Resource, params: base, ops: []operation{
+			k.watch("watch"+k.gvPrefix+scope+r.Kind+"List", "watchlist",
+				"watch individual changes to a list of "+r.Kind+"; deprecated: use the 'watch' parameter with a list operation instead"),
+		}},
+		{path: prefix + "/watch" + ns + "/" + r.Resource + "/{name}", params: itemParams, ops: []operation{
+			k.watch("watch"+k.gvPrefix+scope+r.Kind, "watch",
+				"watch changes to an object of kind "+r.Kind+"; deprecated: use the 'watch' parameter with a list operation filtered to one item by 'fieldSelector' instead"),
+		}},
+	}
+	if r.Namespaced {
+		out = append(out,
+			route{path: prefix + "/" + r.Resource, ops: []operation{
+				k.list("list"+k.gvPrefix+r.Kind+"ForAllNamespaces", "list or watch objects of kind "+r.Kind+" in all namespaces"),
+			}},
+			route{path: prefix + "/watch/" + r.Resource, ops: []operation{
+				k.watch("watch"+k.gvPrefix+r.Kind+"ListForAllNamespaces", "watchlist",
+					"watch individual changes to a list of "+r.Kind+" in all namespaces; deprecated: use the 'watch' parameter with a list operation instead"),
+			}})
+	}
+	return append(out, k.subresourceRoutes(item, itemParams, scope)...)
+}
+
+// subresourceRoutes returns the status, scale and binding routes.
+func (k kindInfo) subresourceRoutes(item string, itemParams []param, scope string) []route {
+	r := k.r
+	var out []route
+	if r.Binding {
+		op := k.create()
+		op.id = "create" + k.gvPrefix + scope + r.Kind + "Binding"
+		op.desc = "create binding of a " + r.Kind
+		op.gvk = schema.GroupVersionKind{Version: "v1", Kind: "Binding"}
+		op.body = bindingType
+		op.responses = okCreatedAccepted(bindingType)
+		out = append(out, route{path: item + "/binding", params: with(itemParams, prettyParam), ops: []operation{op}})
+	}
+	if r.Scale != nil {
+		gvk := schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
+		name := k.gvPrefix + scope + r.Kind + "Scale"
+		read := k.read("read"+name, "read scale of the specified "+r.Kind, scaleType)
+		replace := k.replace("replace"+name, "replace scale of the specified "+r.Kind, scaleType)
+		read.gvk, replace.gvk = gvk, gvk
+		out = append(out, route{path: item + "/scale", params: with(itemParams, prettyParam), ops: []operation{
+			read, replace, k.patch("patch"+name, "partially update scale of the specified "+r.Kind, gvk, scaleType),
+		}})
+	}
+	if r.Status != nil {
+		name := k.gvPrefix + scope + r.Kind + "Status"
+		out = append(out, route{path: item + "/status", params: with(itemParams, prettyParam), ops: []operation{
+			k.read("read"+name, "read status of the specified "+r.Kind, k.obj),
+			k.replace("replace"+name, "replace status of the specified "+r.Kind, k.obj),
+			k.patch("patch"+name, "partially update status of the specified "+r.Kind, r.GVK(), k.obj),
+		}})
+	}
+	return out
+}
+
+func (k kindInfo) op(method, action, id, desc string) operation {
+	return operation{
+		method: method, action: action, id: id, desc: desc,
+		tag: gvTag(k.r.GroupVersion()), gvk: k.r.GVK(), produces: objectMediaTypes,
+	}
+}
+
+func (k kindInfo) list(id, desc string) operation {
+	op := k.op("get", "list", id, desc)
+	op.query = listParams
+	op.produces = watchMediaTypes
+	op.responses = []response{{200, "OK", k.objList}}
+	return op
+}
+
+func (k kindInfo) watch(id, action, desc string) operation {
+	op := k.op("get", action, id, desc)
+	op.query = listParams
+	op.produces = watchMediaTypes
+	op.responses = []response{{200, "OK", watchEventType}}
+	return op
+}
+
+func (k kindInfo) create() operation {
+	op := k.op("post", "post", "create"+k.gvPrefix+scopeOf(k.r)+k.r.Kind, "create a "+k.r.Kind)
+	op.query = writeParams
+	op.body, op.consumes = k.obj, anyMediaType
+	op.responses = okCreatedAccepted(k.obj)
+	return op
+}
+
+func (k kindInfo) read(id, desc string, t reflect.Type) operation {
+	op := k.op("get", "get", id, desc)
+	op.responses = []response{{200, "OK", t}}
+	return op
+}
+
+func (k kindInfo) replace(id, desc string, t reflect.Type) operation {
+	op := k.op("put", "put", id, desc)
+	op.query = writeParams
+	op.body, op.consumes = t, anyMediaType
+	op.responses = []response{{200, "OK", t}, {201, "Created", t}}
+	return op
+}
+
+func (k kindInfo) patch(id, desc string, gvk schema.GroupVersionKind, t reflect.Type) operation {
+	op := k.op("patch", "patch", id, desc)
+	op.gvk = gvk
+	op.query = patchParams
+	op.body, op.consumes = patchType, patchMediaTypes
+	op.responses = []response{{200, "OK", t}, {201, "Created", t}}
+	return op
+}
+
+func (k kindInfo) delete(scope string) operation {
+	op := k.op("delete", "delete", "delete"+k.gvPrefix+scope+k.r.Kind, "delete a "+k.r.Kind)
+	op.query = deleteParams
+	op.body, op.consumes = deleteOptionsType, anyMediaType
+	op.responses = []response{{200, "OK", k.obj}, {202, "Accepted", k.obj}}
+	return op
+}
+
+func (k kindInfo) deleteCollection(scope string) operation {
+	op := k.op("delete", "deletecollection", "delete"+k.gvPrefix+"Collection"+scope+k.r.Kind,
+		"delete collection of "+k.r.Kind)
+	op.query = deleteCollectionParams
+	op.body, op.consumes = deleteOptionsType, anyMediaType
+	op.responses = []response{{200, "OK", statusType}}
+	return op
+}
+
+// with returns a new slice of ps followed by more.
+func with(ps []param, more ...param) []param {
+	out := make([]param, 0, len(ps)+len(more))
+	return append(append(out, ps...), more...)
+}
+
+func okCreatedAccepted(t reflect.Type) []response {
+	return []response{{200, "OK", t}, {201, "Created", t}, {202, "Accepted", t}}
+}
+
+func scopeOf(r *registry.Resource) string {
+	if r.Namespaced {
+		return "Namespaced"
+	}
+	return ""
+}
+
+// resourceListRoute is GET /<gv path>/, the group-version's resource list.
+func resourceListRoute(gv schema.GroupVersion) route {
+	return route{path: "/" + gvPath(gv) + "/", ops: []operation{{
+		method: "get", id: "get" + gvPrefix(gv) + "APIResources",
+		desc: "get available resources", tag: gvTag(gv), produces: objectMediaTypes,
+		responses: []response{{200, "OK", resourceListType}},
+	}}}
+}
+
+func ptrTo[T any](v T) *T { return &v }

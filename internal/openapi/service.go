@@ -1,0 +1,105 @@
+package openapi
+
+import (
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/setpoint-dev/setpoint/internal/registry"
+)
+
+// Options configures a Service.
+type Options struct {
+	// Version is the info.version of every document, normally the
+	// server's git version (e.g. "v1.37.0-setpoint").
+	Version string
+	// Now returns the current time; it stamps Last-Modified and the
+	// Expires header of immutable responses. time.Now when nil.
+	Now func() time.Time
+	// Logger receives build failures of lazily built documents;
+	// slog.Default when nil.
+	Logger *slog.Logger
+}
+
+// Service builds and serves the OpenAPI documents of a resource set. It is
+// safe for concurrent use; Update swaps the whole document set atomically.
+type Service struct {
+	opts Options
+	// current is never nil after New.
+	current atomic.Pointer[snapshot]
+}
+
+// snapshot is every document of one resource set. The v3 documents are
+// built eagerly (the /openapi/v3 discovery names their hashes); the
+// Swagger 2.0 JSON and protobuf forms are built on first use, once.
+type snapshot struct {
+	built time.Time
+	plan  *plan
+	v3    *v3Set
+
+	v2Once  sync.Once
+	v2JSON  document
+	v2Proto document
+	v2Err   error
+}
+
+// New builds the documents of resources. It fails when a resource lacks
+// its names or constructors, when New or NewList do not return typed Go
+// structs, or when two Go types claim one group-version-kind. The
+// descriptors are read during the call only.
+func New(resources []*registry.Resource, opts Options) (*Service, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	opts.Logger = opts.Logger.With("component", "openapi")
+	s := &Service{opts: opts}
+	if err := s.Update(resources); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Update replaces the served resource set. On error the previous documents
+// stay in place.
+func (s *Service) Update(resources []*registry.Resource) error {
+	p, err := newPlan(resources)
+	if err != nil {
+		return err
+	}
+	v3, err := p.renderV3(s.opts.Version)
+	if err != nil {
+		return err
+	}
+	s.current.Store(&snapshot{built: s.opts.Now().UTC().Truncate(time.Second), plan: p, v3: v3})
+	return nil
+}
+
+// Schemas returns every definition of the current resource set in OpenAPI
+// v3 form, keyed by model name (refs are "#/components/schemas/<name>";
+// top-level kinds carry x-kubernetes-group-version-kind). It is the input
+// k8s.io/apimachinery's managedfields.NewTypeConverter expects. The map and
+// schemas are shared: callers must not modify them.
+func (s *Service) Schemas() map[string]*spec.Schema {
+	return s.current.Load().v3.schemas
+}
+
+// v2 returns the Swagger 2.0 JSON and protobuf forms, building them on
+// first use.
+func (snap *snapshot) v2(version string, log *slog.Logger) (jsonDoc, protoDoc document, err error) {
+	snap.v2Once.Do(func() {
+		snap.v2JSON, snap.v2Err = snap.plan.renderV2(version)
+		if snap.v2Err == nil {
+			snap.v2Proto, snap.v2Err = toProtobuf(snap.v2JSON.body)
+		}
+		if snap.v2Err != nil {
+			log.Error("building OpenAPI v2 failed", "err", snap.v2Err)
+		}
+	})
+	return snap.v2JSON, snap.v2Proto, snap.v2Err
+}

@@ -1,0 +1,115 @@
+package printers
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/setpoint-dev/setpoint/internal/registry"
+)
+
+// For returns the table convertor of a built-in kind (group "" for the
+// core group), or nil if the kind has none. Ages are computed against the
+// wall clock.
+func For(group, kind string) registry.TableConvertor {
+	return ForClock(group, kind, time.Now)
+}
+
+// ForClock is For with ages computed against now.
+func ForClock(group, kind string, now func() time.Time) registry.TableConvertor {
+	switch group + "/" + kind {
+	case "/Pod":
+		return newTable(podColumns, podCells, now)
+	case "/Node":
+		return newTable(nodeColumns, nodeCells, now)
+	case "/Namespace":
+		return newTable(namespaceColumns, namespaceCells, now)
+	case "/Service":
+		return newTable(serviceColumns, serviceCells, now)
+	case "/ConfigMap":
+		return newTable(configMapColumns, configMapCells, now)
+	case "/Secret":
+		return newTable(secretColumns, secretCells, now)
+	case "/Event":
+		return newTable(eventColumns, eventCells, now)
+	case "coordination.k8s.io/Lease":
+		return newTable(leaseColumns, leaseCells, now)
+	case "apps/Deployment":
+		return newTable(deploymentColumns, deploymentCells, now)
+	case "apps/ReplicaSet":
+		return newTable(replicaSetColumns, replicaSetCells, now)
+	}
+	return nil
+}
+
+// table renders objects of Go type T. cells must return one cell per
+// column, in column order, whatever the columns' priorities: the server
+// sends every column and kubectl hides the wide ones.
+type table[T runtime.Object] struct {
+	columns []metav1.TableColumnDefinition
+	cells   func(obj T, now time.Time) []interface{}
+	now     func() time.Time
+}
+
+func newTable[T runtime.Object](columns []metav1.TableColumnDefinition, cells func(T, time.Time) []interface{}, now func() time.Time) *table[T] {
+	return &table[T]{columns: columns, cells: cells, now: now}
+}
+
+// Columns returns a copy of the column definitions.
+func (t *table[T]) Columns() []metav1.TableColumnDefinition {
+	return slices.Clone(t.columns)
+}
+
+// Cells renders obj; it fails only if obj is not a T.
+func (t *table[T]) Cells(obj runtime.Object) ([]interface{}, error) {
+	o, ok := obj.(T)
+	if !ok {
+		var want T
+		return nil, fmt.Errorf("printers: cannot print %T as %T", obj, want)
+	}
+	return t.cells(o, t.now()), nil
+}
+
+// Column helpers. NAME has format "name": kubectl finds the object name
+// there (for example for `kubectl get -o name` on tables).
+func nameColumn(priority int32) metav1.TableColumnDefinition {
+	return metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Priority: priority,
+		Description: "Name must be unique within a namespace."}
+}
+
+func column(name, typ, description string) metav1.TableColumnDefinition {
+	return metav1.TableColumnDefinition{Name: name, Type: typ, Description: description}
+}
+
+func wide(name, typ, description string) metav1.TableColumnDefinition {
+	return metav1.TableColumnDefinition{Name: name, Type: typ, Priority: 1, Description: description}
+}
+
+var ageColumn = column("Age", "string", "Time since the object was created.")
+
+// age renders the time since ts as kubectl does ("<unknown>" when unset).
+func age(ts metav1.Time, now time.Time) string {
+	if ts.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(now.Sub(ts.Time))
+}
+
+func microAge(ts metav1.MicroTime, now time.Time) string {
+	if ts.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(now.Sub(ts.Time))
+}
+
+// orNone returns s, or "<none>" when s is empty.
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}

@@ -1,0 +1,22 @@
+package builtin
+
+import "github.com/setpoint-dev/setpoint/internal/registry"
+
+// Resources returns the descriptors of the built-in resources, new on each
+// call: core/v1 namespaces, pods, nodes, services, configmaps, secrets and
+// events; coordination.k8s.io/v1 leases; apps/v1 deployments and
+// replicasets.
+func Resources() []*registry.Resource {
+	return []*registry.Resource{
+		namespacesResource(),
+		podsResource(),
+		nodesResource(),
+		servicesResource(),
+		configMapsResource(),
+		secretsResource(),
+		eventsResource(),
+		leasesResource(),
+		deploymentsResource(),
+		replicaSetsResource(),
+	}
+}

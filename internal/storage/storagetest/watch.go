@@ -1,0 +1,165 @@
+package storagetest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/setpoint-dev/setpoint/internal/storage"
+)
+
+func watchCases() []testCase {
+	return []testCase{
+		{"WatchFromPast", testWatchFromPast},
+		{"WatchLive", testWatchLive},
+		{"WatchProgress", testWatchProgress},
+		{"WatchCancel", testWatchCancel},
+		{"WatchStop", testWatchStop},
+		{"WatchEndsOnClose", testWatchEndsOnClose},
+	}
+}
+
+// writeHistory makes a create, update, delete and re-create on w/ keys and
+// one write outside w/, returning the events under w/ in order.
+func writeHistory(t *testing.T, s storage.Store) []storage.Event {
+	var evs []storage.Event
+	r := mustCreate(t, s, "w/a", "a1")
+	evs = append(evs, storage.Event{Type: storage.EventPut, Key: "w/a", Value: []byte("a1"), Revision: r, Created: true})
+	mustCreate(t, s, "x/other", "o")
+	r = mustUpdate(t, s, "w/a", "a2", r)
+	evs = append(evs, storage.Event{Type: storage.EventPut, Key: "w/a", Value: []byte("a2"), PrevValue: []byte("a1"), Revision: r})
+	rb := mustCreate(t, s, "w/b", "b1")
+	evs = append(evs, storage.Event{Type: storage.EventPut, Key: "w/b", Value: []byte("b1"), Revision: rb, Created: true})
+	r, _ = mustDelete(t, s, "w/a", r)
+	evs = append(evs, storage.Event{Type: storage.EventDelete, Key: "w/a", PrevValue: []byte("a2"), Revision: r})
+	r = mustCreate(t, s, "w/a", "a3")
+	evs = append(evs, storage.Event{Type: storage.EventPut, Key: "w/a", Value: []byte("a3"), Revision: r, Created: true})
+	r = mustUpdate(t, s, "w/b", "b2", rb)
+	evs = append(evs, storage.Event{Type: storage.EventPut, Key: "w/b", Value: []byte("b2"), PrevValue: []byte("b1"), Revision: r})
+	return evs
+}
+
+func testWatchFromPast(t *testing.T, s storage.Store) {
+	evs := writeHistory(t, s)
+	// From before the first write, and from each event's revision.
+	w := mustWatch(t, s, "w/", evs[0].Revision-1)
+	expectEvents(t, recvEvents(t, w, len(evs)), evs)
+	expectQuiet(t, s, w)
+	for i, e := range evs {
+		w := mustWatch(t, s, "w/", e.Revision)
+		expectEvents(t, recvEvents(t, w, len(evs)-i-1), evs[i+1:])
+		expectQuiet(t, s, w)
+		w.Stop()
+	}
+	// A watch from the past continues with live events, without gap.
+	r := mustCreate(t, s, "w/c", "c1")
+	expectEvents(t, recvEvents(t, w, 1), []storage.Event{{Type: storage.EventPut, Key: "w/c", Value: []byte("c1"), Revision: r, Created: true}})
+	expectQuiet(t, s, w)
+}
+
+func testWatchLive(t *testing.T, s storage.Store) {
+	mustCreate(t, s, "w/old", "old")
+	w := mustWatch(t, s, "w/", 0)
+	all := mustWatch(t, s, "", 0)
+	expectQuiet(t, s, w)
+	evs := writeHistory(t, s)
+	expectEvents(t, recvEvents(t, w, len(evs)), evs)
+	expectQuiet(t, s, w)
+	// The unfiltered watch also sees the write outside w/.
+	got := recvEvents(t, all, len(evs)+1)
+	if got[1].Key != "x/other" {
+		t.Fatalf("unfiltered watch: second event %s", eventString(got[1]))
+	}
+	expectEvents(t, append(got[:1:1], got[2:]...), evs)
+	expectQuiet(t, s, all)
+}
+
+func testWatchProgress(t *testing.T, s storage.Store) {
+	mustCreate(t, s, "w/a", "a")
+	w := mustWatch(t, s, "w/", 0)
+	expectQuiet(t, s, w)
+	// Writes elsewhere advance the progress revision.
+	mustCreate(t, s, "x/1", "1")
+	mustCreate(t, s, "x/2", "2")
+	expectQuiet(t, s, w)
+	// Several requests before reading give at least one notification, and
+	// the stream stays usable.
+	w.RequestProgress()
+	w.RequestProgress()
+	if resp := <-w.Responses(); len(resp.Events) != 0 || resp.Revision != mustRevision(t, s) {
+		t.Fatalf("progress response %+v", resp)
+	}
+	r := mustCreate(t, s, "w/b", "b")
+	got := recvEventsSkippingProgress(t, w, 1)
+	expectEvents(t, got, []storage.Event{{Type: storage.EventPut, Key: "w/b", Value: []byte("b"), Revision: r, Created: true}})
+	expectQuiet(t, s, w)
+}
+
+// recvEventsSkippingProgress is recvEvents for a stream that may still hold
+// progress notifications from earlier requests.
+func recvEventsSkippingProgress(t *testing.T, w storage.WatchStream, n int) []storage.Event {
+	t.Helper()
+	var got []storage.Event
+	for len(got) < n {
+		resp, ok := <-w.Responses()
+		if !ok {
+			t.Fatalf("watch ended: %v", w.Err())
+		}
+		checkResponse(t, resp)
+		got = append(got, resp.Events...)
+	}
+	return got
+}
+
+func testWatchCancel(t *testing.T, s storage.Store) {
+	ctx, cancel := context.WithCancel(t.Context())
+	w, err := s.Watch(ctx, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mustCreate(t, s, "k", "v")
+	cancel()
+	expectEnd(t, w, nil)
+	w.Stop()
+	w.RequestProgress() // a no-op on an ended stream
+	// A watch catching up from the past is cancelled as well.
+	ctx, cancel = context.WithCancel(t.Context())
+	w, err = s.Watch(ctx, "", r-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	expectEnd(t, w, nil)
+	if _, err := s.Watch(ctx, "", 0); err == nil {
+		t.Fatal("Watch with a cancelled context succeeded")
+	}
+}
+
+func testWatchStop(t *testing.T, s storage.Store) {
+	w, err := s.Watch(t.Context(), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		mustCreate(t, s, string(rune('a'+i)), "v")
+	}
+	w.Stop()
+	w.Stop()
+	expectEnd(t, w, nil)
+	// The store works on after a stopped watch.
+	w2 := mustWatch(t, s, "", 1)
+	recvEvents(t, w2, 2)
+	expectQuiet(t, s, w2)
+}
+
+func testWatchEndsOnClose(t *testing.T, s storage.Store) {
+	r := mustCreate(t, s, "k", "v")
+	live := mustWatch(t, s, "", 0)
+	past := mustWatch(t, s, "", r-1) // never read: blocked delivering
+
+	expectQuiet(t, s, live)
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	expectEnd(t, live, storage.ErrClosed)
+	expectEnd(t, past, storage.ErrClosed)
+}

@@ -1,0 +1,9 @@
+// Package testserver starts a real API server inside a Go test: real
+// storage (the memory engine or bolt on disk in t.TempDir()), real HTTPS on
+// a free loopback port, the real credentials. It returns what a client
+// needs — the URL, the admin token and an HTTP client trusting the CA — and
+// stops the server when the test ends.
+//
+// It is for this module's own tests; operator authors get a public test
+// environment in a later issue.
+package testserver

@@ -1,0 +1,119 @@
+package testserver
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/setpoint-dev/setpoint/internal/apiserver"
+	"github.com/setpoint-dev/setpoint/internal/controlplane"
+)
+
+// Server is a running API server.
+type Server struct {
+	// URL is the https base URL, e.g. https://127.0.0.1:41234.
+	URL string
+	// Token is the admin bearer token.
+	Token string
+	// Client trusts the server's CA; it sends no credentials by itself.
+	Client *http.Client
+	// Kubeconfig is the path of the admin kubeconfig.
+	Kubeconfig string
+	// DataDir is the server's data directory.
+	DataDir string
+	// API is the server itself.
+	API *apiserver.Server
+}
+
+// Options select the storage and tune the server.
+type Options struct {
+	// Storage is controlplane.StorageMemory (default) or StorageBolt.
+	Storage string
+	// DataDir defaults to t.TempDir(); pass one to restart on old data.
+	DataDir string
+	// Tune adjusts the API server configuration.
+	Tune func(*apiserver.Config)
+}
+
+// Start runs a server until the test ends.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	if opts.Storage == "" {
+		opts.Storage = controlplane.StorageMemory
+	}
+	if opts.DataDir == "" {
+		opts.DataDir = t.TempDir()
+	}
+	level := slog.LevelWarn
+	if os.Getenv("SETPOINT_TEST_LOG") != "" {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	srv, err := controlplane.NewAPIServer(controlplane.Options{
+		DataDir: opts.DataDir, Listen: "127.0.0.1:0", Storage: opts.Storage, Logger: log, Tune: opts.Tune,
+	})
+	if err != nil {
+		t.Fatalf("build API server: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	select {
+	case err := <-done:
+		cancel()
+		t.Fatalf("API server exited before ready: %v", err)
+	case <-srv.Ready():
+	case <-time.After(30 * time.Second):
+		cancel()
+		t.Fatal("API server not ready after 30s")
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("API server: %v", err)
+		}
+	})
+	tr := &http.Transport{
+		TLSClientConfig:     &tls.Config{RootCAs: srv.CA().Pool(), MinVersion: tls.VersionTLS12},
+		ForceAttemptHTTP2:   true,
+		MaxIdleConnsPerHost: 100,
+	}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &Server{
+		URL:        "https://" + srv.Addr(),
+		Token:      srv.AdminToken(),
+		Client:     &http.Client{Transport: tr},
+		Kubeconfig: srv.KubeconfigPath(),
+		DataDir:    opts.DataDir,
+		API:        srv,
+	}
+}
+
+// Do sends an authenticated request with body (nil for none) and content
+// type ctype, and returns the response status and body.
+func (s *Server) Do(t testing.TB, method, path, ctype string, body io.Reader) (int, []byte, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.URL+path, body)
+	if err != nil {
+		t.Fatalf("build request: %v", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.Token)
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := s.Client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read %s %s: %v", method, path, err)
+	}
+	return resp.StatusCode, b, resp.Header
+}
