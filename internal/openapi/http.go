@@ -14,7 +14,7 @@ import (
 )
 
 // Media types of the protobuf form of Swagger 2.0 (client-go asks for the
-// "@" spelling, kube-openapi also answers the "." one).
+// "@" spelling; both are accepted, the "." one is answered).
 const (
 	mimeJSON           = "application/json"
 	mimeV2Proto        = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
@@ -51,7 +51,9 @@ func (s *Service) ServeV2(w http.ResponseWriter, r *http.Request) {
 	}
 	doc := jsonDoc
 	if contentType != mimeJSON {
-		doc = protoDoc
+		// Always answered in the dotted spelling: clients parse the
+		// response Content-Type with mime.ParseMediaType, which rejects "@".
+		doc, contentType = protoDoc, mimeV2ProtoDotted
 	}
 	serve(w, r, contentType, doc, snap.built)
 }

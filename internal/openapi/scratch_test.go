@@ -1,12 +1,18 @@
 package openapi
 
 import (
+	"fmt"
+	"net"
+	"net/http"
+	"github.com/setpoint-dev/setpoint/internal/discovery"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/setpoint-dev/setpoint/internal/discovery/discoverytest"
 )
+
+var dur = 40
 
 func TestScratch(t *testing.T) {
 	start := time.Now()
@@ -39,4 +45,17 @@ func TestScratch(t *testing.T) {
 			os.WriteFile("/tmp/v3core.json", d.body, 0644)
 		}
 	}
+}
+
+func TestScratchServe(t *testing.T) {
+	s, err := New(discoverytest.Resources(), Options{Version: "v1.37.0"})
+	if err != nil { t.Fatal(err) }
+	d, _ := discovery.New(discoverytest.Resources())
+	mux := http.NewServeMux()
+	s.Register(mux); d.Register(mux)
+	mux.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"major":"1","minor":"37","gitVersion":"v1.37.0-setpoint"}`)) })
+	l, _ := net.Listen("tcp", "127.0.0.1:18080")
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Println(r.Method, r.URL, r.Header.Get("Accept")); mux.ServeHTTP(w, r) })}
+	go srv.Serve(l)
+	time.Sleep(time.Duration(dur) * time.Second)
 }

@@ -16,8 +16,8 @@ func configMapsResource() *registry.Resource {
 	return &registry.Resource{
 		Version: "v1", Resource: "configmaps", Kind: "ConfigMap", ListKind: "ConfigMapList", Singular: "configmap",
 		ShortNames: []string{"cm"}, Namespaced: true,
-		New:        func() runtime.Object { return &corev1.ConfigMap{} },
-		NewList:    func() runtime.Object { return &corev1.ConfigMapList{} },
+		New:     func() runtime.Object { return &corev1.ConfigMap{} },
+		NewList: func() runtime.Object { return &corev1.ConfigMapList{} },
 		Strategy: typed[*corev1.ConfigMap]{
 			validate:       validateConfigMap,
 			validateUpdate: validateConfigMapUpdate,
