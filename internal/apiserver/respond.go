@@ -82,8 +82,11 @@ func statusOf(err error) *metav1.Status {
 // status carries retryAfterSeconds).
 func (rs *responder) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	st := statusOf(err)
-	if st.Code >= 500 {
+	switch {
+	case st.Code == http.StatusInternalServerError:
 		rs.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "code", st.Code, "err", err)
+	case st.Code > http.StatusInternalServerError:
+		rs.log.Debug("request refused", "method", r.Method, "path", r.URL.Path, "code", st.Code, "err", err)
 	}
 	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))

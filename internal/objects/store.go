@@ -81,7 +81,10 @@ func (s *Store) Get(ctx context.Context, namespace, name string) (runtime.Object
 func (s *Store) storageError(err error, name string) error {
 	var conflict *storage.ConflictError
 	var compacted *storage.CompactedError
+	var api apierrors.APIStatus
 	switch {
+	case errors.As(err, &api):
+		return err // already an API error (from a strategy or precondition)
 	case errors.Is(err, storage.ErrNotFound):
 		return apierrors.NewNotFound(s.gr, name)
 	case errors.Is(err, storage.ErrKeyExists):

@@ -2,9 +2,9 @@ package openapi
 
 import (
 	"fmt"
+	"github.com/setpoint-dev/setpoint/internal/discovery"
 	"net"
 	"net/http"
-	"github.com/setpoint-dev/setpoint/internal/discovery"
 	"os"
 	"testing"
 	"time"
@@ -49,13 +49,21 @@ func TestScratch(t *testing.T) {
 
 func TestScratchServe(t *testing.T) {
 	s, err := New(discoverytest.Resources(), Options{Version: "v1.37.0"})
-	if err != nil { t.Fatal(err) }
+	if err != nil {
+		t.Fatal(err)
+	}
 	d, _ := discovery.New(discoverytest.Resources())
 	mux := http.NewServeMux()
-	s.Register(mux); d.Register(mux)
-	mux.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"major":"1","minor":"37","gitVersion":"v1.37.0-setpoint"}`)) })
+	s.Register(mux)
+	d.Register(mux)
+	mux.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"major":"1","minor":"37","gitVersion":"v1.37.0-setpoint"}`))
+	})
 	l, _ := net.Listen("tcp", "127.0.0.1:18080")
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Println(r.Method, r.URL, r.Header.Get("Accept")); mux.ServeHTTP(w, r) })}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Println(r.Method, r.URL, r.Header.Get("Accept"))
+		mux.ServeHTTP(w, r)
+	})}
 	go srv.Serve(l)
 	time.Sleep(time.Duration(dur) * time.Second)
 }

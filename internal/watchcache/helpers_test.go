@@ -40,7 +40,7 @@ const (
 
 // env is one real memory store plus one running cache over it.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	codecs *scheme.Codecs
 	store  storage.Store
 	cache  *Cache
@@ -121,7 +121,7 @@ func testConfig(codecs *scheme.Codecs, store storage.Store, k kind) Config {
 
 // newEnv starts a cache over a fresh memory store; mod adjusts the config
 // and seed runs on the store before the cache starts.
-func newEnv(t *testing.T, k kind, mod func(*Config), seed func(*env)) *env {
+func newEnv(t testing.TB, k kind, mod func(*Config), seed func(*env)) *env {
 	t.Helper()
 	e := &env{t: t, codecs: scheme.New(), store: memory.New(), ran: make(chan struct{})}
 	if seed != nil {
@@ -244,7 +244,7 @@ func (e *env) watch(opts WatchOptions) *Watcher {
 
 // waitUntil polls cond: it synchronises with goroutines, it times nothing.
 // The generous limit only turns a hang into a failure.
-func waitUntil(t *testing.T, what string, cond func() bool) {
+func waitUntil(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {

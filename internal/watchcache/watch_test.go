@@ -163,8 +163,8 @@ func TestCatchUpBacklogLargerThanBuffer(t *testing.T) {
 	e.sync()
 	w := e.watch(WatchOptions{Mode: FromRevision, ResourceVersion: from, BufferSize: 2})
 	// The backlog goes out at the reader's pace while new events arrive.
-	for i, r := range revs {
-		expectFrame(t, w, watch.Modified, "k", r)
+	for i := 0; i < len(revs); i++ {
+		expectFrame(t, w, watch.Modified, "k", revs[i])
 		if i%5 == 0 {
 			revs = append(revs, e.update(cmKey("a", "k"), configMap("a", "k", nil, "more"+strconv.Itoa(i))))
 		}

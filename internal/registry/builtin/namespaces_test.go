@@ -3,6 +3,7 @@ package builtin
 import (
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,9 +40,9 @@ func TestNamespaceValidation(t *testing.T) {
 		want []string
 	}{
 		"dotted name": {&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a.b"}},
-			[]string{"metadata.name:FieldValueInvalid", "metadata.labels:FieldValueInvalid"}},
+			[]string{"metadata.name:FieldValueInvalid"}},
 		"upper name": {&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "Team"}},
-			[]string{"metadata.name:FieldValueInvalid", "metadata.labels:FieldValueInvalid"}},
+			[]string{"metadata.name:FieldValueInvalid"}},
 		"namespaced": {&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "b"}},
 			[]string{"metadata.namespace:FieldValueForbidden"}},
 		"bad spec finalizer": {&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a"},
@@ -71,8 +72,8 @@ func TestNamespaceUpdates(t *testing.T) {
 	ns.Status.Phase = corev1.NamespaceTerminating
 	expectErrors(t, updateStatus(r, ns, old), "status.phase:FieldValueInvalid")
 	ns = old.DeepCopy()
-	ns.DeletionTimestamp = &metav1.Time{}
-	old.DeletionTimestamp = &metav1.Time{}
+	deleted := metav1.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	ns.DeletionTimestamp, old.DeletionTimestamp = &deleted, &deleted
 	ns.Status.Phase = corev1.NamespaceTerminating
 	expectValid(t, updateStatus(r, ns, old))
 }

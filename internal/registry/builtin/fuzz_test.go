@@ -1,0 +1,69 @@
+package builtin
+
+import (
+	"testing"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/setpoint-dev/setpoint/internal/registry"
+	"github.com/setpoint-dev/setpoint/internal/scheme"
+)
+
+// FuzzStrategies decodes arbitrary bytes as an object of each built-in
+// kind, through the server's JSON codec, and runs every hook on it: none
+// may panic, and Default must be idempotent.
+func FuzzStrategies(f *testing.F) {
+	for _, seed := range []string{
+		`{"metadata":{"name":"a","namespace":"default"},"spec":{"containers":[{"name":"c","image":"nginx","ports":[{"containerPort":80}]}]}}`,
+		`{"metadata":{"name":"d","namespace":"default"},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"x"}},"template":{"metadata":{"labels":{"app":"x"}},"spec":{"containers":[{"name":"c","image":"i","resources":{"limits":{"cpu":"-1"}}}]}}}}`,
+		`{"metadata":{"name":"s","namespace":"default"},"spec":{"type":"NodePort","clusterIPs":["None","::1"],"ports":[{"port":80,"targetPort":"http","nodePort":30000}]}}`,
+		`{"metadata":{"name":"n"},"spec":{"podCIDRs":["10.0.0.0/24"],"taints":[{"key":"k","effect":"NoSchedule"}]},"status":{"capacity":{"cpu":"4"}}}`,
+		`{"metadata":{"name":"e","namespace":"default"},"involvedObject":{"kind":"Pod"},"series":{"count":2},"data":{"k":"dg=="},"stringData":{"a":"b"}}`,
+		`{"spec":{"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"x%","maxUnavailable":"%"}},"holderIdentity":"h","leaseDurationSeconds":-4}}`,
+		`{"metadata":{"deletionTimestamp":"2025-01-01T00:00:00Z"},"status":{"phase":"Failed","containerStatuses":[{"name":"c","state":{"terminated":{"exitCode":1}}}]}}`,
+		`{}`, `null`, `[`,
+	} {
+		f.Add([]byte(seed))
+	}
+	codecs := scheme.New()
+	resources := Resources()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, r := range resources {
+			gvk := r.GVK()
+			obj, _, err := codecs.JSON.Decode(data, &gvk, r.New())
+			if err != nil {
+				continue
+			}
+			exercise(t, r, obj)
+		}
+	})
+}
+
+func exercise(t *testing.T, r *registry.Resource, obj runtime.Object) {
+	old := obj.DeepCopyObject()
+	r.Strategy.Default(obj)
+	again := obj.DeepCopyObject()
+	r.Strategy.Default(again)
+	if !apiequality.Semantic.DeepEqual(obj, again) {
+		t.Errorf("%s: Default is not idempotent", r.Resource)
+	}
+	r.Strategy.PrepareForCreate(obj)
+	_ = r.Strategy.Validate(obj)
+	_, _, _ = r.Attrs(obj)
+	_, _ = r.Table.Cells(obj)
+	if r.Scale != nil {
+		_, _, _, _ = r.Scale.Replicas(obj)
+	}
+	for _, base := range []runtime.Object{old, r.New()} {
+		upd := obj.DeepCopyObject()
+		r.Strategy.PrepareForUpdate(upd, base)
+		r.Strategy.Default(upd)
+		_ = r.Strategy.ValidateUpdate(upd, base)
+		if r.Status != nil {
+			st := obj.DeepCopyObject()
+			r.Status.PrepareForUpdate(st, base)
+			_ = r.Status.ValidateUpdate(st, base)
+		}
+	}
+}
