@@ -233,3 +233,41 @@ func TestKubectlExplain(t *testing.T) {
 		t.Errorf("kubectl did not fetch /openapi/v2 as protobuf: %v", got)
 	}
 }
+
+// TestKubectlSendsStrictFieldValidation runs kubectl create and apply
+// against a server without resource endpoints: the writes fail with 404,
+// but the request kubectl sent shows whether it trusted the server to
+// validate fields (fieldValidation=Strict) instead of validating itself.
+func TestKubectlSendsStrictFieldValidation(t *testing.T) {
+	env := newKubectlEnv(t)
+	manifest := filepath.Join(t.TempDir(), "deployment.yaml")
+	err := os.WriteFile(manifest, []byte(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx}]
+`), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, verb := range []string{"create", "apply"} {
+		_, stderr, err := env.tryRun(verb, "-f", manifest)
+		if err == nil || !strings.Contains(stderr, "NotFound") {
+			t.Fatalf("kubectl %s: err %v, stderr %s; want the 404 of the missing endpoint", verb, err, stderr)
+		}
+	}
+	posts := env.log.matching("POST /apis/apps/v1/namespaces/default/deployments")
+	if len(posts) != 2 {
+		t.Fatalf("POSTs seen: %v", posts)
+	}
+	for _, p := range posts {
+		requireContains(t, "kubectl write", p, "fieldValidation=Strict")
+	}
+	if got := env.log.matching("GET /openapi/v2"); len(got) != 0 {
+		t.Errorf("kubectl fell back to OpenAPI v2: %v", got)
+	}
+}

@@ -14,7 +14,8 @@ import (
 // Options configures a Service.
 type Options struct {
 	// Version is the info.version of every document, normally the
-	// server's git version (e.g. "v1.37.0-setpoint").
+	// server's git version (e.g. "v1.37.0-setpoint"); "unversioned" when
+	// empty (info.version is required).
 	Version string
 	// Now returns the current time; it stamps Last-Modified and the
 	// Expires header of immutable responses. time.Now when nil.
@@ -51,6 +52,9 @@ type snapshot struct {
 // structs, or when two Go types claim one group-version-kind. The
 // descriptors are read during the call only.
 func New(resources []*registry.Resource, opts Options) (*Service, error) {
+	if opts.Version == "" {
+		opts.Version = "unversioned"
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}

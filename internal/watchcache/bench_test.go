@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/labels"
-
 )
 
 // benchWatchers is the fan-out of the dispatch benchmarks.
@@ -124,4 +123,3 @@ func BenchmarkUpdateFanout(b *testing.B) {
 		}
 	}
 }
-

@@ -30,6 +30,10 @@ const (
 	// catchUpBatch bounds how many window events one catch-up step copies
 	// while holding the read lock.
 	catchUpBatch = 512
+	// handoverPollMin and handoverPollMax bound how often a caught-up
+	// watcher whose channel is still over half full checks it again.
+	handoverPollMin = 10 * time.Millisecond
+	handoverPollMax = time.Second
 )
 
 // Store is what the cache needs from storage: lists and one watch.

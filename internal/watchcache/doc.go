@@ -40,7 +40,23 @@
 //     up to the bookmark's revision.
 //   - Dispatch never blocks on a client: sends are non-blocking into a
 //     bounded per-watcher channel; a watcher whose channel is full is ended
-//     with an ERROR frame (Status 410 Expired) and removed.
+//     with an ERROR frame (Status 410 Expired) and removed. If the channel
+//     is full when the ERROR frame is due, its oldest frame is dropped to
+//     make room: the client relists anyway.
+//
+// # Watcher lifecycle
+//
+// A new watcher whose backlog (initial objects, or window events after its
+// revision) fits in half of its channel is filled and registered live at
+// once, under the locks, so no event can slip between. Otherwise a catch-up
+// goroutine sends the backlog with blocking sends, at the client's pace,
+// then follows the window by revision; if the window overruns its position
+// it ends with an Expired ERROR frame. It hands the watcher over to live
+// dispatch only when nothing is left to send and the channel is at most
+// half full, so a client that just caught up keeps some slack. Live
+// watchers are indexed by namespace; dispatch of one event visits the
+// all-namespace watchers and those of the event's namespace, builds no
+// per-watcher data, and sends a small Frame value.
 //   - Every object, event and encoded frame is immutable once published and
 //     shared: callers must not mutate what List, Get or Frame.Object return,
 //     nor the bytes of Frame.Bytes.
@@ -56,7 +72,8 @@
 // # Calling protocol
 //
 // New(cfg) builds a Cache; Run(ctx) runs it until ctx is cancelled (call it
-// once, in its own goroutine); WaitReady waits for the first list. List, Get
+// once, in its own goroutine); WaitReady waits for the first list and the
+// storage watch that follows it. List, Get
 // and Watch fail with ErrNotReady before that and with ErrStopped after Run
 // returned. A consistent read (resourceVersion "") is: read the store's
 // CurrentRevision, WaitForRevision(rev), then List. WaitForRevision asks the

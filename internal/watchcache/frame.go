@@ -29,7 +29,8 @@ type Frame struct {
 // Bytes returns the frame's wire form, the exact line
 // {"type":"...","object":{...}}\n, encoding it on first use. The slice is
 // shared by every receiver of the frame and must not be modified. The error
-// is the Encode failure, identical for every call.
+// is the Encode failure, identical for every call; the handler should end
+// the watch on it. Only Frames received from a Watcher are valid.
 func (f Frame) Bytes() ([]byte, error) {
 	return f.lf.bytes()
 }

@@ -13,9 +13,14 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/storage"
 )
 
-// errStreamEnded stands for a storage watch that closed without an error
-// while the cache was still running.
-var errStreamEnded = errors.New("storage watch ended")
+var (
+	// errStreamEnded stands for a storage watch that closed without an
+	// error while the cache was still running.
+	errStreamEnded = errors.New("storage watch ended")
+	// errMustRelist says the watch cannot continue from the cache revision
+	// for a reason other than compaction.
+	errMustRelist = errors.New("watch position is ambiguous")
+)
 
 // Run lists and watches the prefix and keeps the cache current until ctx is
 // cancelled; then it ends every watcher and waits for the goroutines it
@@ -45,8 +50,8 @@ func (c *Cache) loop(ctx context.Context) {
 		switch {
 		case ctx.Err() != nil:
 			return
-		case errors.Is(err, storage.ErrCompacted):
-			c.cfg.Logger.Warn("watch cache position compacted; listing again", "revision", c.Revision(), "err", err)
+		case errors.Is(err, storage.ErrCompacted), errors.Is(err, errMustRelist):
+			c.cfg.Logger.Warn("watch cache cannot resume its watch; listing again", "revision", c.Revision(), "err", err)
 			needList, failures = true, 0
 		case errors.Is(err, errStreamEnded), errors.Is(err, storage.ErrWatcherTooSlow):
 			c.cfg.Logger.Info("storage watch ended; watching again", "revision", c.Revision(), "err", err)
@@ -92,7 +97,7 @@ func (c *Cache) watchOnce(ctx context.Context) error {
 			return fmt.Errorf("current revision: %w", err)
 		}
 		if cur > 0 {
-			return fmt.Errorf("store advanced to %d while watching from 0: %w", cur, storage.ErrCompacted)
+			return fmt.Errorf("store advanced to %d while watching from 0: %w", cur, errMustRelist)
 		}
 	}
 	c.stream.Store(&streamBox{s: stream})

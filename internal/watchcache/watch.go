@@ -2,6 +2,7 @@ package watchcache
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -191,7 +192,7 @@ func (c *Cache) start(w *Watcher, opts WatchOptions) error {
 	}
 	c.metrics.watchers.Add(1)
 	c.wmu.Lock()
-	if pos == c.rev.Load() && len(frames) <= cap(w.out) {
+	if pos == c.rev.Load() && len(frames) <= cap(w.out)/2 {
 		for _, f := range frames {
 			w.out <- f // cannot block: the channel is new and large enough
 		}
@@ -245,11 +246,14 @@ func (c *Cache) collectLocked(f *filter, pos int64, buf []Frame, limit int) ([]F
 }
 
 // catchUp sends the backlog with blocking sends (at the client's pace),
-// then follows the window until it reaches the cache revision, where it
-// registers the watcher live and returns.
+// then follows the window until it reaches the cache revision with at most
+// half of the channel in use, where it registers the watcher live and
+// returns. The slack keeps a reader that just caught up from being ended by
+// the next few events.
 func (w *Watcher) catchUp(frames []Frame, pos int64) {
 	c := w.c
 	defer c.wg.Done()
+	poll := handoverPollMin
 	for {
 		for _, f := range frames {
 			select {
@@ -265,9 +269,10 @@ func (w *Watcher) catchUp(frames []Frame, pos int64) {
 				return
 			}
 		}
+		advanced := c.revChanged()
+		var step catchUpStep
 		var err error
-		var isLive bool
-		frames, pos, isLive, err = c.nextBatch(w, pos, frames[:0])
+		frames, pos, step, err = c.nextBatch(w, pos, frames[:0])
 		switch {
 		case err == errWatcherStopped:
 			w.finish(nil, nil)
@@ -275,40 +280,83 @@ func (w *Watcher) catchUp(frames []Frame, pos int64) {
 		case err != nil:
 			w.finish(statusOf(err), err)
 			return
-		case isLive:
+		case step == wentLive:
+			return
+		case step == sendMore:
+			poll = handoverPollMin
+			continue
+		}
+		if !w.waitToHandOver(advanced, poll) {
 			return
 		}
+		poll = min(2*poll, handoverPollMax)
 	}
 }
 
+// waitToHandOver waits for a new revision, or for poll to pass so the
+// reader can drain the channel. False means the watcher ended meanwhile.
+func (w *Watcher) waitToHandOver(advanced <-chan struct{}, poll time.Duration) bool {
+	c := w.c
+	t := c.clock.NewTimer(poll)
+	defer t.Stop()
+	select {
+	case <-advanced:
+	case <-t.C():
+	case <-w.stop:
+		w.finish(nil, nil)
+		return false
+	case <-c.done:
+		w.finish(nil, ErrStopped)
+		return false
+	}
+	return true
+}
+
+// catchUpStep is what nextBatch tells a catching-up watcher to do.
+type catchUpStep int
+
+const (
+	// sendMore: send the returned frames, then ask again.
+	sendMore catchUpStep = iota
+	// wentLive: the watcher is registered; the goroutine is done.
+	wentLive
+	// waitForReader: nothing to send, but the channel is too full to hand
+	// over; wait for new events or for the reader.
+	waitForReader
+)
+
 // errWatcherStopped is internal: the watcher was stopped while catching up.
-var errWatcherStopped = fmt.Errorf("watcher stopped")
+var errWatcherStopped = errors.New("watcher stopped")
 
 // nextBatch returns the next frames of a catching-up watcher, or registers
-// it live when the window has nothing after pos.
-func (c *Cache) nextBatch(w *Watcher, pos int64, buf []Frame) ([]Frame, int64, bool, error) {
+// it live when the window has nothing after pos and the channel is at most
+// half full.
+func (c *Cache) nextBatch(w *Watcher, pos int64, buf []Frame) ([]Frame, int64, catchUpStep, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.stopped {
-		return nil, pos, false, ErrStopped
+		return nil, pos, sendMore, ErrStopped
 	}
 	if pos < c.win.after {
 		c.metrics.expired.Add(1)
-		return nil, pos, false, &ExpiredError{Requested: pos, Oldest: c.win.after}
+		return nil, pos, sendMore, &ExpiredError{Requested: pos, Oldest: c.win.after}
 	}
 	buf, pos = c.collectLocked(&w.f, pos, buf, catchUpBatch)
 	if len(buf) > 0 {
-		return buf, pos, false, nil
+		return buf, pos, sendMore, nil
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	select {
 	case <-w.stop:
-		return nil, pos, false, errWatcherStopped
+		return nil, pos, sendMore, errWatcherStopped
 	default:
 	}
+	if len(w.out) > cap(w.out)/2 {
+		return nil, pos, waitForReader, nil
+	}
 	c.registerLocked(w)
-	return nil, pos, true, nil
+	return nil, pos, wentLive, nil
 }
 
 // finish ends a watcher that is not live (its catch-up goroutine owns out).

@@ -161,11 +161,13 @@ func TestCatchUpBacklogLargerThanBuffer(t *testing.T) {
 		revs = append(revs, e.update(cmKey("a", "k"), configMap("a", "k", nil, strconv.Itoa(i))))
 	}
 	e.sync()
-	w := e.watch(WatchOptions{Mode: FromRevision, ResourceVersion: from, BufferSize: 2})
+	w := e.watch(WatchOptions{Mode: FromRevision, ResourceVersion: from, BufferSize: 4})
 	// The backlog goes out at the reader's pace while new events arrive.
+	// The watcher goes live with at most 2 of its 4 slots used, so the 2
+	// new events cannot overflow it even if they arrive together.
 	for i := 0; i < len(revs); i++ {
 		expectFrame(t, w, watch.Modified, "k", revs[i])
-		if i%5 == 0 {
+		if i == 0 || i == 5 {
 			revs = append(revs, e.update(cmKey("a", "k"), configMap("a", "k", nil, "more"+strconv.Itoa(i))))
 		}
 	}

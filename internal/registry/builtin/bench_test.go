@@ -1,0 +1,52 @@
+package builtin
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// BenchmarkPodCreate measures the create pipeline (Default,
+// PrepareForCreate, Validate) of a typical one-container pod.
+func BenchmarkPodCreate(b *testing.B) {
+	var r = Resources()[1]
+	base := newPod()
+	b.ReportAllocs()
+	for b.Loop() {
+		p := base.DeepCopy()
+		if errs := create(r, p); len(errs) > 0 {
+			b.Fatal(errs)
+		}
+	}
+}
+
+// BenchmarkDeploymentUpdate measures the main-resource update pipeline of
+// a deployment whose image changes.
+func BenchmarkDeploymentUpdate(b *testing.B) {
+	r := Resources()[8]
+	old := newDeployment()
+	old.ResourceVersion = "1"
+	create(r, old)
+	b.ReportAllocs()
+	for b.Loop() {
+		d := old.DeepCopy()
+		d.Spec.Template.Spec.Containers[0].Image = "nginx:2"
+		if errs := update(r, d, old); len(errs) > 0 {
+			b.Fatal(errs)
+		}
+	}
+}
+
+// BenchmarkPodAttrs measures field-set extraction, run by watch filtering
+// on every event.
+func BenchmarkPodAttrs(b *testing.B) {
+	r := Resources()[1]
+	p := newPod()
+	p.Status.Phase = corev1.PodRunning
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := r.Attrs(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
