@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/setpoint-dev/setpoint/internal/apiserver"
+	"github.com/setpoint-dev/setpoint/internal/testserver"
 )
 
 const deployPath = "/apis/apps/v1/namespaces/default/deployments"
@@ -170,13 +171,17 @@ func TestInflightLimit(t *testing.T) {
 		}
 	}()
 	<-holding
-	_, _ = pw.Write([]byte(`{"apiVersion":"v1",`)) // the server is now reading this body
-	var got int
-	var hdr http.Header
+	_, _ = pw.Write([]byte(`{"apiVersion":"v1",`))
+	// Wait until the server counts the held request in flight; nothing else
+	// writes meanwhile, so the held request cannot have been refused.
 	deadline := time.Now().Add(10 * time.Second)
-	for got != http.StatusTooManyRequests && time.Now().Before(deadline) {
-		got, _, hdr = s.Do(t, http.MethodPost, cmPath, "application/json", bytes.NewReader([]byte(`{"metadata":{"name":"x"}}`)))
+	for !strings.Contains(metricsText(t, s), `apiserver_current_inflight_requests{request_kind="mutating"} 1`) {
+		if time.Now().After(deadline) {
+			t.Fatal("the held request never counted as in flight")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
+	got, _, hdr := s.Do(t, http.MethodPost, cmPath, "application/json", bytes.NewReader([]byte(`{"metadata":{"name":"x"}}`)))
 	if got != http.StatusTooManyRequests {
 		t.Fatalf("write while the slot is held: %d, want 429", got)
 	}
@@ -195,4 +200,13 @@ func TestInflightLimit(t *testing.T) {
 	default:
 	}
 	_ = pw.CloseWithError(io.ErrUnexpectedEOF)
+}
+
+func metricsText(t *testing.T, s *testserver.Server) string {
+	t.Helper()
+	code, body, _ := s.Do(t, http.MethodGet, "/metrics", "", nil)
+	if code != http.StatusOK {
+		t.Fatalf("/metrics: %d", code)
+	}
+	return string(body)
 }

@@ -154,3 +154,7 @@ func next(t *testing.T, ch <-chan watchEvent) watchEvent {
 	}
 	return watchEvent{}
 }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func mustAtoi(s string) int64 { return rv(s) }

@@ -44,8 +44,8 @@ func (s *Server) dispatchSubresource(w http.ResponseWriter, r *http.Request, e *
 		s.handleScale(w, r, e, info, mt)
 	case info.Subresource == "binding" && e.res.Binding && info.Verb == "create":
 		s.handleBinding(w, r, e, info, mt)
-	case info.Subresource == "finalize" && e.res.Group == "" && e.res.Resource == "namespaces" && info.Verb == "update":
-		s.handleFinalize(w, r, e, info, mt)
+	case info.Subresource == "finalize" && e.res.Finalize != nil && info.Verb == "update":
+		s.handleUpdate(w, r, e, info, mt)
 	default:
 		s.resp.writeError(w, r, resourceNotFound())
 	}
@@ -235,38 +235,4 @@ func setPodScheduled(pod *corev1.Pod, now interface{ Unix() int64 }) {
 	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{
 		Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: t,
 	})
-}
-
-// handleFinalize replaces a namespace's spec.finalizers (what the namespace
-// controller does once the namespace is empty); a Terminating namespace left
-// with no finalizers is removed.
-func (s *Server) handleFinalize(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
-	body, err := readBody(r, s.cfg.MaxBodyBytes)
-	if err != nil {
-		s.resp.writeError(w, r, err)
-		return
-	}
-	obj, err := s.decodeObject(w, r, e, body)
-	if err != nil {
-		s.resp.writeError(w, r, err)
-		return
-	}
-	want := obj.(*corev1.Namespace)
-	if want.Name != info.Name {
-		s.resp.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", want.Name, info.Name)))
-		return
-	}
-	out, err := e.store.Mutate(r.Context(), "", info.Name, func(cur runtime.Object) error {
-		ns := cur.(*corev1.Namespace)
-		if want.ResourceVersion != "" && want.ResourceVersion != ns.ResourceVersion {
-			return apierrors.NewConflict(e.gr(), info.Name, fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
-		}
-		ns.Spec.Finalizers = want.Spec.Finalizers
-		return nil
-	}, objects.WriteOptions{})
-	if err != nil {
-		s.resp.writeError(w, r, err)
-		return
-	}
-	s.writeResult(w, r, http.StatusOK, mt, e, out)
 }

@@ -24,7 +24,7 @@ type UpdateFunc func(current runtime.Object) (runtime.Object, error)
 // UpdateOptions apply to Update.
 type UpdateOptions struct {
 	WriteOptions
-	// Subresource is "" for the main resource or "status".
+	// Subresource is "" for the main resource, "status" or "finalize".
 	Subresource string
 }
 
@@ -132,6 +132,9 @@ func (s *Store) prepareUpdate(obj, current runtime.Object, subresource string) e
 	case "status":
 		s.res.Status.PrepareForUpdate(obj, current)
 		errs = s.res.Status.ValidateUpdate(obj, current)
+	case "finalize":
+		s.res.Finalize.PrepareForUpdate(obj, current)
+		errs = s.res.Finalize.ValidateUpdate(obj, current)
 	default:
 		return apierrors.NewInternalError(fmt.Errorf("objects: no update logic for subresource %q", subresource))
 	}

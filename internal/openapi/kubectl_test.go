@@ -224,6 +224,19 @@ func TestKubectlExplain(t *testing.T) {
 		"metadata\t<ObjectMeta>",
 		"binaryData\t<map[string]string>")
 
+	out = env.run("explain", "deploy.spec.template.spec.containers.resources")
+	requireContains(t, "explain ...containers.resources", out,
+		"limits\t<map[string]Quantity>", "claims\t<[]ResourceClaim>")
+
+	out = env.run("explain", "leases.spec", "--api-version=coordination.k8s.io/v1")
+	requireContains(t, "explain leases.spec", out,
+		"GROUP:      coordination.k8s.io", "KIND:       Lease",
+		"holderIdentity\t<string>", "renewTime\t<string>")
+
+	out = env.run("explain", "nodes.status.conditions")
+	requireContains(t, "explain nodes.status.conditions", out,
+		"FIELD: conditions <[]NodeCondition>", "lastHeartbeatTime\t<string>", "type\t<string> -required-")
+
 	// The same through the Swagger 2.0 (protobuf) document.
 	out = env.run("explain", "pods.spec.containers", "--output=plaintext-openapiv2")
 	requireContains(t, "explain --output=plaintext-openapiv2", out,

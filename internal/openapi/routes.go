@@ -122,7 +122,7 @@ func (k kindInfo) routes() []route {
 	}
 	if r.Namespaced {
 		out = append(out,
-			route{path: prefix + "/" + r.Resource, ops: []operation{
+			route{path: prefix + "/" + r.Resource, params: []param{prettyParam}, ops: []operation{
 				k.list("list"+k.gvPrefix+r.Kind+"ForAllNamespaces", "list or watch objects of kind "+r.Kind+" in all namespaces"),
 			}},
 			route{path: prefix + "/watch/" + r.Resource, ops: []operation{

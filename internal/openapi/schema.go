@@ -3,7 +3,6 @@ package openapi
 import (
 	"fmt"
 	"reflect"
-	"sort"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -156,7 +155,7 @@ func (g *generator) addFields(s *spec.Schema, t reflect.Type) {
 		if name == "" {
 			name = f.Name
 		}
-		prop := g.fieldSchema(f, docs[name], structName(t))
+		prop := g.fieldSchema(f, docs[name], ModelName(t))
 		if s.Properties == nil {
 			s.Properties = map[string]spec.Schema{}
 		}
@@ -248,9 +247,6 @@ func deref(t reflect.Type) reflect.Type {
 	return t
 }
 
-// structName is the model name used as the key of per-field facts.
-func structName(t reflect.Type) string { return ModelName(t) }
-
 type jsonTag struct {
 	name      string
 	omitEmpty bool
@@ -288,16 +284,6 @@ func typeDocs(t reflect.Type) map[string]string {
 		return d.SwaggerDoc()
 	}
 	return map[string]string{}
-}
-
-// sortedNames returns the keys of a definition map in order.
-func sortedNames(defs map[string]*spec.Schema) []string {
-	out := make([]string, 0, len(defs))
-	for n := range defs {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // closure returns the definitions reachable from roots through refs.

@@ -82,6 +82,9 @@ type Resource struct {
 	Strategy Strategy
 	// Status is nil when the kind has no status subresource.
 	Status StatusStrategy
+	// Finalize is the strategy of the finalize subresource (namespaces:
+	// it changes spec.finalizers only); nil for other kinds.
+	Finalize StatusStrategy
 	// Scale is nil for kinds without a scale subresource.
 	Scale ScaleAccessor
 	// Binding is true for pods (pods/binding).

@@ -151,7 +151,7 @@ func newEnv(t testing.TB, k kind, mod func(*Config), seed func(*env)) *env {
 func (e *env) close() {
 	e.stop()
 	<-e.ran
-	if err := e.store.Close(); err != nil {
+	if err := e.store.Close(); err != nil && !errors.Is(err, storage.ErrClosed) {
 		e.t.Errorf("store Close: %v", err)
 	}
 }

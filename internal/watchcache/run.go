@@ -103,7 +103,7 @@ func (c *Cache) watchOnce(ctx context.Context) error {
 	c.stream.Store(&streamBox{s: stream})
 	defer c.stream.Store(nil)
 	c.markReady()
-	// Whoever waits for a revision asked the previous stream, if any.
+	// A WaitForRevision that found no stream to ask relies on this.
 	stream.RequestProgress()
 	for {
 		select {

@@ -181,7 +181,7 @@ func (c *Cache) start(w *Watcher, opts WatchOptions) error {
 		if opts.ResourceVersion < c.win.after {
 			return &ExpiredError{Requested: opts.ResourceVersion, Oldest: c.win.after}
 		}
-		frames, pos = c.collectLocked(&w.f, opts.ResourceVersion, nil, cap(w.out)+1)
+		frames, pos = c.collectLocked(&w.f, opts.ResourceVersion, nil, cap(w.out)/2+1)
 	case InitialEvents:
 		frames, pos = c.snapshotLocked(&w.f), c.rev.Load()
 		if opts.SendInitialEvents {

@@ -9,7 +9,7 @@ import (
 // BenchmarkPodCreate measures the create pipeline (Default,
 // PrepareForCreate, Validate) of a typical one-container pod.
 func BenchmarkPodCreate(b *testing.B) {
-	var r = Resources()[1]
+	r := lookup(b, "pods")
 	base := newPod()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -23,7 +23,7 @@ func BenchmarkPodCreate(b *testing.B) {
 // BenchmarkDeploymentUpdate measures the main-resource update pipeline of
 // a deployment whose image changes.
 func BenchmarkDeploymentUpdate(b *testing.B) {
-	r := Resources()[8]
+	r := lookup(b, "deployments")
 	old := newDeployment()
 	old.ResourceVersion = "1"
 	create(r, old)
@@ -40,7 +40,7 @@ func BenchmarkDeploymentUpdate(b *testing.B) {
 // BenchmarkPodAttrs measures field-set extraction, run by watch filtering
 // on every event.
 func BenchmarkPodAttrs(b *testing.B) {
-	r := Resources()[1]
+	r := lookup(b, "pods")
 	p := newPod()
 	p.Status.Phase = corev1.PodRunning
 	b.ReportAllocs()

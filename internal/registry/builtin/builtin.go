@@ -4,8 +4,8 @@ import "github.com/setpoint-dev/setpoint/internal/registry"
 
 // Resources returns the descriptors of the built-in resources, new on each
 // call: core/v1 namespaces, pods, nodes, services, configmaps, secrets and
-// events; coordination.k8s.io/v1 leases; apps/v1 deployments and
-// replicasets.
+// events; apps/v1 deployments and replicasets; coordination.k8s.io/v1
+// leases. Groups come in the order Kubernetes lists them in discovery.
 func Resources() []*registry.Resource {
 	return []*registry.Resource{
 		namespacesResource(),
@@ -15,8 +15,8 @@ func Resources() []*registry.Resource {
 		configMapsResource(),
 		secretsResource(),
 		eventsResource(),
-		leasesResource(),
 		deploymentsResource(),
 		replicaSetsResource(),
+		leasesResource(),
 	}
 }

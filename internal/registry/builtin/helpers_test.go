@@ -13,7 +13,7 @@ import (
 )
 
 // resource returns the built-in descriptor of a plural resource name.
-func lookup(t *testing.T, name string) *registry.Resource {
+func lookup(t testing.TB, name string) *registry.Resource {
 	t.Helper()
 	for _, r := range Resources() {
 		if r.Resource == name {

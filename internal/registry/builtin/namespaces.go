@@ -34,6 +34,7 @@ func namespacesResource() *registry.Resource {
 			},
 			validateUpdate: validateNamespaceStatusUpdate,
 		},
+		Finalize: NamespaceFinalize(),
 		Attrs: attrsFor(false, func(ns *corev1.Namespace, set fields.Set) {
 			set["status.phase"] = string(ns.Status.Phase)
 		}),
@@ -62,8 +63,7 @@ func (namespaceStrategy) HoldsDeletion(obj runtime.Object) bool {
 
 // NamespaceFinalize returns the write logic of the namespaces/finalize
 // subresource: an update through it changes spec.finalizers only, and
-// everything else is kept from the stored object. It has the shape of a
-// status strategy; registry.Resource has no slot for it.
+// everything else is kept from the stored object.
 func NamespaceFinalize() registry.StatusStrategy {
 	return typedStatus[*corev1.Namespace]{
 		prepareUpdate: func(ns, old *corev1.Namespace) {

@@ -266,3 +266,13 @@ func TestPodGracePeriod(t *testing.T) {
 		}
 	}
 }
+
+// TestPodQOSBeforeDefaults checks the class does not depend on whether the
+// limits were already copied into requests.
+func TestPodQOSBeforeDefaults(t *testing.T) {
+	p := newPod()
+	p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi")}
+	if got := podQOS(&p.Spec); got != corev1.PodQOSGuaranteed {
+		t.Errorf("qos %s, want Guaranteed", got)
+	}
+}

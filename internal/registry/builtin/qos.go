@@ -2,8 +2,7 @@ package builtin
 
 import corev1 "k8s.io/api/core/v1"
 
-// podQOS computes a pod's quality-of-service class from its (defaulted)
-// spec, as Kubernetes does, looking at cpu and memory only:
+// podQOS computes a pod's quality-of-service class from its spec, as Kubernetes does, looking at cpu and memory only:
 //   - BestEffort: no container requests or limits any of them;
 //   - Guaranteed: every container limits both, and the summed requests
 //     equal the summed limits;
@@ -24,7 +23,7 @@ func podQOS(spec *corev1.PodSpec) corev1.PodQOSClass {
 	requests, limits := corev1.ResourceList{}, corev1.ResourceList{}
 	guaranteed := true
 	for _, r := range reqs {
-		addQOSResources(requests, r.Requests)
+		addQOSResources(requests, effectiveRequests(r))
 		if n := addQOSResources(limits, r.Limits); n < 2 {
 			guaranteed = false // must limit both cpu and memory
 		}
@@ -44,6 +43,20 @@ func podQOS(spec *corev1.PodSpec) corev1.PodQOSClass {
 		}
 	}
 	return corev1.PodQOSBurstable
+}
+
+// effectiveRequests are the requests of r, a limit standing for each
+// missing request as defaulting makes it, so that the class does not
+// depend on whether defaults were applied yet.
+func effectiveRequests(r corev1.ResourceRequirements) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for name, q := range r.Limits {
+		out[name] = q
+	}
+	for name, q := range r.Requests {
+		out[name] = q
+	}
+	return out
 }
 
 // addQOSResources adds the positive cpu and memory quantities of from into

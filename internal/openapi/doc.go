@@ -1,0 +1,62 @@
+// Package openapi builds and serves the OpenAPI documents of the resources
+// the API server serves: /openapi/v3 (one OpenAPI 3.0 document per
+// group-version, plus the index naming them) and /openapi/v2 (one Swagger
+// 2.0 document, as JSON or gnostic protobuf).
+//
+// # Schemas
+//
+// Schemas are derived by reflection from the Go types that each
+// Resource's New and NewList return, and named as Kubernetes names them
+// (ModelName: "io.k8s.api.core.v1.Pod"). Rules:
+//
+//   - Named structs become definitions; fields follow their json tags,
+//     embedded structs (TypeMeta) are flattened, and a field without
+//     omitempty/omitzero is required.
+//   - Descriptions come from the types' SwaggerDoc methods (the few types
+//     without one carry descriptions written here).
+//   - patchStrategy/patchMergeKey tags become x-kubernetes-patch-strategy
+//     and x-kubernetes-patch-merge-key; lists get x-kubernetes-list-type
+//     (map keyed by the merge key, set for merged scalars, and the
+//     exceptions of listFacts).
+//   - Types with a custom JSON form use their own OpenAPI methods
+//     (metav1.Time: string/date-time; intstr.IntOrString: int-or-string;
+//     resource.Quantity: string, in v3 oneOf string/number); RawExtension
+//     and FieldsV1 are objects, []byte is string/byte, maps are
+//     additionalProperties.
+//   - Top-level kinds carry x-kubernetes-group-version-kind (a list).
+//   - In v3 a property referring to a definition wraps the $ref in a
+//     one-element allOf, so its description and extensions are not $ref
+//     siblings; in v2 they sit next to $ref. Both forms are what kubectl
+//     explain, kubectl apply (strategic merge) and the server-side-apply
+//     type converter read.
+//
+// # Operations
+//
+// Every resource gets the operations of kube-apiserver: list, watch
+// (including the deprecated /watch/ paths), create, get, update, patch,
+// delete, deletecollection, list across namespaces, and its status, scale
+// and binding subresources. Each operation carries x-kubernetes-action and
+// x-kubernetes-group-version-kind, and its own query parameters inline.
+// kubectl sends fieldValidation=Strict (server-side validation) only when
+// the PATCH operation of the kind lists a fieldValidation parameter of its
+// own; every PATCH here does.
+//
+// # Caching and invariants
+//
+//   - A Service serves one immutable snapshot at a time; Update builds the
+//     v3 documents, then swaps an atomic pointer. A failed Update keeps the
+//     previous snapshot. The v2 JSON and protobuf forms are built on their
+//     first request per snapshot (sync.Once).
+//   - Each v3 group-version document is addressed as
+//     /openapi/v3/<path>?hash=<SHA-256>. A matching hash is answered with
+//     "Cache-Control: public, immutable" and a one-year Expires; a stale
+//     hash is redirected (301) to the current URL; other requests get an
+//     ETag and If-None-Match answers 304.
+//   - Schemas returns the v3 definitions; they are shared and read-only.
+//
+// # Calling protocol
+//
+//	s, err := openapi.New(resources, openapi.Options{Version: "v1.37.0-setpoint"})
+//	s.Register(mux)         // GET /openapi/v2, /openapi/v3, /openapi/v3/{gv...}
+//	err = s.Update(newResources)
+package openapi
