@@ -158,6 +158,21 @@ func TestKubectl(t *testing.T) {
 		}
 	})
 
+	t.Run("explain and server-side field validation", func(t *testing.T) {
+		out := s.kubectl(t, "", "explain", "deployment.spec.strategy")
+		if !strings.Contains(out, "rollingUpdate") || !strings.Contains(out, "DeploymentStrategy") {
+			t.Errorf("explain deployment.spec.strategy:\n%s", out)
+		}
+		bad := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: strict\ndata:\n  a: b\nspec:\n  oops: 1\n"
+		_, stderr, err := s.kubectlErr(t, bad, "apply", "-f", "-")
+		if err == nil || !strings.Contains(stderr, `unknown field "spec"`) {
+			t.Errorf("apply with an unknown field: err=%v stderr=%q, want a strict decoding error", err, stderr)
+		}
+		if _, _, err := s.kubectlErr(t, "", "get", "configmap", "strict"); err == nil {
+			t.Error("the refused configmap was created")
+		}
+	})
+
 	t.Run("get -w sees creates, updates and deletes", func(t *testing.T) {
 		for _, kind := range []string{"configmaps", "pods", "deployments", "namespaces"} {
 			t.Run(kind, func(t *testing.T) { watchKind(t, s, kind) })

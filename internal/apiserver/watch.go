@@ -74,13 +74,17 @@ func (s *Server) watchOptions(r *http.Request, e *entry, info requestInfo) (watc
 	default: // "" or "0": initial state, then changes
 		opts.Mode = watchcache.InitialEvents
 	}
-	if opts.Mode == watchcache.InitialEvents && rawRV == "" {
+	switch {
+	case opts.Mode == watchcache.InitialEvents && rawRV == "", opts.Mode == watchcache.FromRevision && rv == 0 && rawRV == "":
 		// A consistent start: not older than what storage has now.
 		cur, err := s.cfg.Storage.CurrentRevision(r.Context())
 		if err != nil {
 			return opts, 0, apierrors.NewInternalError(err)
 		}
 		opts.ResourceVersion = cur
+	case opts.Mode == watchcache.FromRevision && rv == 0:
+		// sendInitialEvents=false from "0": start at any recent state.
+		opts.ResourceVersion = e.cache.Revision()
 	}
 	timeout := time.Duration(minWatchTimeout.Seconds()*(1+rand.Float64())) * time.Second
 	if t := q.Get("timeoutSeconds"); t != "" {

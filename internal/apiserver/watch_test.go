@@ -203,3 +203,19 @@ func TestWatchFiltersBySelectors(t *testing.T) {
 		t.Fatalf("after relabel got %s, want DELETED match", ev.Type)
 	}
 }
+
+func TestWatchWithoutInitialEventsStartsNow(t *testing.T) {
+	s, _ := start(t, nil)
+	createCM(t, s, "old", nil)
+	for _, rv := range []string{"", "0"} {
+		ch, code, body := openWatch(t, s, cmPath+"?watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&resourceVersion="+rv)
+		if code != http.StatusOK {
+			t.Fatalf("rv %q: %d %s", rv, code, body)
+		}
+		name := "new" + rv
+		createCM(t, s, name, nil)
+		if ev := next(t, ch); ev.Type != "ADDED" || decode[object](t, ev.Object).Metadata.Name != name {
+			t.Errorf("rv %q: first event %s %s, want ADDED %s (no initial events)", rv, ev.Type, ev.Object, name)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package memory_test
 
 import (
+	"fmt"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -16,10 +17,14 @@ func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Store { return memory.New() })
 }
 
-func BenchmarkCreate1KiB16Clients(b *testing.B) {
-	s := memory.New()
-	defer s.Close()
-	storagetest.BenchmarkCreate(b, s, 16, 1024)
+func BenchmarkCreate1KiB(b *testing.B) {
+	for _, clients := range []int{16, 64} {
+		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+			s := memory.New()
+			defer s.Close()
+			storagetest.BenchmarkCreate(b, s, clients, 1024)
+		})
+	}
 }
 
 func BenchmarkList10000(b *testing.B) {

@@ -157,7 +157,7 @@ func (w *watcher) catchUp() error {
 		w.mu.Lock()
 		pos := w.pos
 		w.mu.Unlock()
-		if pos >= h.rev-1 {
+		if pos >= h.rev {
 			w.synced = true
 			h.mu.Unlock()
 			return nil

@@ -3,6 +3,7 @@ package mvcc
 import (
 	"context"
 	"fmt"
+	"runtime"
 
 	"github.com/setpoint-dev/setpoint/internal/storage"
 )
@@ -84,6 +85,11 @@ func (s *Store) commitLoop() {
 			// Close waited for every writer, so no op is queued.
 			return
 		}
+		// Let writers that were just acknowledged queue their next op:
+		// with N concurrent writers this doubles the typical batch (from
+		// about N/2, the half that queued during the previous commit, to
+		// nearly N) at the cost of one scheduler yield.
+		runtime.Gosched()
 	fill:
 		for len(batch) < s.maxBatch {
 			select {

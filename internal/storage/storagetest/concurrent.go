@@ -92,7 +92,10 @@ func testConcurrentWriters(t *testing.T, s storage.Store) {
 	if cur := mustRevision(t, s); cur != acks[len(acks)-1].rev {
 		t.Fatalf("current revision %d, last acknowledged %d", cur, acks[len(acks)-1].rev)
 	}
-	got := recvEvents(t, w, len(acks))
+	got := recvAll(t, s, w)
+	if len(got) != len(acks) {
+		t.Fatalf("watch delivered %d events, want %d", len(got), len(acks))
+	}
 	for i, e := range got {
 		a := acks[i]
 		if e.Revision != a.rev || e.Key != a.key || string(e.Value) != a.value || e.Created != a.created {
@@ -176,5 +179,5 @@ func testSlowWatcherEnded(t *testing.T, s storage.Store) {
 	// The store and new watches carry on.
 	w := mustWatch(t, s, "sw/", 0)
 	r := mustCreate(t, s, "sw/after", "x")
-	expectEvents(t, recvEvents(t, w, 1), []storage.Event{{Type: storage.EventPut, Key: "sw/after", Value: []byte("x"), Revision: r, Created: true}})
+	expectEvents(t, recvAll(t, s, w), []storage.Event{{Type: storage.EventPut, Key: "sw/after", Value: []byte("x"), Revision: r, Created: true}})
 }

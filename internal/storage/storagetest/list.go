@@ -179,7 +179,7 @@ func testCompaction(t *testing.T, s storage.Store) {
 	_, err = s.Watch(t.Context(), "c/", r5-1)
 	expectErr(t, "Watch from a compacted revision", err, storage.ErrCompacted)
 	w := mustWatch(t, s, "c/", r5)
-	got := recvEvents(t, w, 1)
+	got := recvAll(t, s, w)
 	expectEvents(t, got, []storage.Event{{Type: storage.EventPut, Key: "c/a", Value: []byte("a3"), Revision: r6}})
 	expectQuiet(t, s, w)
 

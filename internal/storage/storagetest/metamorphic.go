@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/setpoint-dev/setpoint/internal/storage"
@@ -38,6 +39,9 @@ type metaRunner struct {
 	step    int
 	watches []*metaWatch
 	trace   []string // recent operations, logged on failure
+	// outcomes counts what the operations did, logged at the end so that
+	// a change of generator that stops exercising a path shows.
+	outcomes map[string]int
 }
 
 func runMetamorphic(t *testing.T, newStore func(t *testing.T) storage.Store) {
@@ -47,7 +51,7 @@ func runMetamorphic(t *testing.T, newStore func(t *testing.T) storage.Store) {
 	}
 	for seed := range uint64(seeds) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			r := &metaRunner{t: t, s: Open(t, newStore), rng: rand.New(rand.NewPCG(seed, 0x5e7))}
+			r := &metaRunner{t: t, s: Open(t, newStore), rng: rand.New(rand.NewPCG(seed, 0x5e7)), outcomes: map[string]int{}}
 			t.Cleanup(func() {
 				if t.Failed() {
 					t.Logf("seed %d, last operations:\n%s", seed, fmt.Sprint(r.trace))
@@ -94,6 +98,28 @@ func (r *metaRunner) run(steps int) {
 		r.checkWatch(w)
 	}
 	r.checkAll()
+	r.t.Logf("outcomes: %v", r.outcomes)
+}
+
+// outcome counts an operation (named by the first word of what) by its
+// expected error.
+func (r *metaRunner) outcome(what string, err error) {
+	op, _, _ := strings.Cut(what, " ")
+	switch {
+	case errors.Is(err, storage.ErrConflict):
+		op += ":conflict"
+	case errors.Is(err, storage.ErrNotFound):
+		op += ":notfound"
+	case errors.Is(err, storage.ErrKeyExists):
+		op += ":exists"
+	case errors.Is(err, storage.ErrCompacted):
+		op += ":compacted"
+	case errors.Is(err, storage.ErrFutureRevision):
+		op += ":future"
+	case err != nil:
+		op += ":error"
+	}
+	r.outcomes[op]++
 }
 
 func (r *metaRunner) key() string { return metaKeys[r.rng.IntN(len(metaKeys))] }
@@ -125,6 +151,7 @@ func (r *metaRunner) checkWrite(what string, rev int64, err error, wantErr error
 	t := r.t
 	t.Helper()
 	r.logf("%s -> %d, %v", what, rev, err)
+	r.outcome(what, wantErr)
 	if wantErr != nil {
 		if !errors.Is(err, wantErr) {
 			t.Fatalf("%s: got %d, %v; want %v", what, rev, err, wantErr)

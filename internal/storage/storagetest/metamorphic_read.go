@@ -31,6 +31,7 @@ func (r *metaRunner) pickRevision() (rev int64, want error) {
 func (r *metaRunner) list() {
 	prefix, limit := r.prefix(), r.rng.IntN(5)
 	rev, wantErr := r.pickRevision()
+	r.outcome("list", wantErr)
 	r.listAndCheck(prefix, rev, limit, wantErr)
 }
 
@@ -83,6 +84,7 @@ func (r *metaRunner) compact() {
 	}
 	err := r.s.Compact(r.t.Context(), rev)
 	r.logf("compact %d -> %v", rev, err)
+	r.outcome("compact", want)
 	if !errors.Is(err, want) {
 		r.t.Fatalf("compact %d: error %v, want %v", rev, err, want)
 	}
@@ -102,6 +104,7 @@ func (r *metaRunner) openWatch() {
 	after, wantErr := r.pickRevision()
 	w, err := r.s.Watch(r.t.Context(), prefix, after)
 	r.logf("watch %q after %d -> %v", prefix, after, err)
+	r.outcome("watch", wantErr)
 	if !errors.Is(err, wantErr) {
 		r.t.Fatalf("watch %q after %d: error %v, want %v", prefix, after, err, wantErr)
 	}

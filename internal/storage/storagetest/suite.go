@@ -9,11 +9,6 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/storage"
 )
 
-// NewStore returns a fresh, empty store owned by the test. The suite closes
-// it when the (sub)test ends; a store whose Close was already called must
-// tolerate a second Close (returning nil or storage.ErrClosed).
-type NewStore func(t *testing.T) storage.Store
-
 type testCase struct {
 	name string
 	fn   func(t *testing.T, s storage.Store)
@@ -31,7 +26,9 @@ func cases() []testCase {
 
 // Run runs the whole conformance suite against stores made by newStore:
 // every single-store test on a fresh store, then the metamorphic test over
-// many seeds. Each subtest checks that no goroutine outlives its store.
+// many seeds. newStore returns a fresh, empty store; the suite closes it
+// when the subtest ends (a store must tolerate a second Close, returning nil
+// or storage.ErrClosed) and then checks that no goroutine outlives it.
 func Run(t *testing.T, newStore func(t *testing.T) storage.Store) {
 	for _, tc := range cases() {
 		t.Run(tc.name, func(t *testing.T) {

@@ -45,17 +45,17 @@ func testWatchFromPast(t *testing.T, s storage.Store) {
 	evs := writeHistory(t, s)
 	// From before the first write, and from each event's revision.
 	w := mustWatch(t, s, "w/", evs[0].Revision-1)
-	expectEvents(t, recvEvents(t, w, len(evs)), evs)
+	expectEvents(t, recvAll(t, s, w), evs)
 	expectQuiet(t, s, w)
 	for i, e := range evs {
 		w := mustWatch(t, s, "w/", e.Revision)
-		expectEvents(t, recvEvents(t, w, len(evs)-i-1), evs[i+1:])
+		expectEvents(t, recvAll(t, s, w), evs[i+1:])
 		expectQuiet(t, s, w)
 		w.Stop()
 	}
 	// A watch from the past continues with live events, without gap.
 	r := mustCreate(t, s, "w/c", "c1")
-	expectEvents(t, recvEvents(t, w, 1), []storage.Event{{Type: storage.EventPut, Key: "w/c", Value: []byte("c1"), Revision: r, Created: true}})
+	expectEvents(t, recvAll(t, s, w), []storage.Event{{Type: storage.EventPut, Key: "w/c", Value: []byte("c1"), Revision: r, Created: true}})
 	expectQuiet(t, s, w)
 }
 
@@ -65,10 +65,13 @@ func testWatchLive(t *testing.T, s storage.Store) {
 	all := mustWatch(t, s, "", 0)
 	expectQuiet(t, s, w)
 	evs := writeHistory(t, s)
-	expectEvents(t, recvEvents(t, w, len(evs)), evs)
+	expectEvents(t, recvAll(t, s, w), evs)
 	expectQuiet(t, s, w)
 	// The unfiltered watch also sees the write outside w/.
-	got := recvEvents(t, all, len(evs)+2)
+	got := recvAll(t, s, all)
+	if len(got) != len(evs)+2 {
+		t.Fatalf("unfiltered watch: %d events, want %d", len(got), len(evs)+2)
+	}
 	if got[0].Key != "x/first" || got[2].Key != "x/other" {
 		t.Fatalf("unfiltered watch: events %s, %s", eventString(got[0]), eventString(got[2]))
 	}
@@ -84,33 +87,16 @@ func testWatchProgress(t *testing.T, s storage.Store) {
 	mustCreate(t, s, "x/1", "1")
 	mustCreate(t, s, "x/2", "2")
 	expectQuiet(t, s, w)
-	// Several requests before reading give at least one notification, and
-	// the stream stays usable.
-	w.RequestProgress()
-	w.RequestProgress()
+	r := mustCreate(t, s, "w/b", "b")
+	expectEvents(t, recvAll(t, s, w), []storage.Event{{Type: storage.EventPut, Key: "w/b", Value: []byte("b"), Revision: r, Created: true}})
+	// Several requests never block and give at least one notification.
+	mustCreate(t, s, "x/3", "3")
+	for range 3 {
+		w.RequestProgress()
+	}
 	if resp := <-w.Responses(); len(resp.Events) != 0 || resp.Revision != mustRevision(t, s) {
 		t.Fatalf("progress response %+v", resp)
 	}
-	r := mustCreate(t, s, "w/b", "b")
-	got := recvEventsSkippingProgress(t, w, 1)
-	expectEvents(t, got, []storage.Event{{Type: storage.EventPut, Key: "w/b", Value: []byte("b"), Revision: r, Created: true}})
-	expectQuiet(t, s, w)
-}
-
-// recvEventsSkippingProgress is recvEvents for a stream that may still hold
-// progress notifications from earlier requests.
-func recvEventsSkippingProgress(t *testing.T, w storage.WatchStream, n int) []storage.Event {
-	t.Helper()
-	var got []storage.Event
-	for len(got) < n {
-		resp, ok := <-w.Responses()
-		if !ok {
-			t.Fatalf("watch ended: %v", w.Err())
-		}
-		checkResponse(t, resp)
-		got = append(got, resp.Events...)
-	}
-	return got
 }
 
 func testWatchCancel(t *testing.T, s storage.Store) {
@@ -150,7 +136,7 @@ func testWatchStop(t *testing.T, s storage.Store) {
 	expectEnd(t, w, nil)
 	// The store works on after a stopped watch.
 	w2 := mustWatch(t, s, "", 1)
-	recvEvents(t, w2, 2)
+	recvAll(t, s, w2)
 	expectQuiet(t, s, w2)
 }
 
