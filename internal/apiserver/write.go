@@ -3,6 +3,7 @@ package apiserver
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,11 +89,7 @@ func (s *Server) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid DeleteOptions: %v", err))
 		}
 	}
-	q := r.URL.Query()
-	if err := metav1.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, opts); err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid delete parameters: %v", err))
-	}
-	if _, err := dryRun(r); err != nil {
+	if err := deleteQuery(r, opts); err != nil {
 		return nil, err
 	}
 	if p := opts.PropagationPolicy; p != nil {
@@ -178,4 +175,37 @@ func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, 
 		return
 	}
 	s.writeResult(w, r, http.StatusOK, mt, e, result)
+}
+
+// deleteQuery applies the DeleteOptions a client may pass as query
+// parameters (kubectl does): gracePeriodSeconds, propagationPolicy,
+// orphanDependents and dryRun. They override the body's.
+func deleteQuery(r *http.Request, opts *metav1.DeleteOptions) error {
+	q := r.URL.Query()
+	if v := q.Get("gracePeriodSeconds"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return apierrors.NewBadRequest(fmt.Sprintf("gracePeriodSeconds: invalid value %q", v))
+		}
+		opts.GracePeriodSeconds = &n
+	}
+	if v := q.Get("propagationPolicy"); v != "" {
+		p := metav1.DeletionPropagation(v)
+		opts.PropagationPolicy = &p
+	}
+	if v := q.Get("orphanDependents"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return apierrors.NewBadRequest(fmt.Sprintf("orphanDependents: invalid value %q", v))
+		}
+		opts.OrphanDependents = &b //nolint:staticcheck // still honoured by Kubernetes
+	}
+	dry, err := dryRun(r)
+	if err != nil {
+		return err
+	}
+	if dry {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	return nil
 }

@@ -68,10 +68,11 @@ func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.
 			h.PrepareForDelete(obj)
 		}
 	}
-	if grace > 0 || beginning || changed {
+	shortened := m.GetDeletionGracePeriodSeconds() != nil && grace < *m.GetDeletionGracePeriodSeconds()
+	if grace > 0 || beginning || changed || shortened {
 		now := s.clock.Now()
 		deadline := metav1.NewTime(now.Add(time.Duration(grace) * time.Second).Truncate(time.Second))
-		if old := m.GetDeletionTimestamp(); old == nil || deadline.Before(old) {
+		if old := m.GetDeletionTimestamp(); old == nil || deadline.Before(old) || shortened {
 			m.SetDeletionTimestamp(&deadline)
 			m.SetDeletionGracePeriodSeconds(&grace)
 			changed = true

@@ -13,10 +13,14 @@
 // model (the full event log, replayed). Every subtest gets a fresh store
 // and verifies with goleak that no goroutine outlives it.
 //
-// Assumptions about the store: it is used by the suite alone (revisions
-// move only by the suite's writes), a successful write's revision is above
-// every earlier one, and a watcher with SlowWatcherEvents undelivered
-// events is ended. Watch assertions never wait on a timer: to check that a
+// Assumptions about the store beyond the letter of the contract: it is used
+// by the suite alone (revisions move only by the suite's writes); every
+// method but Close returns storage.ErrClosed after Close; Watch with an
+// afterRevision above the current revision fails with
+// storage.ErrFutureRevision; a watcher with SlowWatcherEvents undelivered
+// events is ended with storage.ErrWatcherTooSlow; and a progress
+// notification requested once every write has returned carries the
+// current revision. Watch assertions never wait on a timer: to check that a
 // watch delivered exactly the expected events, the suite requests a
 // progress notification and reads up to it.
 //
