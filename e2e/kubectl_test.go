@@ -173,6 +173,36 @@ func TestKubectl(t *testing.T) {
 		}
 	})
 
+	t.Run("apply, get -l and get --chunk-size=2 on every kind", func(t *testing.T) {
+		manifests := map[string]string{
+			"configmaps": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  labels: {set: a}\ndata:\n  k: v\n",
+			"pods":       "apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  labels: {set: a}\nspec:\n  containers:\n  - name: c\n    image: nginx\n",
+			"deployments": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: %s\n  labels: {set: a}\nspec:\n  selector:\n    matchLabels: {app: %[1]s}\n" +
+				"  template:\n    metadata:\n      labels: {app: %[1]s}\n    spec:\n      containers:\n      - name: c\n        image: nginx\n",
+			"namespaces": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n  labels: {set: a}\n",
+		}
+		for kind, manifest := range manifests {
+			var want []string
+			for i := range 3 {
+				name := fmt.Sprintf("ap-%s-%d", strings.TrimSuffix(kind, "s"), i)
+				if out := s.kubectl(t, fmt.Sprintf(manifest, name), "apply", "-f", "-"); !strings.Contains(out, "created") {
+					t.Errorf("apply %s: %q", name, out)
+				}
+				want = append(want, name)
+			}
+			if got := names(s.kubectl(t, "", "get", kind, "-l", "set=a")); !slices.Equal(got, want) {
+				t.Errorf("get %s -l set=a = %v, want %v", kind, got, want)
+			}
+			_, logs, err := s.kubectlErr(t, "", "get", kind, "-l", "set=a", "--chunk-size=2", "-v=6")
+			if err != nil || !strings.Contains(logs, "limit=2") || !strings.Contains(logs, "continue=") {
+				t.Errorf("get %s --chunk-size=2 did not page (err %v)", kind, err)
+			}
+			if got := names(s.kubectl(t, "", "get", kind, "-l", "set=a", "--chunk-size=2")); !slices.Equal(got, want) {
+				t.Errorf("get %s --chunk-size=2 = %v, want %v", kind, got, want)
+			}
+		}
+	})
+
 	t.Run("get -w sees creates, updates and deletes", func(t *testing.T) {
 		for _, kind := range []string{"configmaps", "pods", "deployments", "namespaces"} {
 			t.Run(kind, func(t *testing.T) { watchKind(t, s, kind) })

@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -218,4 +219,64 @@ func TestWatchWithoutInitialEventsStartsNow(t *testing.T) {
 			t.Errorf("rv %q: first event %s %s, want ADDED %s (no initial events)", rv, ev.Type, ev.Object, name)
 		}
 	}
+}
+
+// TestSlowWatcherIsClosedWithAnError opens one watch that never reads and
+// one that does, writes far more than the slow one can buffer, and checks
+// that the slow one ends with a 410 ERROR event while the fast one gets
+// every event.
+func TestSlowWatcherIsClosedWithAnError(t *testing.T) {
+	s, _ := start(t, func(c *apiserver.Config) { c.WatchCacheCapacity = 100000 })
+	req, _ := http.NewRequest(http.MethodGet, s.URL+cmPath+"?watch=1", nil)
+	req.Header.Set("Authorization", "Bearer "+s.Token)
+	slow, err := s.Client.Do(req) // never read until the writes are done
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Body.Close()
+	fast, code, _ := openWatch(t, s, cmPath+"?watch=1")
+	if code != http.StatusOK {
+		t.Fatal("fast watch", code)
+	}
+	const writes = 3000
+	big := strings.Repeat("x", 4096)
+	got := make(chan int)
+	go func() {
+		n := 0
+		for range fast {
+			if n++; n == writes {
+				break
+			}
+		}
+		got <- n
+	}()
+	for i := range writes {
+		createCM(t, s, fmt.Sprintf("slow-%d", i), map[string]string{"x": big})
+	}
+	if n := <-got; n != writes {
+		t.Fatalf("fast watcher got %d events, want %d", n, writes)
+	}
+	var events []watchEvent
+	dec := json.NewDecoder(slow.Body)
+	for {
+		var ev watchEvent
+		if err := dec.Decode(&ev); err != nil {
+			break
+		}
+		events = append(events, ev)
+	}
+	if len(events) == 0 || len(events) > writes {
+		t.Fatalf("slow watcher read %d events", len(events))
+	}
+	last := events[len(events)-1]
+	st := decode[status](t, last.Object)
+	if last.Type != "ERROR" || st.Code != http.StatusGone {
+		t.Fatalf("slow watcher's last event: %s %s, want ERROR with a 410 Status", last.Type, last.Object)
+	}
+	for i, ev := range events[:len(events)-1] {
+		if name := decode[object](t, ev.Object).Metadata.Name; ev.Type != "ADDED" || name != fmt.Sprintf("slow-%d", i) {
+			t.Fatalf("slow watcher event %d: %s %s, want ADDED slow-%d (a gap-free prefix)", i, ev.Type, name, i)
+		}
+	}
+	t.Logf("slow watcher received %d events before the ERROR", len(events)-1)
 }

@@ -104,9 +104,10 @@ type Writer interface {
 	// ErrKeyExists. It returns the new revision.
 	Create(ctx context.Context, key string, value []byte) (int64, error)
 	// Update replaces the value of key if its ModRevision equals
-	// expectedRevision. It returns ErrNotFound if the key is missing and
-	// ErrConflict (with the current KeyValue available via AsConflict) if
-	// the revision differs. It returns the new revision.
+	// expectedRevision. It returns ErrNotFound if the key is missing and a
+	// *ConflictError (errors.Is ErrConflict; its Current field holds the
+	// key's current KeyValue) if the revision differs. It returns the new
+	// revision.
 	Update(ctx context.Context, key string, value []byte, expectedRevision int64) (int64, error)
 	// Delete removes key. expectedRevision 0 deletes unconditionally;
 	// otherwise a different ModRevision gives ErrConflict. It returns the
@@ -119,8 +120,11 @@ type Writer interface {
 type Watcher interface {
 	// Watch delivers every event on keys under prefix with a revision
 	// greater than afterRevision, in revision order, on the returned
-	// stream. afterRevision 0 means "from now". If afterRevision is below
-	// the compacted revision it fails with ErrCompacted. The stream ends
+	// stream. afterRevision 0 means "from now" (so nothing watches from
+	// before revision 1). If afterRevision is below the compacted revision
+	// it fails with ErrCompacted; above the current revision, with
+	// ErrFutureRevision. Event values are shared by every watcher that
+	// receives the event: consumers treat them as read-only. The stream ends
 	// (its channel is closed) when ctx is cancelled, the store closes, or
 	// the watcher falls too far behind; Err tells which.
 	Watch(ctx context.Context, prefix string, afterRevision int64) (WatchStream, error)
@@ -177,7 +181,8 @@ type Store interface {
 	Compactor
 	// Stats reports size figures for metrics.
 	Stats(ctx context.Context) (Stats, error)
-	// Close releases the store; pending watches end with ErrClosed.
+	// Close releases the store; pending watches end with ErrClosed and
+	// every later call returns ErrClosed. Calling Close twice is safe.
 	Close() error
 }
 

@@ -54,9 +54,8 @@ func (c *Cache) sendDueBookmarks(now time.Time) time.Time {
 				f := c.bookmarkFrame(c.dispatchedRev, false)
 				shared = &f
 			}
-			select {
-			case w.out <- *shared:
-			default:
+			if len(w.out) < w.limit { // best effort: skipped when the buffer is full
+				w.out <- *shared
 			}
 			if !w.deadlineBookmark.IsZero() && !w.deadlineBookmark.After(now) {
 				w.deadlineBookmark = time.Time{}

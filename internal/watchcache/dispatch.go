@@ -96,11 +96,13 @@ func (c *Cache) dispatchList(l *watcherList, e *event) uint64 {
 			i++
 			continue
 		}
-		select {
-		case w.out <- f:
+		if len(w.out) < w.limit {
+			// Cannot block: the dispatcher (holding c.wmu) is the only
+			// sender to a live watcher and out has room.
+			w.out <- f
 			n++
 			i++
-		default:
+		} else {
 			// endLiveLocked moves the last watcher into slot i: do not
 			// advance i.
 			c.endTooSlowLocked(w, e.rev)
@@ -112,9 +114,9 @@ func (c *Cache) dispatchList(l *watcherList, e *event) uint64 {
 func (c *Cache) endTooSlowLocked(w *Watcher, rev int64) {
 	c.metrics.tooSlow.Add(1)
 	c.cfg.Logger.Warn("watch cache ends a watcher that fell behind",
-		"namespace", w.f.namespace, "buffer", cap(w.out), "revision", rev)
+		"namespace", w.f.namespace, "buffer", w.limit, "revision", rev)
 	st := expiredStatus(fmt.Sprintf(
 		"watch ended: the client fell behind by more than %d events at resource version %d; list again",
-		cap(w.out), rev))
+		w.limit, rev))
 	c.endLiveLocked(w, &st, ErrWatcherTooSlow)
 }

@@ -40,9 +40,9 @@
 //     up to the bookmark's revision.
 //   - Dispatch never blocks on a client: sends are non-blocking into a
 //     bounded per-watcher channel; a watcher whose channel is full is ended
-//     with an ERROR frame (Status 410 Expired) and removed. If the channel
-//     is full when the ERROR frame is due, its oldest frame is dropped to
-//     make room: the client relists anyway.
+//     with an ERROR frame (Status 410 Expired) and removed. The channel
+//     keeps one slot in reserve for that frame, so nothing is dropped: the
+//     client receives a gap-free prefix of its events, then the ERROR.
 //
 // # Watcher lifecycle
 //

@@ -345,8 +345,7 @@ func (r *metaRun) checkInitial(what string, mw *metaWatcher) {
 
 // endedByCache checks a watcher the cache ended (it fell behind, or the
 // window overran its catch-up): an ERROR frame 410 Expired comes last, and
-// what came before is the expected sequence cut short, with at most one
-// frame dropped to make room for the ERROR frame.
+// what came before is the expected sequence cut short, with no gap.
 func (r *metaRun) endedByCache(what string, mw *metaWatcher) bool {
 	err := mw.w.Err()
 	if err == nil {
@@ -382,23 +381,20 @@ func (r *metaRun) endedByCache(what string, mw *metaWatcher) bool {
 	} else {
 		want = r.m.expectedAfter(mw.f, mw.from)
 	}
-	checkPrefixWithGap(r.t, what, got, want)
+	checkPrefix(r.t, what, got, want)
 	return true
 }
 
-// checkPrefixWithGap checks that got is a prefix of want with at most one
-// element missing.
-func checkPrefixWithGap(t *testing.T, what string, got []Frame, want []expected) {
+// checkPrefix checks that got is a prefix of want.
+func checkPrefix(t *testing.T, what string, got []Frame, want []expected) {
 	t.Helper()
 	if len(got) > len(want) {
 		t.Fatalf("%s: %d frames, more than the %d expected", what, len(got), len(want))
 	}
-	i := 0
-	for i < len(got) && frameIs(t, got[i], want[i]) {
-		i++
-	}
-	if i < len(got) {
-		checkFrames(t, what+" after the gap", got[i:], want[i+1:len(got)+1])
+	for i := range got {
+		if !frameIs(t, got[i], want[i]) {
+			t.Fatalf("%s: frame %d is not the expected one: the prefix has a gap or a wrong event", what, i)
+		}
 	}
 }
 

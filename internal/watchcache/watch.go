@@ -74,8 +74,13 @@ type Watcher struct {
 	f              filter
 	allowBookmarks bool
 	// out is buffered; it is sent to and closed only by its owner (see
-	// watcherState), and closed exactly once.
+	// watcherState), and closed exactly once. Its capacity is limit+1: event
+	// and bookmark frames never fill the last slot, which is reserved for
+	// the ERROR frame that ends the watch, so ending a watcher never drops
+	// a frame (the client sees a gap-free prefix, then the ERROR).
 	out chan Frame
+	// limit is the number of event and bookmark frames out may hold.
+	limit int
 	// stop is closed by Stop.
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -150,7 +155,8 @@ func (c *Cache) newWatcher(opts WatchOptions) *Watcher {
 		c:              c,
 		f:              newFilter(ns, opts.Label, opts.Field),
 		allowBookmarks: opts.AllowBookmarks,
-		out:            make(chan Frame, size),
+		out:            make(chan Frame, size+1),
+		limit:          size,
 		stop:           make(chan struct{}),
 	}
 	if opts.AllowBookmarks {
@@ -181,7 +187,7 @@ func (c *Cache) start(w *Watcher, opts WatchOptions) error {
 		if opts.ResourceVersion < c.win.after {
 			return &ExpiredError{Requested: opts.ResourceVersion, Oldest: c.win.after}
 		}
-		frames, pos = c.collectLocked(&w.f, opts.ResourceVersion, nil, cap(w.out)/2+1)
+		frames, pos = c.collectLocked(&w.f, opts.ResourceVersion, nil, w.limit/2+1)
 	case InitialEvents:
 		frames, pos = c.snapshotLocked(&w.f), c.rev.Load()
 		if opts.SendInitialEvents {
@@ -192,7 +198,7 @@ func (c *Cache) start(w *Watcher, opts WatchOptions) error {
 	}
 	c.metrics.watchers.Add(1)
 	c.wmu.Lock()
-	if pos == c.rev.Load() && len(frames) <= cap(w.out)/2 {
+	if pos == c.rev.Load() && len(frames) <= w.limit/2 {
 		for _, f := range frames {
 			w.out <- f // cannot block: the channel is new and large enough
 		}
@@ -352,39 +358,43 @@ func (c *Cache) nextBatch(w *Watcher, pos int64, buf []Frame) ([]Frame, int64, c
 		return nil, pos, sendMore, errWatcherStopped
 	default:
 	}
-	if len(w.out) > cap(w.out)/2 {
+	if len(w.out) > w.limit/2 {
 		return nil, pos, waitForReader, nil
 	}
 	c.registerLocked(w)
 	return nil, pos, wentLive, nil
 }
 
-// finish ends a watcher that is not live (its catch-up goroutine owns out).
+// finish ends a watcher that is not live: its catch-up goroutine, the
+// caller, owns out. Catch-up sends block, so out may be full: the ERROR
+// frame is sent with a blocking send (before taking c.wmu, so no other
+// watcher waits on this client), unless the watch is being stopped.
 func (w *Watcher) finish(status *metav1.Status, err error) {
+	if status != nil {
+		select {
+		case w.out <- errorFrame(*status):
+			status = nil // delivered
+		case <-w.stop:
+		case <-w.c.done:
+		}
+	}
 	w.c.wmu.Lock()
 	defer w.c.wmu.Unlock()
 	w.closeLocked(status, err)
 }
 
 // closeLocked sends the optional ERROR frame and closes out. The caller
-// owns out and holds c.wmu. If out is full its oldest frame is dropped to
-// make room for the ERROR frame, which the client must act on anyway.
+// owns out and holds c.wmu. For a live watcher the reserved slot of out
+// guarantees room for the ERROR frame. A watcher stopped during catch-up
+// may have no room left; its client is gone, so the frame is dropped.
 func (w *Watcher) closeLocked(status *metav1.Status, err error) {
 	if w.state == closed {
 		return
 	}
 	if status != nil {
-		ef := errorFrame(*status)
-		for sent := false; !sent; {
-			select {
-			case w.out <- ef:
-				sent = true
-			default:
-				select {
-				case <-w.out:
-				default:
-				}
-			}
+		select {
+		case w.out <- errorFrame(*status):
+		default:
 		}
 	}
 	close(w.out)

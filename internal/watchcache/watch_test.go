@@ -224,8 +224,13 @@ func TestSlowWatcherEndedFastContinues(t *testing.T) {
 		frames = append(frames, f)
 	}
 	n := len(frames)
-	if n != 3 || frames[n-1].Type != watch.Error {
-		t.Fatalf("slow watcher got %d frames, want 2 events then ERROR", n)
+	if n != 4 || frames[n-1].Type != watch.Error {
+		t.Fatalf("slow watcher got %d frames, want its 3 buffered events then ERROR", n)
+	}
+	for i, f := range frames[:3] { // nothing dropped: the first three updates, in order
+		if w := decodeFrame(t, f); f.Type != watch.Modified || w.Object.Data["v"] != strconv.Itoa(i) {
+			t.Fatalf("slow watcher frame %d: %s %+v, want MODIFIED of update %d", i, f.Type, w.Object, i)
+		}
 	}
 	st := decodeFrame(t, frames[n-1])
 	if st.Object.Kind != "Status" || st.Object.Code != http.StatusGone || st.Object.Reason != "Expired" {
