@@ -115,22 +115,16 @@ func (p *patcher) setsResourceVersion() bool {
 }
 
 func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
-	dry, err := dryRun(r)
-	if err != nil {
-		s.resp.writeError(w, r, err)
-		return
-	}
 	fv, err := parseFieldValidation(r)
-	if err != nil {
-		s.resp.writeError(w, r, err)
-		return
+	var dry bool
+	var body []byte
+	if err == nil {
+		dry, body, err = s.readWrite(r)
 	}
-	body, err := readBody(r, s.cfg.MaxBodyBytes)
-	if err != nil {
-		s.resp.writeError(w, r, err)
-		return
+	var p *patcher
+	if err == nil {
+		p, err = newPatcher(r, body, e.res.New(), e.gr())
 	}
-	p, err := newPatcher(r, body, e.res.New(), e.gr())
 	if err != nil {
 		s.resp.writeError(w, r, err)
 		return

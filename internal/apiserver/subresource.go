@@ -91,22 +91,14 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, e *entry, i
 		s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource+"/scale"))
 		return
 	}
-	dry, err := dryRun(r)
-	if err != nil {
-		s.resp.writeError(w, r, err)
-		return
-	}
-	body, err := readBody(r, s.cfg.MaxBodyBytes)
-	if err != nil {
-		s.resp.writeError(w, r, err)
-		return
-	}
+	dry, body, err := s.readWrite(r)
 	var p *patcher
-	if info.Verb == "patch" {
-		if p, err = newPatcher(r, body, &autoscalingv1.Scale{}, e.gr()); err != nil {
-			s.resp.writeError(w, r, err)
-			return
-		}
+	if err == nil && info.Verb == "patch" {
+		p, err = newPatcher(r, body, &autoscalingv1.Scale{}, e.gr())
+	}
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
 	}
 	fn := func(current runtime.Object) (runtime.Object, error) {
 		if current == nil {

@@ -23,18 +23,28 @@ func dryRun(r *http.Request) (bool, error) {
 	return len(vals) > 0, nil
 }
 
-func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
-	dry, err := dryRun(r)
-	if err != nil {
-		s.resp.writeError(w, r, err)
-		return
+// readWrite parses ?dryRun= and reads the body of a write request.
+func (s *Server) readWrite(r *http.Request) (dry bool, body []byte, err error) {
+	if dry, err = dryRun(r); err != nil {
+		return false, nil, err
 	}
-	body, err := readBody(r, s.cfg.MaxBodyBytes)
+	body, err = readBody(r, s.cfg.MaxBodyBytes)
+	return dry, body, err
+}
+
+// readObject reads a create or update request: dryRun and the decoded
+// object.
+func (s *Server) readObject(w http.ResponseWriter, r *http.Request, e *entry) (bool, runtime.Object, error) {
+	dry, body, err := s.readWrite(r)
 	if err != nil {
-		s.resp.writeError(w, r, err)
-		return
+		return false, nil, err
 	}
 	obj, err := s.decodeObject(w, r, e, body)
+	return dry, obj, err
+}
+
+func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
+	dry, obj, err := s.readObject(w, r, e)
 	if err != nil {
 		s.resp.writeError(w, r, err)
 		return
@@ -48,17 +58,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, e *entry, 
 }
 
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
-	dry, err := dryRun(r)
-	if err != nil {
-		s.resp.writeError(w, r, err)
-		return
-	}
-	body, err := readBody(r, s.cfg.MaxBodyBytes)
-	if err != nil {
-		s.resp.writeError(w, r, err)
-		return
-	}
-	obj, err := s.decodeObject(w, r, e, body)
+	dry, obj, err := s.readObject(w, r, e)
 	if err != nil {
 		s.resp.writeError(w, r, err)
 		return
