@@ -24,4 +24,10 @@ fuzz:
 
 # Benchmarks of docs/BENCHMARKS.md.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./bench/ ./internal/storage/... ./internal/watchcache/
+	$(GO) test -run '^$$' -bench 'Create16Clients' -benchtime 10000x -count 3 ./bench/
+	$(GO) test -run '^$$' -bench 'List10k' -benchtime 20x ./bench/
+	$(GO) test -run '^$$' -bench 'WatchFanout' -benchtime 1x -count 3 ./bench/
+	$(GO) test -run '^$$' -bench . -benchtime 3s ./internal/storage/boltdb/ ./internal/storage/memory/
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./internal/watchcache/
+	cd bench/reference && $(GO) test -run '^$$' -bench Create16Clients -benchtime 20000x -count 3 .
+	cd bench/reference && $(GO) test -run '^$$' -bench List10k -benchtime 30x -count 3 -benchmem .
