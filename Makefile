@@ -11,6 +11,7 @@ test: vet unit fuzz
 
 vet:
 	$(GO) vet ./...
+	cd bench/reference && $(GO) vet .
 
 # Unit, integration and end-to-end tests (e2e drives the real binary with
 # kubectl), all under the race detector.

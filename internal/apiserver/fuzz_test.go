@@ -23,7 +23,11 @@ func fuzzEntries() (*Server, []*entry) {
 	s := &Server{codecs: scheme.New()}
 	var es []*entry
 	for _, r := range builtin.Resources() {
-		es = append(es, &entry{res: r})
+		_, supported, err := r.Attrs(r.New())
+		if err != nil {
+			panic(err)
+		}
+		es = append(es, &entry{res: r, fields: supported})
 	}
 	return s, es
 }

@@ -43,12 +43,8 @@ func checkFieldSelector(e *entry, sel fields.Selector) error {
 	if sel == nil || sel.Empty() {
 		return nil
 	}
-	_, supported, err := e.res.Attrs(e.res.New())
-	if err != nil {
-		return apierrors.NewInternalError(err)
-	}
 	for _, req := range sel.Requirements() {
-		if _, ok := supported[req.Field]; !ok {
+		if _, ok := e.fields[req.Field]; !ok {
 			return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
 		}
 	}

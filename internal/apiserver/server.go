@@ -16,6 +16,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
@@ -95,6 +96,8 @@ type entry struct {
 	// returnDeleted: a DELETE that removes the object answers with the
 	// object rather than a Status (pods, as Kubernetes does).
 	returnDeleted bool
+	// fields are the field-selector fields the resource supports.
+	fields fields.Set
 }
 
 func (e *entry) gr() schema.GroupResource {
@@ -113,7 +116,6 @@ type Server struct {
 	admin   string // the admin bearer token
 	// entries maps group/version/resource to its entry; immutable after New.
 	entries map[schema.GroupVersionResource]*entry
-	byKind  map[schema.GroupKind]*entry
 	handler http.Handler
 	// services allocates cluster IPs and node ports.
 	services *serviceAllocators
@@ -151,7 +153,6 @@ func New(cfg Config) (*Server, error) {
 		resp:          &responder{codecs: cfg.Codecs, log: cfg.Logger},
 		metrics:       newMetrics(),
 		entries:       map[schema.GroupVersionResource]*entry{},
-		byKind:        map[schema.GroupKind]*entry{},
 		readLimit:     make(inflightLimiter, cfg.MaxReadInFlight),
 		mutatingLimit: make(inflightLimiter, cfg.MaxMutatingInFlight),
 		ready:         make(chan struct{}),
@@ -159,14 +160,20 @@ func New(cfg Config) (*Server, error) {
 	s.services = newServiceAllocators(cfg.Storage)
 	s.watchCtx, s.cancelWatch = context.WithCancel(context.Background())
 	for _, res := range cfg.Resources {
-		s.addResource(res)
+		if err := s.addResource(res); err != nil {
+			return nil, err
+		}
 	}
 	s.handler = s.buildHandler()
 	return s, nil
 }
 
-func (s *Server) addResource(res *registry.Resource) {
-	e := &entry{res: res, returnDeleted: res.Group == "" && res.Resource == "pods"}
+func (s *Server) addResource(res *registry.Resource) error {
+	_, supported, err := res.Attrs(res.New())
+	if err != nil {
+		return fmt.Errorf("field set of %s: %w", res.GVR(), err)
+	}
+	e := &entry{res: res, returnDeleted: res.Group == "" && res.Resource == "pods", fields: supported}
 	e.store = objects.New(objects.Config{
 		Resource: res, Storage: s.cfg.Storage, Codecs: s.codecs, Clock: s.cfg.Clock, Admit: s.admit,
 		OnDeleted: s.services.release,
@@ -190,7 +197,7 @@ func (s *Server) addResource(res *registry.Resource) {
 		Logger:           s.log.With("resource", res.GVR().String()),
 	})
 	s.entries[res.GVR()] = e
-	s.byKind[gvk.GroupKind()] = e
+	return nil
 }
 
 // Addr returns the bound address once Run is listening ("" before).
