@@ -56,6 +56,12 @@ func (s typed[T]) Validate(obj runtime.Object) field.ErrorList {
 }
 
 func (s typed[T]) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
+	return validatePair(obj, old, s.validateUpdate)
+}
+
+// validatePair runs fn on obj and old as T; either of the wrong type is
+// an error, and a nil fn accepts everything.
+func validatePair[T runtime.Object](obj, old runtime.Object, fn func(obj, old T) field.ErrorList) field.ErrorList {
 	o, ok := obj.(T)
 	if !ok {
 		return wrongType[T](obj)
@@ -64,10 +70,10 @@ func (s typed[T]) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	if !ok {
 		return wrongType[T](old)
 	}
-	if s.validateUpdate == nil {
+	if fn == nil {
 		return nil
 	}
-	return s.validateUpdate(o, p)
+	return fn(o, p)
 }
 
 // typedStatus adapts the status-subresource hooks of one kind to
@@ -86,18 +92,7 @@ func (s typedStatus[T]) PrepareForUpdate(obj, old runtime.Object) {
 }
 
 func (s typedStatus[T]) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
-	o, ok := obj.(T)
-	if !ok {
-		return wrongType[T](obj)
-	}
-	p, ok := old.(T)
-	if !ok {
-		return wrongType[T](old)
-	}
-	if s.validateUpdate == nil {
-		return nil
-	}
-	return s.validateUpdate(o, p)
+	return validatePair(obj, old, s.validateUpdate)
 }
 
 func wrongType[T runtime.Object](obj runtime.Object) field.ErrorList {
