@@ -12,6 +12,7 @@ test: vet unit fuzz
 vet:
 	$(GO) vet ./...
 	cd bench/reference && $(GO) vet .
+	cd bench/clientgo && $(GO) vet .
 
 # Unit, integration and end-to-end tests (e2e drives the real binary with
 # kubectl), all under the race detector.
