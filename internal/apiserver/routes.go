@@ -8,9 +8,6 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 
@@ -23,8 +20,6 @@ var serverVersion = version.Info{
 	Major: "1", Minor: "37", GitVersion: "v1.37.0-setpoint", GitCommit: "", GitTreeState: "clean",
 	BuildDate: "", GoVersion: runtime.Version(), Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH,
 }
-
-func metaAccessor(obj kruntime.Object) (metav1.Object, error) { return meta.Accessor(obj) }
 
 // buildHandler assembles the filter chain and the routes.
 func (s *Server) buildHandler() http.Handler {

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -309,8 +310,10 @@ func servingHosts(host string) []string {
 	return hosts
 }
 
+// objectMeta returns obj's metadata; every served kind has ObjectMeta, so
+// a failure is a programming error.
 func objectMeta(obj runtime.Object) metav1.Object {
-	m, err := metaAccessor(obj)
+	m, err := meta.Accessor(obj)
 	if err != nil {
 		panic(err)
 	}
