@@ -51,7 +51,7 @@ func (q *Queue[T]) addAfter(item T, d time.Duration, prio int) {
 		q.metrics.retried()
 	}
 	if d <= 0 {
-		q.mu.Lock()
+		q.lockDrained()
 		q.addLocked(item, prio)
 		q.mu.Unlock()
 		return
@@ -110,7 +110,7 @@ func (q *Queue[T]) moveReady() time.Time {
 	}
 	// Holding dl.mu while taking q.mu keeps the move atomic for observers;
 	// no path takes the two locks in the other order.
-	q.mu.Lock()
+	q.lockDrained()
 	for len(dl.waiting) > 0 && !dl.waiting[0].readyAt.After(now) {
 		e := heap.Pop(&dl.waiting).(*waitEntry[T])
 		delete(dl.known, e.item)

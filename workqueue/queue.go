@@ -155,6 +155,9 @@ type Queue[T comparable] struct {
 	wg       sync.WaitGroup // background goroutines
 
 	delay delayer[T]
+	// in holds plain adds not yet applied; see intake. Used only without
+	// metrics, whose latencies need the time of each add.
+	in intake[T]
 }
 
 // New returns an unnamed queue on the real clock without metrics.
@@ -192,9 +195,24 @@ func NewWithConfig[T comparable](cfg Config) *Queue[T] {
 
 // Add implements Interface.
 func (q *Queue[T]) Add(item T) {
-	q.mu.Lock()
+	if q.metrics == nil {
+		if q.in.add(item) {
+			q.mu.Lock()
+			q.drainLocked() // pushes, which signals a waiting Get
+			q.mu.Unlock()
+		}
+		return
+	}
+	q.lockDrained()
 	q.addLocked(item, 0)
 	q.mu.Unlock()
+}
+
+// lockDrained takes q.mu and applies the pending adds, so the caller sees
+// every Add that happened before it.
+func (q *Queue[T]) lockDrained() {
+	q.mu.Lock()
+	q.drainLocked()
 }
 
 // AddWithOpts adds items with the given options; see AddOpts.
@@ -205,7 +223,7 @@ func (q *Queue[T]) AddWithOpts(opts AddOpts, items ...T) {
 		}
 		return
 	}
-	q.mu.Lock()
+	q.lockDrained()
 	for _, it := range items {
 		q.addLocked(it, opts.Priority)
 	}
@@ -307,16 +325,17 @@ func (q *Queue[T]) compactStates() {
 
 // Len implements Interface.
 func (q *Queue[T]) Len() int {
-	q.mu.Lock()
+	q.lockDrained()
 	defer q.mu.Unlock()
 	return q.queued
 }
 
 // Get implements Interface.
 func (q *Queue[T]) Get() (item T, shutdown bool) {
-	q.mu.Lock()
+	q.lockDrained()
 	for q.queued == 0 && !q.shuttingDown {
-		q.cond.Wait()
+		q.waitLocked()
+		q.drainLocked()
 	}
 	if q.queued == 0 {
 		q.mu.Unlock()
@@ -353,7 +372,7 @@ func (q *Queue[T]) popLocked() *itemState[T] {
 
 // Done implements Interface.
 func (q *Queue[T]) Done(item T) {
-	q.mu.Lock()
+	q.lockDrained()
 	st := q.states[item]
 	if st == nil || st.flags&flagProcessing == 0 {
 		q.mu.Unlock()
@@ -389,6 +408,7 @@ func (q *Queue[T]) ShutDownWithDrain() {
 func (q *Queue[T]) shutDown(drain bool) {
 	q.stopOnce.Do(func() { close(q.stopCh) })
 	q.mu.Lock()
+	q.closeIntakeLocked()
 	q.shuttingDown = true
 	q.shut.Store(true)
 	q.draining = drain
