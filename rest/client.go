@@ -1,0 +1,178 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
+
+	"github.com/setpoint-dev/setpoint/internal/scheme"
+)
+
+// Client sends requests to one API server. It is safe for concurrent use;
+// all of its fields are fixed by New.
+type Client struct {
+	base       *url.URL
+	http       *http.Client
+	token      string
+	userAgent  string
+	timeout    time.Duration // Config.Timeout: bounds non-watch requests
+	maxRetries int
+	clock      clock.Clock
+	limiter    *RateLimiter // nil when Config.QPS <= 0: unlimited
+	codecs     *scheme.Codecs
+}
+
+// New builds a client from cfg. It validates Host and the TLS material and
+// reads BearerTokenFile when BearerToken is empty.
+func New(cfg *Config) (*Client, error) {
+	base, err := url.Parse(cfg.Host)
+	if err != nil {
+		return nil, fmt.Errorf("parse host %q: %w", cfg.Host, err)
+	}
+	if base.Scheme != "https" && base.Scheme != "http" || base.Host == "" {
+		return nil, fmt.Errorf("host %q: want an http(s)://host[:port] URL", cfg.Host)
+	}
+	base.Path = strings.TrimSuffix(base.Path, "/")
+	token, err := cfg.bearerToken()
+	if err != nil {
+		return nil, err
+	}
+	rt := cfg.Transport
+	if rt == nil {
+		tr, err := newTransport(&cfg.TLS)
+		if err != nil {
+			return nil, fmt.Errorf("build transport: %w", err)
+		}
+		rt = tr
+	}
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	return &Client{
+		base: base, http: &http.Client{Transport: rt}, token: token, userAgent: cfg.userAgent(),
+		timeout: cfg.Timeout, maxRetries: cfg.maxRetries(), clock: clk,
+		limiter: NewRateLimiter(cfg.QPS, cfg.Burst, clk), codecs: scheme.New(),
+	}, nil
+}
+
+// CloseIdleConnections closes the transport's idle connections; call it
+// when done with the client to release its sockets promptly.
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+
+// request is one API call before it is sent. body is kept as bytes so that
+// a retry can send it again.
+type request struct {
+	method, path string
+	query        url.Values
+	body         []byte
+	contentType  string
+	gr           schema.GroupResource // for errors built from non-Status bodies
+	name         string
+}
+
+// do sends req with rate limiting and retries, and returns the successful
+// response (2xx). The caller must close its body. Any other outcome is an
+// error: a non-2xx answer becomes a *apierrors.StatusError.
+func (c *Client) do(ctx context.Context, req *request) (*http.Response, error) {
+	u := *c.base
+	u.Path += req.path
+	u.RawQuery = req.query.Encode()
+	for attempt := 0; ; attempt++ {
+		if err := c.limiter.Wait(ctx); err != nil {
+			return nil, err
+		}
+		resp, err := c.send(ctx, req, u.String())
+		if err == nil && resp.StatusCode >= 200 && resp.StatusCode < 300 {
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			closeBody(resp)
+			return nil, fmt.Errorf("%s %s: %w", req.method, u.Path, ctx.Err())
+		}
+		var wait time.Duration
+		retry := false
+		if attempt < c.maxRetries {
+			wait, retry = shouldRetry(req.method, attempt+1, resp, err)
+		}
+		if !retry {
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", req.method, u.Path, err)
+			}
+			return nil, c.errorFrom(req, resp)
+		}
+		closeBody(resp)
+		if err := c.sleep(ctx, wait); err != nil {
+			return nil, fmt.Errorf("%s %s: waiting to retry: %w", req.method, u.Path, err)
+		}
+	}
+}
+
+func (c *Client) send(ctx context.Context, req *request, u string) (*http.Response, error) {
+	var body io.Reader
+	if req.body != nil {
+		body = bytes.NewReader(req.body)
+	}
+	hr, err := http.NewRequestWithContext(ctx, req.method, u, body)
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	hr.Header.Set("Accept", "application/json")
+	hr.Header.Set("User-Agent", c.userAgent)
+	if req.contentType != "" {
+		hr.Header.Set("Content-Type", req.contentType)
+	}
+	if c.token != "" {
+		hr.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	return c.http.Do(hr)
+}
+
+func (c *Client) sleep(ctx context.Context, d time.Duration) error {
+	t := c.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func closeBody(resp *http.Response) {
+	if resp != nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+	}
+}
+
+// errorFrom turns a non-2xx response into an API error: the server's Status
+// when the body is one, else a generic error for the status code.
+func (c *Client) errorFrom(req *request, resp *http.Response) error {
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return fmt.Errorf("%s %s: read error response (%d): %w", req.method, req.path, resp.StatusCode, err)
+	}
+	var st metav1.Status
+	if json.Unmarshal(body, &st) == nil && st.Kind == "Status" {
+		if st.Code == 0 {
+			st.Code = int32(resp.StatusCode)
+		}
+		return &apierrors.StatusError{ErrStatus: st}
+	}
+	ra, _ := retryAfter(resp.Header)
+	return apierrors.NewGenericServerResponse(resp.StatusCode, req.method, req.gr, req.name,
+		string(body), int(ra.Seconds()), true)
+}

@@ -1,0 +1,59 @@
+// Package rest is setpoint's Kubernetes REST client: it loads a kubeconfig,
+// speaks JSON to any Kubernetes-compatible API server over HTTP/2, and
+// offers typed and dynamic accessors with watch decoding, retries and a
+// client-side rate limiter. It does not use client-go.
+//
+// # Configuration
+//
+// A Config names the server (Host), the credentials (BearerToken or
+// BearerTokenFile, client certificates in TLS) and the trust (TLS.CAData or
+// CAFile, Insecure, ServerName). ConfigFromKubeconfig and
+// ConfigFromKubeconfigBytes build one from a kubeconfig context; LoadDefault
+// uses the first file of $KUBECONFIG or ~/.kube/config. New turns a Config
+// into a Client; the Config is not retained.
+//
+// # Accessors
+//
+// For[T, L](client, gvr, namespaced) returns a *Resource for one resource,
+// with T the object and L the list type (e.g. *corev1.Pod, *corev1.PodList);
+// Dynamic returns the same accessor over *unstructured.Unstructured for any
+// resource, custom ones included. Namespace(ns) binds a namespace; on an
+// unbound namespaced Resource, List and Watch span all namespaces. Options
+// are the standard metav1 option structs, sent as query parameters (or, for
+// deletes, as a DeleteOptions body).
+//
+// # Errors
+//
+// A non-2xx answer is returned as *apierrors.StatusError: the server's own
+// Status when the body is one, else a generic error for the status code. So
+// apierrors.IsNotFound, IsConflict, IsAlreadyExists, IsGone and friends work
+// on every error the accessors return (through wrapping, with errors.As).
+//
+// # Watch
+//
+// Watch returns a watch.Interface. Each event's Object is a T (or a
+// *metav1.Status for watch.Error, which is how the server reports, for
+// example, a resourceVersion too old: apierrors.FromObject turns it into an
+// error for which IsGone / IsResourceExpired hold). A BOOKMARK carries a T
+// holding only its resourceVersion (and annotations). The result channel is
+// closed when the server ends the stream, when the context passed to Watch
+// ends, or by Stop, which returns only once the stream is closed and the
+// channel too; a decode failure is delivered as one watch.Error
+// event before the close. Consumers must drain or Stop the watch: the
+// decoding goroutine blocks on an unread channel until one of those.
+//
+// # Retries and limits
+//
+// Every request waits on the client's token bucket (Config.QPS/Burst; off
+// when QPS <= 0) before each attempt, then may be retried up to
+// Config.MaxRetries times (default 10) with exponential backoff from 100ms
+// to 10s. Which failures are retried is chosen to be safe, like client-go:
+// a 429 or 5xx with Retry-After (waiting at least that long) and a 429
+// without it for every verb, since the server did not act; other 5xx and
+// transport errors only for idempotent verbs (GET, HEAD, PUT, DELETE),
+// except a refused connection, which is retried for every verb because
+// nothing was sent. Config.Timeout bounds a whole non-watch call including
+// its retries; cancellation of the caller's context stops any call at once.
+// Time is read from Config.Clock, so tests drive backoff and rate limiting
+// with a fake clock.
+package rest

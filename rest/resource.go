@@ -1,0 +1,296 @@
+package rest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"reflect"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// Resource is the accessor of one resource (a GroupVersionResource). T is
+// the object type and L the list type, both pointers to structs: typed
+// kinds such as *corev1.ConfigMap and *corev1.ConfigMapList, or
+// *unstructured.Unstructured and *unstructured.UnstructuredList for dynamic
+// access. A Resource is immutable and safe for concurrent use; Namespace
+// returns a copy bound to a namespace.
+type Resource[T, L runtime.Object] struct {
+	c          *Client
+	gvr        schema.GroupVersionResource
+	namespaced bool
+	// ns is "" for cluster-scoped resources and for namespaced resources
+	// addressed across all namespaces (List, Watch only).
+	ns      string
+	decoder runtime.Decoder
+}
+
+// For returns the typed accessor of gvr. namespaced says whether the
+// resource lives in namespaces; its objects are then addressed through
+// Namespace(ns). Example:
+//
+//	cms := rest.For[*corev1.ConfigMap, *corev1.ConfigMapList](c, corev1.SchemeGroupVersion.WithResource("configmaps"), true)
+//	cm, err := cms.Namespace("default").Get(ctx, "settings", metav1.GetOptions{})
+func For[T, L runtime.Object](c *Client, gvr schema.GroupVersionResource, namespaced bool) *Resource[T, L] {
+	var dec runtime.Decoder = c.codecs.JSON
+	var zero T
+	if _, ok := any(zero).(*unstructured.Unstructured); ok {
+		dec = unstructured.UnstructuredJSONScheme
+	}
+	return &Resource[T, L]{c: c, gvr: gvr, namespaced: namespaced, decoder: dec}
+}
+
+// Dynamic returns the accessor of any resource, built-in or custom, whose
+// objects are *unstructured.Unstructured.
+func Dynamic(c *Client, gvr schema.GroupVersionResource, namespaced bool) *Resource[*unstructured.Unstructured, *unstructured.UnstructuredList] {
+	return For[*unstructured.Unstructured, *unstructured.UnstructuredList](c, gvr, namespaced)
+}
+
+// Namespace returns a copy of r bound to ns. It has no effect on a
+// cluster-scoped resource.
+func (r *Resource[T, L]) Namespace(ns string) *Resource[T, L] {
+	cp := *r
+	if r.namespaced {
+		cp.ns = ns
+	}
+	return &cp
+}
+
+// Get reads the named object. A missing object is an error for which
+// apierrors.IsNotFound is true.
+func (r *Resource[T, L]) Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error) {
+	q, err := params(&opts)
+	if err != nil {
+		return zeroOf[T](), err
+	}
+	return decodeNew[T](r, ctx, &request{method: http.MethodGet, path: r.path(name), query: q, name: name})
+}
+
+// List reads the collection, honouring every ListOptions field (selectors,
+// resourceVersion and its match rule, limit/continue paging, timeoutSeconds).
+// An expired continue token yields an error for which apierrors.IsGone is
+// true (IsResourceExpired too).
+func (r *Resource[T, L]) List(ctx context.Context, opts metav1.ListOptions) (L, error) {
+	opts.Watch = false
+	q, err := params(&opts)
+	if err != nil {
+		return zeroOf[L](), err
+	}
+	return decodeNew[L](r, ctx, &request{method: http.MethodGet, path: r.path(""), query: q})
+}
+
+// Create posts obj and returns the object as stored. An existing name is
+// an error for which apierrors.IsAlreadyExists is true.
+func (r *Resource[T, L]) Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error) {
+	return r.write(ctx, http.MethodPost, "", "", obj, &opts)
+}
+
+// Update replaces the object named by obj. With a resourceVersion set, a
+// stale one is an error for which apierrors.IsConflict is true.
+func (r *Resource[T, L]) Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error) {
+	return r.write(ctx, http.MethodPut, nameOf(obj), "", obj, &opts)
+}
+
+// UpdateStatus replaces the status subresource of the object named by obj;
+// the server ignores changes outside status.
+func (r *Resource[T, L]) UpdateStatus(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error) {
+	return r.write(ctx, http.MethodPut, nameOf(obj), "status", obj, &opts)
+}
+
+// Patch applies data of the given type (types.JSONPatchType,
+// MergePatchType or StrategicMergePatchType) to the named object, or to
+// its subresource when one is given ("status").
+func (r *Resource[T, L]) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresource ...string) (T, error) {
+	q, err := params(&opts)
+	if err != nil {
+		return zeroOf[T](), err
+	}
+	p := r.path(name)
+	if len(subresource) > 0 {
+		p = path.Join(append([]string{p}, subresource...)...)
+	}
+	return decodeNew[T](r, ctx, &request{method: http.MethodPatch, path: p, query: q, body: data,
+		contentType: string(pt), name: name})
+}
+
+// Delete removes the named object. opts carries the propagation policy,
+// grace period and preconditions (UID, resourceVersion); a failed
+// precondition is an error for which apierrors.IsConflict is true.
+func (r *Resource[T, L]) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
+	body, err := json.Marshal(&opts)
+	if err != nil {
+		return fmt.Errorf("encode delete options: %w", err)
+	}
+	return r.discard(ctx, &request{method: http.MethodDelete, path: r.path(name), body: body,
+		contentType: "application/json", name: name})
+}
+
+// DeleteCollection removes every object matched by listOpts (selectors),
+// each deleted with opts.
+func (r *Resource[T, L]) DeleteCollection(ctx context.Context, opts metav1.DeleteOptions, listOpts metav1.ListOptions) error {
+	q, err := params(&listOpts)
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(&opts)
+	if err != nil {
+		return fmt.Errorf("encode delete options: %w", err)
+	}
+	return r.discard(ctx, &request{method: http.MethodDelete, path: r.path(""), query: q, body: body,
+		contentType: "application/json"})
+}
+
+// Watch opens a watch on the collection. See the watch.Interface contract
+// in doc.go: events carry T (or *metav1.Status for watch.Error); the result
+// channel closes when the stream ends, ctx ends or Stop is called.
+func (r *Resource[T, L]) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	opts.Watch = true
+	q, err := params(&opts)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	resp, err := r.c.do(ctx, &request{method: http.MethodGet, path: r.path(""), query: q, gr: r.gvr.GroupResource()})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return newStreamWatcher(ctx, cancel, resp.Body, func(raw []byte) (runtime.Object, error) {
+		return decodeInto[T](r.decoder, raw)
+	}), nil
+}
+
+func (r *Resource[T, L]) write(ctx context.Context, method, name, sub string, obj T, opts runtime.Object) (T, error) {
+	q, err := params(opts)
+	if err != nil {
+		return zeroOf[T](), err
+	}
+	body, err := r.encode(obj)
+	if err != nil {
+		return zeroOf[T](), err
+	}
+	p := r.path(name)
+	if sub != "" {
+		p += "/" + sub
+	}
+	return decodeNew[T](r, ctx, &request{method: method, path: p, query: q, body: body,
+		contentType: "application/json", name: name})
+}
+
+// encode marshals obj as JSON with apiVersion and kind set: taken from the
+// object when present, else from the scheme (typed kinds) without mutating
+// the caller's object.
+func (r *Resource[T, L]) encode(obj T) ([]byte, error) {
+	var out runtime.Object = obj
+	if out.GetObjectKind().GroupVersionKind().Empty() {
+		if kinds, _, err := r.c.codecs.Scheme.ObjectKinds(obj); err == nil && len(kinds) > 0 {
+			out = obj.DeepCopyObject()
+			out.GetObjectKind().SetGroupVersionKind(kinds[0])
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", r.gvr.Resource, err)
+	}
+	return b, nil
+}
+
+// path is the unescaped URL path of the collection (name "") or of one
+// object; Client.do escapes it when building the URL.
+func (r *Resource[T, L]) path(name string) string {
+	p := "/api/" + r.gvr.Version
+	if r.gvr.Group != "" {
+		p = "/apis/" + r.gvr.Group + "/" + r.gvr.Version
+	}
+	if r.namespaced && r.ns != "" {
+		p += "/namespaces/" + r.ns
+	}
+	p += "/" + r.gvr.Resource
+	if name != "" {
+		p += "/" + name
+	}
+	return p
+}
+
+// call runs a non-watch request under the client's Timeout and returns the
+// response body.
+func (r *Resource[T, L]) call(ctx context.Context, req *request) ([]byte, error) {
+	if r.c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.c.timeout)
+		defer cancel()
+	}
+	req.gr = r.gvr.GroupResource()
+	resp, err := r.c.do(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: read response: %w", req.method, req.path, err)
+	}
+	return b, nil
+}
+
+func (r *Resource[T, L]) discard(ctx context.Context, req *request) error {
+	_, err := r.call(ctx, req)
+	return err
+}
+
+func decodeNew[O runtime.Object, T, L runtime.Object](r *Resource[T, L], ctx context.Context, req *request) (O, error) {
+	b, err := r.call(ctx, req)
+	if err != nil {
+		return zeroOf[O](), err
+	}
+	out, err := decodeInto[O](r.decoder, b)
+	if err != nil {
+		return zeroOf[O](), fmt.Errorf("%s %s: %w", req.method, req.path, err)
+	}
+	return out, nil
+}
+
+// decodeInto decodes raw JSON into a fresh O.
+func decodeInto[O runtime.Object](dec runtime.Decoder, raw []byte) (O, error) {
+	into := newOf[O]()
+	if _, _, err := dec.Decode(raw, nil, into); err != nil {
+		return zeroOf[O](), fmt.Errorf("decode %T: %w", into, err)
+	}
+	return into, nil
+}
+
+func newOf[O runtime.Object]() O {
+	var zero O
+	return reflect.New(reflect.TypeOf(zero).Elem()).Interface().(O)
+}
+
+func zeroOf[O any]() O {
+	var zero O
+	return zero
+}
+
+func nameOf(obj runtime.Object) string {
+	if m, ok := obj.(metav1.Object); ok {
+		return m.GetName()
+	}
+	return ""
+}
+
+// params encodes an options struct (ListOptions, GetOptions, ...) as URL
+// query parameters the way the API server expects them.
+func params(opts runtime.Object) (url.Values, error) {
+	q, err := metav1.ParameterCodec.EncodeParameters(opts, metav1.SchemeGroupVersion)
+	if err != nil {
+		return nil, fmt.Errorf("encode %T: %w", opts, err)
+	}
+	return q, nil
+}
