@@ -56,7 +56,3 @@ func negotiate(accept string) (mediaType, bool) {
 	}
 	return mediaType{}, false
 }
-
-func splitAccept(accept string) []string {
-	return strings.Split(accept, ",")
-}

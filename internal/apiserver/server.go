@@ -256,9 +256,18 @@ func (s *Server) Run(ctx context.Context) error {
 	defer func() { stopCaches(); wg.Wait() }()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
+	// The background loops stop (and are waited for) before the caches
+	// stop and the store closes: deferred calls run in reverse order.
+	loopCtx, stopLoops := context.WithCancel(ctx)
+	var loops sync.WaitGroup
+	defer func() { stopLoops(); loops.Wait() }()
 	if err := s.start(ctx, host, port); err != nil {
 		srv.Close()
 		return err
+	}
+	for _, loop := range []func(context.Context){s.compactLoop, s.storageMetricsLoop} {
+		loops.Add(1)
+		go func() { defer loops.Done(); loop(loopCtx) }()
 	}
 	s.log.Info("API server ready", "address", s.Addr(), "kubeconfig", s.KubeconfigPath())
 	select {
@@ -293,8 +302,6 @@ func (s *Server) start(ctx context.Context, host, port string) error {
 	if err := pki.WriteKubeconfig(s.KubeconfigPath(), server, s.ca.CertPEM, s.admin); err != nil {
 		return err
 	}
-	go s.compactLoop(ctx)
-	go s.storageMetricsLoop(ctx)
 	s.readyOnce.Do(func() { close(s.ready) })
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -186,7 +187,7 @@ func (s *Server) frameBytes(r *http.Request, mt mediaType, e *entry, f watchcach
 // negotiateWatch picks a JSON view for a watch, skipping protobuf (watches
 // are served as JSON streams only).
 func negotiateWatch(accept string) (mediaType, bool) {
-	for _, part := range splitAccept(accept) {
+	for _, part := range strings.Split(accept, ",") {
 		if mt, ok := negotiate(part); ok && mt.Type == mimeJSON {
 			return mt, true
 		}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -169,7 +170,13 @@ func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, 
 		}
 		deleted = append(deleted, out)
 	}
-	result, err := e.store.NewListFrom(deleted, 0, "")
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		s.resp.writeError(w, r, apierrors.NewInternalError(err))
+		return
+	}
+	rev, _ := objects.ParseResourceVersion(lm.GetResourceVersion())
+	result, err := e.store.NewListFrom(deleted, rev, "")
 	if err != nil {
 		s.resp.writeError(w, r, err)
 		return
