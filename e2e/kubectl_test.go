@@ -74,6 +74,11 @@ func TestKubectl(t *testing.T) {
 		if got := names(s.kubectl(t, "", "get", "configmaps", "-l", "tier=gold")); !slices.Equal(got, []string{"cm3"}) {
 			t.Errorf("get -l tier=gold = %v, want [cm3]", got)
 		}
+		// --show-labels and -L read the metadata the server puts in each
+		// table row.
+		if out := s.kubectl(t, "", "get", "configmap", "cm3", "--show-labels", "-L", "tier"); !strings.Contains(out, "tier=gold") || !strings.Contains(out, "TIER") {
+			t.Errorf("get --show-labels -L tier:\n%s", out)
+		}
 		out := s.kubectl(t, "", "get", "configmaps", "--chunk-size=2", "-v=6")
 		// -v=6 logs each request to stderr, stdout keeps the table.
 		want := []string{"cm0", "cm1", "cm2", "cm3", "cm4"}

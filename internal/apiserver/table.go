@@ -131,14 +131,16 @@ func toPartial(obj runtime.Object) (runtime.Object, error) {
 		}
 		return out, nil
 	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+	// Every served kind embeds ObjectMeta; GetObjectMeta reaches it (an
+	// Accessor would return the object itself).
+	var om *metav1.ObjectMeta
+	if acc, ok := obj.(metav1.ObjectMetaAccessor); ok {
+		om, _ = acc.GetObjectMeta().(*metav1.ObjectMeta)
 	}
-	p := &metav1.PartialObjectMetadata{}
+	if om == nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("%T has no ObjectMeta", obj))
+	}
+	p := &metav1.PartialObjectMetadata{ObjectMeta: *om.DeepCopy()}
 	p.SetGroupVersionKind(partialGVK)
-	if om, ok := m.(*metav1.ObjectMeta); ok {
-		p.ObjectMeta = *om.DeepCopy()
-	}
 	return p, nil
 }
