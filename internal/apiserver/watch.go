@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/setpoint-dev/setpoint/internal/objects"
 	"github.com/setpoint-dev/setpoint/internal/watchcache"
 )
 
@@ -42,7 +43,7 @@ func (s *Server) watchOptions(r *http.Request, e *entry, info requestInfo) (watc
 	rawRV, match := q.Get("resourceVersion"), metav1.ResourceVersionMatch(q.Get("resourceVersionMatch"))
 	var rv int64
 	if rawRV != "" {
-		n, ok := parseRV(rawRV)
+		n, ok := objects.ParseResourceVersion(rawRV)
 		if !ok {
 			return opts, 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q: must be a non-negative integer", rawRV))
 		}
@@ -99,11 +100,6 @@ func (s *Server) watchOptions(r *http.Request, e *entry, info requestInfo) (watc
 	}
 	opts.Deadline = s.cfg.Clock.Now().Add(timeout)
 	return opts, timeout, nil
-}
-
-func parseRV(s string) (int64, bool) {
-	n, err := strconv.ParseInt(s, 10, 64)
-	return n, err == nil && n >= 0
 }
 
 // handleWatch streams watch events as newline-delimited JSON, one event per
