@@ -51,6 +51,10 @@ func (q *Queue[T]) addAfter(item T, d time.Duration, prio int) {
 		q.metrics.retried()
 	}
 	if d <= 0 {
+		if q.metrics == nil && prio == 0 {
+			q.enqueue(item, opAdd)
+			return
+		}
 		q.lockDrained()
 		q.addLocked(item, prio)
 		q.mu.Unlock()

@@ -77,5 +77,10 @@
 // a lock of its own; the next Get, Done, Len or full buffer applies the
 // buffered adds, in order, under the queue's lock. Producers therefore rarely
 // contend with workers, and nothing a caller can observe changes: every
-// operation applies the buffer before it looks at the queue.
+// operation applies the buffer before it looks at the queue. A fresh
+// ExponentialRateLimiter given to NewRateLimiting (alone or inside a
+// MaxOfRateLimiter, as in DefaultControllerRateLimiter) keeps its per-item
+// failure counts in the queue's own per-item records instead of a map and
+// lock of its own; a retry without delay and a Forget then also only append
+// to the intake. Other limiters are consulted through RateLimiter as usual.
 package workqueue

@@ -10,19 +10,33 @@ import (
 // time a drain holds Queue.mu.
 const intakeBatch = 128
 
-// intake decouples producers from the queue's lock. A plain Add of an
-// unmetered queue only appends the item here under intake.mu, a lock held for
-// a few nanoseconds; whoever next takes Queue.mu applies the pending adds in
-// order (drainLocked) before looking at any state. Every operation that reads
-// or changes the queue's book-keeping drains first, so the queue behaves as if
-// each Add had been applied at once: order, de-duplication and exclusion are
-// unchanged.
+// Kinds of buffered operations.
+const (
+	opAdd     uint8 = iota // Add
+	opFailAdd              // AddRateLimited through the queue's own failure count, no delay
+	opForget               // Forget through the queue's own failure count
+)
+
+// op is one buffered operation on item.
+type op[T comparable] struct {
+	item T
+	kind uint8
+}
+
+// intake decouples callers from the queue's lock. A plain Add of an
+// unmetered queue (and, with the queue's own failure count, AddRateLimited
+// without delay and Forget) only appends an op here under intake.mu, a lock
+// held for a few nanoseconds; whoever next takes Queue.mu applies the pending
+// ops in order (drainLocked) before looking at any state. Every operation that
+// reads or changes the queue's book-keeping drains first, so the queue behaves
+// as if each op had been applied at once: order, de-duplication, exclusion
+// and failure counts are unchanged.
 //
 // Lock order: Queue.mu before intake.mu.
 type intake[T comparable] struct {
 	mu sync.Mutex
-	// pending holds the adds not yet applied, oldest first. Guarded by mu.
-	pending []T
+	// pending holds the ops not yet applied, oldest first. Guarded by mu.
+	pending []op[T]
 	// waiters counts Gets parked in Queue.cond. Guarded by mu. A Get
 	// increments it only after finding pending empty under mu, so an Add
 	// that sees zero knows its item will be found by that Get's next check.
@@ -33,27 +47,43 @@ type intake[T comparable] struct {
 	// costs one atomic load and no lock. It is stored under mu.
 	hasPending atomic.Bool
 	// spare is a drained buffer kept for reuse. Guarded by Queue.mu.
-	spare []T
+	spare []op[T]
 }
 
-// add appends item unless the intake is closed and reports whether the
-// caller must drain: a Get waits, or the batch is full.
-func (in *intake[T]) add(item T) (drain bool) {
+// add appends an op unless the intake is closed. It reports whether the op
+// was taken and whether the caller must drain: the batch is full, or the op
+// may queue an item and a Get waits.
+func (in *intake[T]) add(item T, kind uint8) (taken, drain bool) {
 	in.mu.Lock()
 	if in.closed {
 		in.mu.Unlock()
-		return false
+		return false, false
 	}
 	if in.pending == nil {
-		in.pending = make([]T, 0, intakeBatch)
+		in.pending = make([]op[T], 0, intakeBatch)
 	}
-	in.pending = append(in.pending, item)
+	in.pending = append(in.pending, op[T]{item: item, kind: kind})
 	if len(in.pending) == 1 {
 		in.hasPending.Store(true)
 	}
-	drain = in.waiters > 0 || len(in.pending) >= intakeBatch
+	drain = len(in.pending) >= intakeBatch || in.waiters > 0 && kind != opForget
 	in.mu.Unlock()
-	return drain
+	return true, drain
+}
+
+// enqueue buffers an op and drains if add says so. It reports false if the
+// intake is closed (the queue is shutting down) and the op was not taken.
+func (q *Queue[T]) enqueue(item T, kind uint8) bool {
+	taken, drain := q.in.add(item, kind)
+	switch {
+	case drain:
+		q.mu.Lock()
+	default:
+		return taken
+	}
+	q.drainLocked() // pushes, which signals a waiting Get
+	q.mu.Unlock()
+	return taken
 }
 
 // drainLocked applies the pending adds. q.mu must be held.
@@ -71,13 +101,21 @@ func (q *Queue[T]) drainLocked() {
 	q.applyLocked(batch)
 }
 
-// applyLocked adds batch in order and keeps its buffer for reuse. q.mu must
-// be held.
-func (q *Queue[T]) applyLocked(batch []T) {
-	var zero T
-	for i, it := range batch {
-		q.addLocked(it, 0)
-		batch[i] = zero // let the GC reclaim the item
+// applyLocked applies batch in order and keeps its buffer for reuse. q.mu
+// must be held.
+func (q *Queue[T]) applyLocked(batch []op[T]) {
+	for i := range batch {
+		o := &batch[i]
+		switch o.kind {
+		case opAdd:
+			q.addLocked(o.item, 0)
+		case opFailAdd:
+			q.failLocked(o.item)
+			q.addLocked(o.item, 0)
+		case opForget:
+			q.forgetLocked(o.item)
+		}
+		*o = op[T]{} // let the GC reclaim the item
 	}
 	if batch != nil {
 		q.in.spare = batch[:0]

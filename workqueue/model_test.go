@@ -95,8 +95,10 @@ func (m *model) step(d time.Duration) {
 	}
 }
 
-func backoff(n int) time.Duration {
-	return min(time.Millisecond<<min(n, 20), time.Second)
+// backoff is the wait of the n-th failure from an exponential limiter with
+// base and a one second cap.
+func backoff(base time.Duration, n int) time.Duration {
+	return min(base<<min(n, 20), time.Second)
 }
 
 // TestModel drives the queue with random operation sequences and checks
@@ -107,18 +109,22 @@ func TestModel(t *testing.T) {
 	for range 50 {
 		seeds = append(seeds, rand.Uint64())
 	}
-	for _, seed := range seeds {
-		runModel(t, seed, 2000)
-		if t.Failed() {
-			t.Fatalf("model mismatch with seed %d", seed)
+	// A 1ms base delays every retry; a zero base takes the path where
+	// AddRateLimited and Forget are only buffered.
+	for _, base := range []time.Duration{time.Millisecond, 0} {
+		for _, seed := range seeds {
+			runModel(t, seed, 2000, base)
+			if t.Failed() {
+				t.Fatalf("model mismatch with seed %d, base %v", seed, base)
+			}
 		}
 	}
 }
 
-func runModel(t *testing.T, seed uint64, ops int) {
+func runModel(t *testing.T, seed uint64, ops int, base time.Duration) {
 	rng := rand.New(rand.NewPCG(seed, seed))
 	clk := clocktesting.NewFakeClock(epoch)
-	q := NewRateLimiting[int](NewExponentialRateLimiter[int](time.Millisecond, time.Second), Config{Clock: clk})
+	q := NewRateLimiting[int](NewExponentialRateLimiter[int](base, time.Second), Config{Clock: clk})
 	defer q.ShutDown()
 	m := newModel()
 	prios := []int{LowPriority, 0, 0, 0, 7}
@@ -135,7 +141,7 @@ func runModel(t *testing.T, seed uint64, ops int) {
 			m.addAfter(it, d, 0)
 		case k < 5:
 			q.AddRateLimited(it)
-			m.addAfter(it, backoff(m.failures[it]), 0)
+			m.addAfter(it, backoff(base, m.failures[it]), 0)
 			m.failures[it]++
 		case k < 6:
 			q.Forget(it)

@@ -88,7 +88,8 @@ const (
 )
 
 // itemState is the queue's book-keeping for one item. It exists exactly while
-// the item is dirty or processing and is recycled afterwards.
+// the item is dirty or processing or has failures recorded, and is recycled
+// afterwards.
 type itemState[T comparable] struct {
 	item T
 	// seq identifies the one live entry of this state in the levels; entries
@@ -99,6 +100,10 @@ type itemState[T comparable] struct {
 	// prio is the priority the item is (or will be, on Done) queued at.
 	prio  int32
 	flags uint8
+	// failures is the item's failure count kept for a bound
+	// ExponentialRateLimiter (see bindQueue): When calls since the last
+	// Forget, saturating at math.MaxInt32. Zero unless a limiter is bound.
+	failures int32
 }
 
 // entry is one slot of a level's FIFO.
@@ -124,9 +129,10 @@ type Queue[T comparable] struct {
 	// drained (L is &mu) is broadcast when draining may end. It is separate
 	// from cond so that a Signal meant for a Get never wakes the drainer.
 	drained sync.Cond
-	// states holds an itemState for every item that is dirty or processing.
-	// An item is queued iff its flags are dirty and not processing; then
-	// exactly one entry in levels carries its current seq.
+	// states holds an itemState for every item that is dirty or processing
+	// or has failures recorded. An item is queued iff its flags are dirty and
+	// not processing; then exactly one entry in levels carries its current
+	// seq.
 	states map[T]*itemState[T]
 	// levels holds the FIFOs ordered by descending priority. They may hold
 	// stale entries (see itemState.seq); stale entries are dropped by Get.
@@ -155,8 +161,9 @@ type Queue[T comparable] struct {
 	wg       sync.WaitGroup // background goroutines
 
 	delay delayer[T]
-	// in holds plain adds not yet applied; see intake. Used only without
-	// metrics, whose latencies need the time of each add.
+	// in holds adds (and, for a bound limiter, zero-delay retries and
+	// Forgets) not yet applied; see intake. Used only without metrics, whose
+	// latencies need the time of each add.
 	in intake[T]
 }
 
@@ -196,11 +203,7 @@ func NewWithConfig[T comparable](cfg Config) *Queue[T] {
 // Add implements Interface.
 func (q *Queue[T]) Add(item T) {
 	if q.metrics == nil {
-		if q.in.add(item) {
-			q.mu.Lock()
-			q.drainLocked() // pushes, which signals a waiting Get
-			q.mu.Unlock()
-		}
+		q.enqueue(item, opAdd)
 		return
 	}
 	q.lockDrained()
@@ -236,15 +239,26 @@ func clampPriority(p int) int32 {
 }
 
 func (q *Queue[T]) addLocked(item T, priority int) {
-	prio := clampPriority(priority)
 	if q.shuttingDown {
 		return
 	}
+	q.addStateLocked(q.stateLocked(item), clampPriority(priority))
+}
+
+// stateLocked returns item's state, creating it if needed. The caller must
+// make the state dirty or give it failures, or release it.
+func (q *Queue[T]) stateLocked(item T) *itemState[T] {
 	st := q.states[item]
 	if st == nil {
 		st = q.newState(item)
 		q.states[item] = st
 	}
+	return st
+}
+
+// addStateLocked marks st dirty at prio, queueing it unless it is being
+// processed. The queue must not be shutting down.
+func (q *Queue[T]) addStateLocked(st *itemState[T], prio int32) {
 	switch {
 	case st.flags&flagDirty == 0:
 		st.flags |= flagDirty
@@ -307,7 +321,7 @@ func (q *Queue[T]) release(st *itemState[T]) {
 	if q.deletes++; q.deletes >= 4096 && q.deletes > 8*len(q.states) {
 		q.compactStates()
 	}
-	st.item, st.flags, st.prio = zero, 0, 0
+	st.item, st.flags, st.prio, st.failures = zero, 0, 0, 0
 	q.free = append(q.free, st)
 }
 
@@ -386,7 +400,7 @@ func (q *Queue[T]) Done(item T) {
 	}
 	if st.flags&flagDirty != 0 {
 		q.push(st)
-	} else {
+	} else if st.failures == 0 {
 		q.release(st)
 	}
 	if q.processing == 0 && q.draining {

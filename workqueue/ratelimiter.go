@@ -3,6 +3,7 @@ package workqueue
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -24,12 +25,21 @@ type RateLimiter[T comparable] interface {
 
 // ExponentialRateLimiter waits base*2^n for the n-th (zero-based) failure of
 // an item, capped at max.
+//
+// Given to NewRateLimiting (directly or inside a MaxOfRateLimiter) before any
+// failure was recorded, the limiter keeps its counts in that queue's per-item
+// records rather than a map of its own; its methods behave the same either
+// way, also when called directly.
 type ExponentialRateLimiter[T comparable] struct {
 	base, max time.Duration
 
+	// queue, once set, holds the failure counts; failures is then unused.
+	// It is set at most once, under mu, while failures is empty.
+	queue atomic.Pointer[Queue[T]]
+
 	mu sync.Mutex
 	// failures counts When calls per item since its last Forget; absent
-	// means zero.
+	// means zero. Unused once queue is set.
 	failures map[T]int
 }
 
@@ -40,10 +50,22 @@ func NewExponentialRateLimiter[T comparable](base, max time.Duration) *Exponenti
 
 // When implements RateLimiter.
 func (r *ExponentialRateLimiter[T]) When(item T) time.Duration {
+	if q := r.queue.Load(); q != nil {
+		return r.delay(q.recordFailure(item))
+	}
 	r.mu.Lock()
+	if q := r.queue.Load(); q != nil { // bound meanwhile
+		r.mu.Unlock()
+		return r.delay(q.recordFailure(item))
+	}
 	n := r.failures[item]
 	r.failures[item] = n + 1
 	r.mu.Unlock()
+	return r.delay(n)
+}
+
+// delay is the wait after the n-th (zero-based) failure.
+func (r *ExponentialRateLimiter[T]) delay(n int) time.Duration {
 	if n >= 63 {
 		return r.max
 	}
@@ -54,16 +76,49 @@ func (r *ExponentialRateLimiter[T]) When(item T) time.Duration {
 	return time.Duration(d)
 }
 
+// neverDelays reports whether delay is at most zero for every n.
+func (r *ExponentialRateLimiter[T]) neverDelays() bool {
+	return r.base <= 0 || r.max <= 0
+}
+
+// bindQueue makes q hold the failure counts if r is unbound and has no
+// failures recorded, and reports whether it did.
+func (r *ExponentialRateLimiter[T]) bindQueue(q *Queue[T]) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.queue.Load() != nil || len(r.failures) > 0 {
+		return false
+	}
+	r.queue.Store(q)
+	return true
+}
+
 // Forget implements RateLimiter.
 func (r *ExponentialRateLimiter[T]) Forget(item T) {
+	if q := r.queue.Load(); q != nil {
+		q.forgetFailures(item)
+		return
+	}
 	r.mu.Lock()
+	if q := r.queue.Load(); q != nil {
+		r.mu.Unlock()
+		q.forgetFailures(item)
+		return
+	}
 	delete(r.failures, item)
 	r.mu.Unlock()
 }
 
 // NumRequeues implements RateLimiter.
 func (r *ExponentialRateLimiter[T]) NumRequeues(item T) int {
+	if q := r.queue.Load(); q != nil {
+		return q.numFailures(item)
+	}
 	r.mu.Lock()
+	if q := r.queue.Load(); q != nil {
+		r.mu.Unlock()
+		return q.numFailures(item)
+	}
 	defer r.mu.Unlock()
 	return r.failures[item]
 }

@@ -1,5 +1,10 @@
 package workqueue
 
+import (
+	"slices"
+	"time"
+)
+
 // RateLimitingInterface is a DelayingInterface that re-adds failed items after
 // a wait decided by a RateLimiter.
 type RateLimitingInterface[T comparable] interface {
@@ -19,12 +24,36 @@ type RateLimitingInterface[T comparable] interface {
 type RateLimitingQueue[T comparable] struct {
 	*Queue[T]
 	limiter RateLimiter[T]
+	// exp, if set, is the exponential limiter whose failure counts this
+	// queue holds (see bindQueue): limiter itself, or a child of limiter
+	// when that is a MaxOfRateLimiter. others are then limiter's other
+	// children, consulted as before. Both are fixed at construction.
+	exp    *ExponentialRateLimiter[T]
+	others []RateLimiter[T]
 }
 
 // NewRateLimiting returns a queue configured by cfg that retries through
-// limiter.
+// limiter. An ExponentialRateLimiter that has recorded no failures yet, given
+// directly or as a child of a MaxOfRateLimiter (as DefaultControllerRateLimiter
+// is), keeps its failure counts in the queue's per-item records from then on;
+// see ExponentialRateLimiter.
 func NewRateLimiting[T comparable](limiter RateLimiter[T], cfg Config) *RateLimitingQueue[T] {
-	return &RateLimitingQueue[T]{Queue: NewWithConfig[T](cfg), limiter: limiter}
+	q := &RateLimitingQueue[T]{Queue: NewWithConfig[T](cfg), limiter: limiter}
+	switch l := limiter.(type) {
+	case *ExponentialRateLimiter[T]:
+		if l.bindQueue(q.Queue) {
+			q.exp = l
+		}
+	case *MaxOfRateLimiter[T]:
+		for i, c := range l.limiters {
+			if e, ok := c.(*ExponentialRateLimiter[T]); ok && e.bindQueue(q.Queue) {
+				q.exp = e
+				q.others = append(slices.Clip(l.limiters[:i]), l.limiters[i+1:]...)
+				break
+			}
+		}
+	}
+	return q
 }
 
 // AddRateLimited implements RateLimitingInterface.
@@ -32,7 +61,22 @@ func (q *RateLimitingQueue[T]) AddRateLimited(item T) {
 	if q.ShuttingDown() {
 		return
 	}
-	q.AddAfter(item, q.limiter.When(item))
+	if q.exp == nil {
+		q.AddAfter(item, q.limiter.When(item))
+		return
+	}
+	// The bound limiter's count lives in item's state: the same
+	// bookkeeping as limiter.When, without a second map and lock.
+	var d time.Duration
+	for _, l := range q.others {
+		d = max(d, l.When(item))
+	}
+	if d <= 0 && q.exp.neverDelays() && q.metrics == nil {
+		q.enqueue(item, opFailAdd) // count and add, in order, at the next drain
+		return
+	}
+	d = max(d, q.exp.delay(q.recordFailure(item)))
+	q.AddAfter(item, d)
 }
 
 // Forget implements RateLimitingInterface.

@@ -9,15 +9,30 @@ import (
 // TestStress runs many producers and workers against one queue under the
 // race detector and checks the two promises that matter to controllers:
 // no item is held by two workers at once, and every add is followed by a
-// processing that started after it (nothing is lost).
+// processing that started after it (nothing is lost). The rate-limited run
+// retries every third add through a limiter that never delays, so failure
+// counts and Forgets travel through the intake with the adds.
 func TestStress(t *testing.T) {
+	t.Run("plain", func(t *testing.T) { runStress(t, nil) })
+	t.Run("rate-limited", func(t *testing.T) {
+		runStress(t, NewRateLimiting[int](NewExponentialRateLimiter[int](0, 0), Config{}))
+	})
+}
+
+// runStress stresses rl's queue, or a plain queue if rl is nil.
+func runStress(t *testing.T, rl *RateLimitingQueue[int]) {
 	const (
 		keys      = 64
 		producers = 8
 		workers   = 8
 		addsEach  = 3000
 	)
-	q := New[int]()
+	var q *Queue[int]
+	if rl != nil {
+		q = rl.Queue
+	} else {
+		q = New[int]()
+	}
 	var (
 		held    [keys]atomic.Int32 // 1 while a worker holds the key
 		version [keys]atomic.Int64 // bumped before every Add of the key
@@ -45,6 +60,9 @@ func TestStress(t *testing.T) {
 					}
 				}
 				held[k].Store(0)
+				if rl != nil {
+					rl.Forget(k)
+				}
 				q.Done(k)
 			}
 		}()
@@ -57,9 +75,12 @@ func TestStress(t *testing.T) {
 			for i := range addsEach {
 				k := (i*7 + p*13) % keys
 				version[k].Add(1)
-				if i%5 == 0 {
+				switch {
+				case i%5 == 0:
 					q.AddWithOpts(AddOpts{Priority: LowPriority}, k)
-				} else {
+				case rl != nil && i%3 == 0:
+					rl.AddRateLimited(k)
+				default:
 					q.Add(k)
 				}
 			}
