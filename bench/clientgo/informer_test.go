@@ -1,0 +1,372 @@
+package clientgo
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	cgcache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/setpoint-dev/setpoint/informer"
+	sprest "github.com/setpoint-dev/setpoint/rest"
+)
+
+// The informer benchmark lists and watches syncPods pods from a separate
+// `setpoint apiserver` process (memory storage), so the client's heap is
+// measured alone. The pods are shaped like those a real cluster serves for
+// a Deployment: controller ownerReference, one container with resources,
+// env, probes and the projected service-account volume, tolerations, a
+// Running status with conditions and container statuses, and the two
+// managedFields entries kube-controller-manager and the kubelet write.
+const (
+	syncPods       = 100_000
+	syncNamespaces = 100
+)
+
+var podsGVR = corev1.SchemeGroupVersion.WithResource("pods")
+
+// syncServer is the loaded server, started once per benchmark binary.
+type syncServer struct {
+	kubeconfig string
+	err        error
+	dir        string
+	cmd        *exec.Cmd
+}
+
+var (
+	serverStarted bool
+	loadedServer  = sync.OnceValue(func() *syncServer {
+		serverStarted = true
+		s := &syncServer{}
+		s.err = s.start()
+		return s
+	})
+)
+
+// TestMain stops the benchmark's server and removes its files.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if serverStarted {
+		s := loadedServer()
+		if s.cmd != nil && s.cmd.Process != nil {
+			_ = s.cmd.Process.Kill()
+			_ = s.cmd.Wait()
+		}
+		os.RemoveAll(s.dir)
+	}
+	os.Exit(code)
+}
+
+func (s *syncServer) start() error {
+	var err error
+	if s.dir, err = os.MkdirTemp("", "setpoint-informer-bench"); err != nil {
+		return err
+	}
+	s.kubeconfig, err = startLoadedServer(s)
+	return err
+}
+
+func startLoadedServer(s *syncServer) (string, error) {
+	dir := s.dir
+	bin := filepath.Join(dir, "setpoint")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/setpoint")
+	build.Dir = "../.." // the main module
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("build setpoint: %w", err)
+	}
+	cmd := exec.Command(bin, "apiserver", "--data-dir", filepath.Join(dir, "data"), "--listen", "127.0.0.1:0",
+		"--storage", "memory", "--log-level", "warn")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	// The server dies with the benchmark binary, however that ends.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return "", fmt.Errorf("start setpoint: %w", err)
+	}
+	s.cmd = cmd
+	kubeconfig := filepath.Join(dir, "data", "kubeconfig")
+	cfg, err := waitReady(kubeconfig)
+	if err != nil {
+		return "", err
+	}
+	if err := loadPods(cfg); err != nil {
+		return "", err
+	}
+	return kubeconfig, nil
+}
+
+func waitReady(kubeconfig string) (*sprest.Config, error) {
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if cfg, err := sprest.ConfigFromKubeconfig(kubeconfig, ""); err == nil {
+			c, err := sprest.New(cfg)
+			if err == nil {
+				ns := sprest.For[*corev1.Namespace, *corev1.NamespaceList](c, corev1.SchemeGroupVersion.WithResource("namespaces"), false)
+				if _, err := ns.Get(context.Background(), "default", metav1.GetOptions{}); err == nil {
+					return cfg, nil
+				}
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil, fmt.Errorf("setpoint apiserver not ready after 60s")
+}
+
+// loadPods creates syncPods pods over syncNamespaces namespaces with 32
+// concurrent clients, then writes each pod's status.
+func loadPods(cfg *sprest.Config) error {
+	c, err := sprest.New(cfg)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	nss := sprest.For[*corev1.Namespace, *corev1.NamespaceList](c, corev1.SchemeGroupVersion.WithResource("namespaces"), false)
+	for i := range syncNamespaces {
+		if _, err := nss.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns-" + strconv.Itoa(i)}}, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create namespace: %w", err)
+		}
+	}
+	pods := sprest.For[*corev1.Pod, *corev1.PodList](c, podsGVR, true)
+	const workers = 32
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < syncPods; i += workers {
+				p := realisticPod(i)
+				created, err := pods.Namespace(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
+				if err != nil {
+					errs <- fmt.Errorf("create pod %d: %w", i, err)
+					return
+				}
+				created.Status = p.Status
+				if _, err := pods.Namespace(p.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+					errs <- fmt.Errorf("status of pod %d: %w", i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func realisticPod(i int) *corev1.Pod {
+	app := "app-" + strconv.Itoa(i%50)
+	hash := "5d8f7c9b" + strconv.Itoa(i%50)
+	rs := app + "-" + hash
+	node := "node-" + strconv.Itoa(i%100)
+	start := metav1.NewTime(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	truth := true
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: "ns-" + strconv.Itoa(i%syncNamespaces),
+			Name:      rs + "-" + strconv.Itoa(i),
+			Labels:    map[string]string{"app": app, "pod-template-hash": hash, "tier": "backend"},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs,
+				UID: types.UID(fmt.Sprintf("6f1b3c2e-0000-4000-8000-%012d", i%50)), Controller: &truth, BlockOwnerDeletion: &truth,
+			}},
+			ManagedFields: []metav1.ManagedFieldsEntry{
+				{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &start,
+					FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(controllerManagerFields)}},
+				{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &start,
+					FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(kubeletFields)}, Subresource: "status"},
+			},
+		},
+		Spec: corev1.PodSpec{
+			NodeName:           node,
+			ServiceAccountName: "default",
+			Containers: []corev1.Container{{
+				Name: "server", Image: "registry.example.com/team/" + app + ":1.27.3",
+				Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}},
+				Env: []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "info"}, {Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
+					FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}}},
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
+				},
+				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}},
+					PeriodSeconds: 10},
+				VolumeMounts: []corev1.VolumeMount{{Name: "kube-api-access-x7k2p", ReadOnly: true, MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"}},
+			}},
+			Volumes: []corev1.Volume{{Name: "kube-api-access-x7k2p", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+				Sources: []corev1.VolumeProjection{
+					{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptrInt64(3607)}},
+					{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
+						Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+				}}}}},
+			Tolerations: []corev1.Toleration{
+				{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptrInt64(300)},
+				{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptrInt64(300)},
+			},
+		},
+		Status: corev1.PodStatus{
+			Phase: corev1.PodRunning, HostIP: "10.0.0." + strconv.Itoa(i%100),
+			PodIP: fmt.Sprintf("10.244.%d.%d", (i/250)%256, i%250+1), StartTime: &start, QOSClass: corev1.PodQOSBurstable,
+			Conditions: []corev1.PodCondition{
+				{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: start},
+				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: start},
+				{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: start},
+				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: start},
+			},
+			ContainerStatuses: []corev1.ContainerStatus{{
+				Name: "server", Ready: true, Started: &truth, Image: "registry.example.com/team/" + app + ":1.27.3",
+				ImageID:     "registry.example.com/team/" + app + "@sha256:4c2f1f3ad9b0e1c7a8f05c1b7f0e4b1d5e6a2c3b4d5e6f708192a3b4c5d6e7f8",
+				ContainerID: fmt.Sprintf("containerd://%064x", i),
+				State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: start}},
+			}},
+		},
+	}
+}
+
+// The fieldsV1 sets, as a real cluster records them for such a pod.
+const controllerManagerFields = `{"f:metadata":{"f:generateName":{},"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{},"f:tier":{}},` +
+	`"f:ownerReferences":{".":{},"k:{\"uid\":\"6f1b3c2e-0000-4000-8000-000000000000\"}":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"server\"}":` +
+	`{".":{},"f:env":{".":{},"k:{\"name\":\"LOG_LEVEL\"}":{".":{},"f:name":{},"f:value":{}},"k:{\"name\":\"POD_NAME\"}":{".":{},"f:name":{},` +
+	`"f:valueFrom":{".":{},"f:fieldRef":{}}}},"f:image":{},"f:imagePullPolicy":{},"f:name":{},"f:ports":{".":{},"k:{\"containerPort\":8080,` +
+	`\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{},"f:name":{},"f:protocol":{}}},"f:readinessProbe":{".":{},"f:failureThreshold":{},` +
+	`"f:httpGet":{".":{},"f:path":{},"f:port":{},"f:scheme":{}},"f:periodSeconds":{},"f:successThreshold":{},"f:timeoutSeconds":{}},` +
+	`"f:resources":{".":{},"f:limits":{".":{},"f:memory":{}},"f:requests":{".":{},"f:cpu":{},"f:memory":{}}},"f:terminationMessagePath":{},` +
+	`"f:terminationMessagePolicy":{}}},"f:dnsPolicy":{},"f:enableServiceLinks":{},"f:restartPolicy":{},"f:schedulerName":{},` +
+	`"f:securityContext":{},"f:terminationGracePeriodSeconds":{}}}`
+
+const kubeletFields = `{"f:status":{"f:conditions":{"k:{\"type\":\"ContainersReady\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},` +
+	`"f:status":{},"f:type":{}},"k:{\"type\":\"Initialized\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}},` +
+	`"k:{\"type\":\"Ready\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}}},"f:containerStatuses":{},` +
+	`"f:hostIP":{},"f:hostIPs":{},"f:phase":{},"f:podIP":{},"f:podIPs":{".":{},"k:{\"ip\":\"10.244.1.2\"}":{".":{},"f:ip":{}}},"f:startTime":{}}}`
+
+// BenchmarkInformerSync starts a pod informer against the loaded server and
+// waits for its initial sync. It reports the time to sync and the heap the
+// informer retains afterwards (HeapAlloc after GC, minus the same before
+// the informer started), as MB-retained.
+//
+//   - client-go: informers.NewSharedInformerFactory, default settings (no transform);
+//   - client-go+strip: the same with a transform dropping managedFields,
+//     which is what setpoint does by default;
+//   - setpoint: informer.NewFactory + informer.For, default settings.
+func BenchmarkInformerSync(b *testing.B) {
+	srv := loadedServer()
+	if srv.err != nil {
+		b.Fatal(srv.err)
+	}
+	b.Run("impl=client-go", func(b *testing.B) {
+		benchSync(b, func(ctx context.Context) func() { return runClientGo(b, ctx, srv, false) })
+	})
+	b.Run("impl=client-go+strip", func(b *testing.B) {
+		benchSync(b, func(ctx context.Context) func() { return runClientGo(b, ctx, srv, true) })
+	})
+	b.Run("impl=setpoint", func(b *testing.B) { benchSync(b, func(ctx context.Context) func() { return runSetpoint(b, ctx, srv) }) })
+}
+
+// benchSync runs start b.N times; start must return once the informer has
+// synced, with a function that checks the cache size and keeps it alive.
+func benchSync(b *testing.B, start func(ctx context.Context) func()) {
+	var retained, elapsed float64
+	for range b.N {
+		ctx, cancel := context.WithCancel(context.Background())
+		before := heapAfterGC()
+		t0 := time.Now()
+		b.StartTimer()
+		check := start(ctx)
+		b.StopTimer()
+		elapsed += time.Since(t0).Seconds()
+		retained += float64(heapAfterGC()-before) / (1 << 20)
+		check()
+		cancel()
+		time.Sleep(200 * time.Millisecond) // let the informer's goroutines end before the next round
+	}
+	b.ReportMetric(retained/float64(b.N), "MB-retained")
+	b.ReportMetric(elapsed/float64(b.N), "s-to-sync")
+}
+
+func heapAfterGC() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+func runClientGo(b *testing.B, ctx context.Context, srv *syncServer, strip bool) func() {
+	cfg, err := clientcmd.BuildConfigFromFlags("", srv.kubeconfig)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = -1, 0
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := informers.NewSharedInformerFactory(cs, 0)
+	inf := f.Core().V1().Pods().Informer()
+	if strip {
+		if err := inf.SetTransform(stripManagedFields); err != nil {
+			b.Fatal(err)
+		}
+	}
+	f.Start(ctx.Done())
+	if !cgcache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		b.Fatal("client-go informer did not sync")
+	}
+	return func() {
+		if n := len(inf.GetIndexer().ListKeys()); n != syncPods {
+			b.Fatalf("client-go cache holds %d pods, want %d", n, syncPods)
+		}
+		runtime.KeepAlive(f)
+	}
+}
+
+func runSetpoint(b *testing.B, ctx context.Context, srv *syncServer) func() {
+	cfg, err := sprest.ConfigFromKubeconfig(srv.kubeconfig, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := sprest.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := informer.NewFactory(c, informer.FactoryOptions{})
+	inf := informer.For[*corev1.Pod, *corev1.PodList](f, podsGVR, true)
+	f.Start(ctx)
+	if !informer.WaitForCacheSync(ctx, inf.HasSynced) {
+		b.Fatal("setpoint informer did not sync")
+	}
+	return func() {
+		if n := inf.Indexer().Len(); n != syncPods {
+			b.Fatalf("setpoint cache holds %d pods, want %d", n, syncPods)
+		}
+		runtime.KeepAlive(f)
+	}
+}
+
+// stripManagedFields is the client-go transform equivalent to setpoint's
+// default informer.StripManagedFields.
+func stripManagedFields(obj any) (any, error) {
+	if a, err := meta.Accessor(obj); err == nil {
+		a.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+func ptrInt64(v int64) *int64 { return &v }

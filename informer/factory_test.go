@@ -1,0 +1,129 @@
+package informer
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func TestFactorySharesInformersByKey(t *testing.T) {
+	_, c, _ := start(t)
+	f := NewFactory(c, FactoryOptions{Namespace: "default"})
+	typed := For[*corev1.ConfigMap, *corev1.ConfigMapList](f, cmGVR, true)
+	if again := For[*corev1.ConfigMap, *corev1.ConfigMapList](f, cmGVR, true); again != typed {
+		t.Fatal("same key gave a new informer")
+	}
+	selected := For[*corev1.ConfigMap, *corev1.ConfigMapList](f, cmGVR, true, WithLabelSelector("app=x"))
+	if selected == typed {
+		t.Fatal("a different label selector shared the informer")
+	}
+	if For[*corev1.ConfigMap, *corev1.ConfigMapList](f, cmGVR, true, InNamespace("other")) == typed {
+		t.Fatal("a different namespace shared the informer")
+	}
+	nsGVR := corev1.SchemeGroupVersion.WithResource("namespaces")
+	// Cluster-scoped: the namespace is not part of the key.
+	if For[*corev1.Namespace, *corev1.NamespaceList](f, nsGVR, false) != For[*corev1.Namespace, *corev1.NamespaceList](f, nsGVR, false, InNamespace("x")) {
+		t.Fatal("cluster-scoped informer keyed by namespace")
+	}
+	dynamic := Dynamic(f, cmGVR, true)
+	if Dynamic(f, cmGVR, true) != dynamic {
+		t.Fatal("same dynamic key gave a new informer")
+	}
+
+	create(t, c, "plain", "1")
+	labelled := configMap("labelled", "1")
+	labelled.Labels = map[string]string{"app": "x"}
+	if _, err := configMaps(c).Create(context.Background(), labelled, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	f.Start(ctx)
+	syncCtx, syncCancel := context.WithTimeout(ctx, waitFor)
+	synced := f.WaitForCacheSync(syncCtx)
+	syncCancel()
+	want := map[schema.GroupVersionResource]bool{cmGVR: true, nsGVR: true}
+	if len(synced) != len(want) || !synced[cmGVR] || !synced[nsGVR] {
+		t.Fatalf("WaitForCacheSync = %v, want %v", synced, want)
+	}
+
+	if got := names(typed.Indexer().List()); !sameSet(got, "plain", "labelled") {
+		t.Fatalf("typed informer holds %v", got)
+	}
+	if got := names(selected.Indexer().List()); !sameSet(got, "labelled") {
+		t.Fatalf("selector informer holds %v", got)
+	}
+	u, err := dynamic.Lister().Namespace("default").Get("labelled")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := unstructured.NestedString(u.Object, "data", "v"); v != "1" || u.GetKind() != "ConfigMap" {
+		t.Fatalf("dynamic object: kind %q data.v %q", u.GetKind(), v)
+	}
+
+	// An informer requested after Start runs at the next Start.
+	late := For[*corev1.Secret, *corev1.SecretList](f, corev1.SchemeGroupVersion.WithResource("secrets"), true)
+	if late.IsStarted() {
+		t.Fatal("informer requested after Start is running")
+	}
+	f.Start(ctx)
+	waitSynced(t, late.HasSynced)
+
+	cancel()
+	f.Shutdown()
+	after := For[*corev1.ConfigMap, *corev1.ConfigMapList](f, cmGVR, true, WithFieldSelector("metadata.name=plain"))
+	f.Start(ctx)
+	if after.IsStarted() {
+		t.Fatal("Start after Shutdown started an informer")
+	}
+}
+
+func TestFactoryTransform(t *testing.T) {
+	_, c, _ := start(t)
+	create(t, c, "a", "1")
+	mark := func(obj metav1.Object) (metav1.Object, error) {
+		obj.SetAnnotations(map[string]string{"transformed": "yes"})
+		return obj, nil
+	}
+	f := NewFactory(c, FactoryOptions{Namespace: "default", Transform: mark})
+	typed := For[*corev1.ConfigMap, *corev1.ConfigMapList](f, cmGVR, true)
+	dynamic := Dynamic(f, cmGVR, true)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer f.Shutdown()
+	defer cancel()
+	f.Start(ctx)
+	waitSynced(t, typed.HasSynced, dynamic.HasSynced)
+	for _, obj := range []metav1.Object{typed.Indexer().List()[0], dynamic.Indexer().List()[0]} {
+		if obj.GetAnnotations()["transformed"] != "yes" {
+			t.Fatalf("%T not transformed: %v", obj, obj.GetAnnotations())
+		}
+	}
+}
+
+func names[T metav1.Object](objs []T) []string {
+	out := make([]string, len(objs))
+	for k, o := range objs {
+		out[k] = o.GetName()
+	}
+	return out
+}
+
+func sameSet(got []string, want ...string) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, g := range got {
+		seen[g] = true
+	}
+	for _, w := range want {
+		if !seen[w] {
+			return false
+		}
+	}
+	return true
+}
