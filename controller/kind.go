@@ -1,0 +1,61 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/setpoint-dev/setpoint/handler"
+	"github.com/setpoint-dev/setpoint/informer"
+	"github.com/setpoint-dev/setpoint/predicate"
+)
+
+// kindSource feeds a queue from an informer through a handler.EventHandler.
+type kindSource[T informer.Object] struct {
+	inf      *informer.Informer[T]
+	resource string
+	mapTo    handler.MapFunc[T]
+	preds    []predicate.Predicate
+
+	mu sync.Mutex
+	// reg is the handler's registration, set once by Start; guarded by mu.
+	reg *informer.Registration
+}
+
+// Kind returns a Source that registers, on Start, a handler on inf mapping
+// each event that passes preds to mapTo(obj). resource names the watched
+// resource in errors ("apps/v1 deployments"). The handler is removed when
+// the controller's context ends. The informer itself is started by its
+// owner (the manager's factory); the source only waits for it.
+func Kind[T informer.Object](inf *informer.Informer[T], resource string, mapTo handler.MapFunc[T], preds ...predicate.Predicate) Source {
+	return &kindSource[T]{inf: inf, resource: resource, mapTo: mapTo, preds: preds}
+}
+
+// Start implements Source.
+func (s *kindSource[T]) Start(ctx context.Context, controller string, q handler.Queue) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reg != nil {
+		return fmt.Errorf("source %s started twice", s.resource)
+	}
+	reg, err := s.inf.AddEventHandler(handler.New(q, s.mapTo, s.preds...), informer.HandlerOptions{Name: controller})
+	if err != nil {
+		return fmt.Errorf("register handler on %s: %w", s.resource, err)
+	}
+	s.reg = reg
+	context.AfterFunc(ctx, func() { _ = s.inf.RemoveEventHandler(reg) })
+	return nil
+}
+
+// HasSynced implements Source.
+func (s *kindSource[T]) HasSynced() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reg != nil && s.reg.HasSynced()
+}
+
+// LastError implements Source.
+func (s *kindSource[T]) LastError() error { return s.inf.LastError() }
+
+// String implements Source.
+func (s *kindSource[T]) String() string { return s.resource }
