@@ -31,6 +31,9 @@ type FactoryOptions struct {
 	// StripManagedFields. It receives and must return the informer's own
 	// object type; NoTransform[metav1.Object] keeps objects as sent.
 	Transform func(metav1.Object) (metav1.Object, error)
+	// Compaction is every informer's Options.Compaction (default
+	// CompactShare).
+	Compaction Compaction
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Clock drives resync; default clock.RealClock{}.
@@ -154,6 +157,7 @@ func informerOptions[T Object](fo FactoryOptions, key informerKey) Options[T] {
 		Logger:       fo.Logger,
 		Metrics:      fo.Metrics,
 		Resource:     gr,
+		Compaction:   fo.Compaction,
 		Reflector: reflector.Options{
 			Name:   name,
 			Logger: fo.Logger,

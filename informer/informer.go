@@ -37,6 +37,10 @@ type Options[T metav1.Object] struct {
 	// as sent. It may modify its argument (objects are fresh from the
 	// decoder) and must not keep it.
 	Transform func(T) (T, error)
+	// Compaction shrinks objects after Transform, before they are cached.
+	// The default, CompactShare, interns strings, trims slices and lets
+	// equal sub-objects of cached objects share one copy; see Compaction.
+	Compaction Compaction
 	// Indexers are extra indexes of the cache; NamespaceIndex is always
 	// installed.
 	Indexers cache.Indexers[T]
@@ -155,7 +159,7 @@ func newInformer[T metav1.Object](opts Options[T]) *Informer[T] {
 		indexer:       indexer,
 		lister:        cache.NewLister[T](indexer, opts.Resource),
 		queue:         queue,
-		sink:          transformSink[T]{next: queue, transform: opts.Transform},
+		sink:          transformSink[T]{next: queue, transform: opts.Transform, compactor: newCompactor(opts.Compaction)},
 		defaultResync: opts.ResyncPeriod,
 		clock:         opts.Clock,
 		log:           opts.Logger.With("informer", name),

@@ -25,15 +25,19 @@ func StripManagedFields[T metav1.Object](obj T) (T, error) {
 // for FactoryOptions.Transform).
 func NoTransform[T metav1.Object](obj T) (T, error) { return obj, nil }
 
-// transformSink applies the transform to every object the reflector hands
-// over, before it enters the queue (and so the cache and the handlers).
+// transformSink applies the transform and then the compactor to every
+// object the reflector hands over, before it enters the queue (and so the
+// cache and the handlers). Deleted objects are transformed but not
+// compacted: they leave the cache.
 type transformSink[T any] struct {
 	next      reflector.Sink[T]
 	transform func(T) (T, error)
+	// compactor is nil for CompactNone.
+	compactor *compactor
 }
 
 func (s transformSink[T]) Add(obj T) error {
-	obj, err := s.apply(obj)
+	obj, err := s.applyAndCompact(obj)
 	if err != nil {
 		return err
 	}
@@ -41,7 +45,7 @@ func (s transformSink[T]) Add(obj T) error {
 }
 
 func (s transformSink[T]) Update(obj T) error {
-	obj, err := s.apply(obj)
+	obj, err := s.applyAndCompact(obj)
 	if err != nil {
 		return err
 	}
@@ -60,13 +64,21 @@ func (s transformSink[T]) Delete(obj T) error {
 func (s transformSink[T]) Replace(list []T, resourceVersion string) error {
 	out := make([]T, len(list))
 	for i, obj := range list {
-		t, err := s.apply(obj)
+		t, err := s.applyAndCompact(obj)
 		if err != nil {
 			return err
 		}
 		out[i] = t
 	}
 	return s.next.Replace(out, resourceVersion)
+}
+
+func (s transformSink[T]) applyAndCompact(obj T) (T, error) {
+	out, err := s.apply(obj)
+	if err == nil && s.compactor != nil {
+		s.compactor.Compact(out)
+	}
+	return out, err
 }
 
 func (s transformSink[T]) apply(obj T) (T, error) {

@@ -37,7 +37,7 @@ func TestEventRecorder(t *testing.T) {
 		return reconcile.Result{}, nil
 	}))
 	s := start(m)
-	<-m.Elected()
+	waitClosed(t, "Elected", m.Elected())
 	if _, err := cms.Namespace("default").Create(context.Background(), &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "evented"}, Data: map[string]string{"a": "1"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

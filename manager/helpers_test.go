@@ -127,3 +127,13 @@ func (f reconcileFunc) Reconcile(ctx context.Context, _ reconcile.Request) (reco
 	f(ctx)
 	return reconcile.Result{}, nil
 }
+
+// waitClosed fails the test when ch is not closed within a minute.
+func waitClosed(t *testing.T, what string, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(time.Minute):
+		t.Fatalf("%s: not closed within a minute", what)
+	}
+}

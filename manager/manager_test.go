@@ -80,8 +80,8 @@ func TestHealthAndMetrics(t *testing.T) {
 		t.Fatal("duplicate check accepted")
 	}
 	s := start(m)
-	<-m.Elected()
-	<-m.Ready()
+	waitClosed(t, "Elected", m.Elected())
+	waitClosed(t, "Ready", m.Ready())
 	cms, err := manager.Resource[*corev1.ConfigMap, *corev1.ConfigMapList](m)
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +152,7 @@ func TestGracefulShutdown(t *testing.T) {
 		close(cancelled)
 	}))
 	s := start(m)
-	<-m.Elected()
+	waitClosed(t, "Elected", m.Elected())
 	cms, err := manager.Resource[*corev1.ConfigMap, *corev1.ConfigMapList](m)
 	if err != nil {
 		t.Fatal(err)

@@ -32,10 +32,12 @@ func (r *Reflector[T, L]) relistRV() string {
 // once at the newest version.
 func (r *Reflector[T, L]) list(ctx context.Context) error {
 	rv := r.relistRV()
+	readAt := rv
 	items, listRV, err := r.listAll(ctx, rv)
 	if err != nil && rv != "" && versionUnavailable(err) {
 		r.log.Info("resourceVersion unavailable, listing the newest state", "resourceVersion", rv, "err", err)
 		r.rvUnavailable = true
+		readAt = ""
 		items, listRV, err = r.listAll(ctx, "")
 	}
 	if err != nil {
@@ -45,6 +47,10 @@ func (r *Reflector[T, L]) list(ctx context.Context) error {
 		return fmt.Errorf("replace %s with %d listed objects: %w", r.name, len(items), err)
 	}
 	r.rvUnavailable = false
+	r.exactRV = ""
+	if readAt != "" && readAt != "0" && (r.pageSizeSet || r.paginated) {
+		r.exactRV = listRV
+	}
 	r.setLastSyncRV(listRV)
 	r.setError(nil)
 	r.log.Debug("listed", "objects", len(items), "resourceVersion", listRV)

@@ -111,6 +111,12 @@ type Reflector[T runtime.Object, L runtime.Object] struct {
 	// or too new; the next list is then a consistent one (RV ""). Run's
 	// goroutine only.
 	rvUnavailable bool
+	// exactRV is the resourceVersion handed over by the last list when that
+	// list was an exact read (paginated at a specific version, served from
+	// storage history), "" otherwise. A watch that finds exactly this
+	// position gone shows that relisting at it would only read the same
+	// expired history again. Run's goroutine only.
+	exactRV string
 	// streamingOff is set once the server has rejected a streaming list;
 	// lists are then paginated for the reflector's lifetime. Run's
 	// goroutine only.

@@ -57,6 +57,7 @@ func (r *Reflector[T, L]) watchLoop(ctx context.Context, w watch.Interface) erro
 				return nil
 			case err != nil && versionUnavailable(err):
 				r.log.Info("watch position unavailable, relisting", "err", err)
+				r.watchPositionGone()
 				return nil
 			case err != nil && rewatchable(err):
 				r.setError(err)
@@ -79,6 +80,7 @@ func (r *Reflector[T, L]) watchLoop(ctx context.Context, w watch.Interface) erro
 			r.log.Debug("watch ended, resuming", "resourceVersion", r.LastSyncResourceVersion())
 		case versionUnavailable(err):
 			r.log.Info("watch position unavailable, relisting", "err", err)
+			r.watchPositionGone()
 			return nil
 		default:
 			r.setError(err)
@@ -87,6 +89,20 @@ func (r *Reflector[T, L]) watchLoop(ctx context.Context, w watch.Interface) erro
 				return nil
 			}
 		}
+	}
+}
+
+// watchPositionGone is called when the server no longer serves a watch
+// from LastSyncResourceVersion. The relist normally asks for that version
+// and gets a newer state (a list at a version without a limit means "not
+// older than"). A paginated list at a version is an exact read, though:
+// while storage still has that history it returns the same old state, and
+// the watch from it fails the same way, for as long as compaction takes.
+// So when the lost position is the one an exact list just returned, the
+// next list reads the newest state instead.
+func (r *Reflector[T, L]) watchPositionGone() {
+	if r.exactRV != "" && r.LastSyncResourceVersion() == r.exactRV {
+		r.rvUnavailable = true
 	}
 }
 

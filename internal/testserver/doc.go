@@ -2,7 +2,9 @@
 // storage (the memory engine or bolt on disk in t.TempDir()), real HTTPS on
 // a free loopback port, the real credentials. It returns what a client
 // needs — the URL, the admin token and an HTTP client trusting the CA — and
-// stops the server when the test ends.
+// stops the server when the test ends. Server.Stop ends it earlier; Start
+// again with the old Options.DataDir (and StorageBolt) restarts it on the
+// same data and credentials, on a new port.
 //
 // It is for this module's own tests; operator authors get a public test
 // environment in a later issue.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +29,10 @@ type Server struct {
 	DataDir string
 	// API is the server itself.
 	API *apiserver.Server
+
+	// halt stops the server once: it cancels Run, waits for it to return
+	// and reports its error on the given test. Later calls do nothing.
+	halt func(t testing.TB)
 }
 
 // Options select the storage and tune the server.
@@ -72,12 +77,16 @@ func Start(t testing.TB, opts Options) *Server {
 		cancel()
 		t.Fatal("API server not ready after 30s")
 	}
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("API server: %v", err)
-		}
-	})
+	var once sync.Once
+	halt := func(t testing.TB) {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("API server: %v", err)
+			}
+		})
+	}
+	t.Cleanup(func() { halt(t) })
 	tr := &http.Transport{
 		TLSClientConfig:     &tls.Config{RootCAs: srv.CA().Pool(), MinVersion: tls.VersionTLS12},
 		ForceAttemptHTTP2:   true,
@@ -91,7 +100,22 @@ func Start(t testing.TB, opts Options) *Server {
 		Kubeconfig: srv.KubeconfigPath(),
 		DataDir:    opts.DataDir,
 		API:        srv,
+		halt: func(t testing.TB) {
+			halt(t)
+			tr.CloseIdleConnections()
+		},
 	}
+}
+
+// Stop shuts the server down now, as the end of the test would, and waits
+// until Run has returned and the store is closed. It is idempotent, and the
+// test's cleanup does nothing more afterwards. To restart on the same data,
+// Start again with Options.DataDir (and Storage) of this server: the CA,
+// the tokens and, with StorageBolt, the objects persist there; the new
+// server listens on another port.
+func (s *Server) Stop(t testing.TB) {
+	t.Helper()
+	s.halt(t)
 }
 
 // Do sends an authenticated request with body (nil for none) and content
