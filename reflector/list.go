@@ -95,9 +95,12 @@ func (r *Reflector[T, L]) listAll(ctx context.Context, rv string) ([]T, string, 
 	}
 }
 
-// appendItems appends the items of list to items. meta.ExtractList gives
-// pointers into a typed list's Items slice, so struct items are not
-// copied (the slice stays alive as long as the sink keeps them).
+// appendItems appends the items of list to items. A typed list holds its
+// items in one array (PodList.Items []Pod), and meta.ExtractList gives
+// pointers into it, so one item kept (say, a pod never updated) would keep
+// the whole page alive, and the array's spare capacity with it. Each item
+// is therefore copied into its own allocation; the page becomes garbage
+// once listed.
 func appendItems[T any](items []T, list runtime.Object) ([]T, error) {
 	objs, err := meta.ExtractList(list)
 	if err != nil {
@@ -107,7 +110,7 @@ func appendItems[T any](items []T, list runtime.Object) ([]T, error) {
 		items = make([]T, 0, len(objs))
 	}
 	for i, o := range objs {
-		t, ok := o.(T)
+		t, ok := ownCopy(o).(T)
 		if !ok {
 			var zero T
 			return nil, fmt.Errorf("item %d of %T is a %T, want %T", i, list, o, zero)
@@ -115,6 +118,22 @@ func appendItems[T any](items []T, list runtime.Object) ([]T, error) {
 		items = append(items, t)
 	}
 	return items, nil
+}
+
+// ownCopy returns a pointer to a shallow copy of what the pointer o points
+// to (o itself when it is not a non-nil pointer). The copy shares o's
+// slices, maps and strings, which belong to the item alone.
+func ownCopy(o runtime.Object) runtime.Object {
+	v := reflect.ValueOf(o)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return o
+	}
+	cp := reflect.New(v.Type().Elem())
+	cp.Elem().Set(v.Elem())
+	if out, ok := cp.Interface().(runtime.Object); ok {
+		return out
+	}
+	return o
 }
 
 // versionUnavailable tells whether err says the requested resourceVersion

@@ -178,6 +178,9 @@ func realisticPod(i int) *corev1.Pod {
 	node := "node-" + strconv.Itoa(i%100)
 	start := metav1.NewTime(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
 	truth := true
+	// Like the service-account admission plugin, every pod gets its own
+	// projected volume name, so containers and volumes differ per pod.
+	apiAccess := fmt.Sprintf("kube-api-access-%05x", (i*7919)%0xfffff)
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: "ns-" + strconv.Itoa(i%syncNamespaces),
@@ -208,9 +211,9 @@ func realisticPod(i int) *corev1.Pod {
 				},
 				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}},
 					PeriodSeconds: 10},
-				VolumeMounts: []corev1.VolumeMount{{Name: "kube-api-access-x7k2p", ReadOnly: true, MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"}},
+				VolumeMounts: []corev1.VolumeMount{{Name: apiAccess, ReadOnly: true, MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"}},
 			}},
-			Volumes: []corev1.Volume{{Name: "kube-api-access-x7k2p", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			Volumes: []corev1.Volume{{Name: apiAccess, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 				Sources: []corev1.VolumeProjection{
 					{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptrInt64(3607)}},
 					{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
@@ -264,7 +267,8 @@ const kubeletFields = `{"f:status":{"f:conditions":{"k:{\"type\":\"ContainersRea
 //   - client-go: informers.NewSharedInformerFactory, default settings (no transform);
 //   - client-go+strip: the same with a transform dropping managedFields,
 //     which is what setpoint does by default;
-//   - setpoint: informer.NewFactory + informer.For, default settings.
+//   - setpoint: informer.NewFactory + informer.For, default settings
+//     (managedFields stripped, objects compacted with CompactShare).
 func BenchmarkInformerSync(b *testing.B) {
 	srv := loadedServer()
 	if srv.err != nil {
