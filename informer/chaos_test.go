@@ -184,7 +184,9 @@ func (s *chaosServer) start() {
 }
 
 // restart stops the server and starts a new one on the same data; it
-// listens on another port.
+// listens on another port. Clients of the old server should close their
+// idle connections first (a graceful shutdown waits for idle HTTP/2
+// connections to go away).
 func (s *chaosServer) restart() {
 	s.t.Helper()
 	s.srv.Stop(s.t)

@@ -46,7 +46,8 @@ type versioned struct {
 //   - resync: only for a handler that asked for resyncs, and it repeats
 //     exactly the state last handed to it;
 //   - delete: the object is present; a finalStateUnknown deletion carries
-//     the last state handed to the handler, any other a state not older.
+//     the last state handed to the handler, any other a state not older;
+//   - adds marked isInInitialList come before every other notification.
 type journal[T Object] struct {
 	label string
 	// resyncs says whether this handler asked for periodic resyncs.
@@ -61,6 +62,9 @@ type journal[T Object] struct {
 	// newest is the highest resourceVersion handed per name, deletions
 	// included: an add must be newer.
 	newest map[string]uint64
+	// live is set by the first notification that is not an add of the
+	// initial list; no initial-list add may follow it.
+	live bool
 	// problems are the rule violations seen, capped at maxProblems.
 	problems []string
 }
@@ -138,17 +142,25 @@ func (j *journal[T]) note(op string, obj T) note {
 	return note{op: op, name: obj.GetName(), rv: rv(obj), value: j.value(obj)}
 }
 
-// OnAdd implements Handler.
-func (j *journal[T]) OnAdd(obj T, _ bool) {
+// OnAdd implements Handler. The handler was registered before Run, so
+// isInInitialList marks exactly the adds of the first list, which come
+// before anything else.
+func (j *journal[T]) OnAdd(obj T, initial bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.record(j.note("add", obj))
+	n := j.note("add", obj)
+	if initial && j.live {
+		j.problem(n, "isInInitialList after later notifications")
+	}
+	j.live = j.live || !initial
+	j.record(n)
 }
 
 // OnUpdate implements Handler.
 func (j *journal[T]) OnUpdate(oldObj, newObj T) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.live = true
 	if any(oldObj) == any(newObj) {
 		j.record(j.note("resync", newObj))
 		return
@@ -162,6 +174,7 @@ func (j *journal[T]) OnUpdate(oldObj, newObj T) {
 func (j *journal[T]) OnDelete(obj T, unknown bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.live = true
 	n := j.note("delete", obj)
 	n.unknown = unknown
 	j.record(n)

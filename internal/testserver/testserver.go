@@ -101,8 +101,10 @@ func Start(t testing.TB, opts Options) *Server {
 		DataDir:    opts.DataDir,
 		API:        srv,
 		halt: func(t testing.TB) {
-			halt(t)
+			// Idle HTTP/2 connections would hold the graceful shutdown up
+			// for a second (the server waits for the GOAWAY to be honoured).
 			tr.CloseIdleConnections()
+			halt(t)
 		},
 	}
 }
