@@ -33,3 +33,6 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./internal/watchcache/
 	cd bench/reference && $(GO) test -run '^$$' -bench Create16Clients -benchtime 20000x -count 3 .
 	cd bench/reference && $(GO) test -run '^$$' -bench List10k -benchtime 30x -count 3 -benchmem .
+	cd bench/clientgo && $(GO) test -run '^$$' -bench Workqueue -benchtime 1000000x -count 3 .
+	cd bench/clientgo && $(GO) test -run '^$$' -bench Indexer -benchmem -count 3 .
+	cd bench/clientgo && $(GO) test -run '^$$' -bench InformerSync -benchtime 1x -count 1 .
