@@ -76,7 +76,9 @@ func (e *Expectations) ExpectCreations(key string, n int) { e.SetExpectations(ke
 func (e *Expectations) ExpectDeletions(key string, n int) { e.SetExpectations(key, 0, n) }
 
 // RaiseExpectations adds to key's outstanding counts, if it has a record.
-func (e *Expectations) RaiseExpectations(key string, add, del int) { e.change(key, int64(add), int64(del)) }
+func (e *Expectations) RaiseExpectations(key string, add, del int) {
+	e.change(key, int64(add), int64(del))
+}
 
 // LowerExpectations subtracts from key's outstanding counts, if it has a
 // record.
