@@ -106,6 +106,13 @@ func (r *Resource[T, L]) UpdateStatus(ctx context.Context, obj T, opts metav1.Up
 	return r.write(ctx, http.MethodPut, nameOf(obj), "status", obj, &opts)
 }
 
+// UpdateSubresource replaces the named subresource of the object named by
+// obj with a PUT, e.g. "finalize" of a namespace (which only accepts
+// updates). UpdateStatus is UpdateSubresource(ctx, obj, "status", opts).
+func (r *Resource[T, L]) UpdateSubresource(ctx context.Context, obj T, subresource string, opts metav1.UpdateOptions) (T, error) {
+	return r.write(ctx, http.MethodPut, nameOf(obj), subresource, obj, &opts)
+}
+
 // Patch applies data of the given type (types.JSONPatchType,
 // MergePatchType or StrategicMergePatchType) to the named object, or to
 // its subresource when one is given ("status").

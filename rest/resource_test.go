@@ -221,3 +221,26 @@ func TestListPagingSelectorsAndDeleteCollection(t *testing.T) {
 func allNamespaces(c *rest.Client) *rest.Resource[*corev1.ConfigMap, *corev1.ConfigMapList] {
 	return rest.For[*corev1.ConfigMap, *corev1.ConfigMapList](c, cmGVR, true)
 }
+
+func TestUpdateSubresourceFinalize(t *testing.T) {
+	ctx := context.Background()
+	_, c := start(t, nil)
+	nss := rest.For[*corev1.Namespace, *corev1.NamespaceList](c, corev1.SchemeGroupVersion.WithResource("namespaces"), false)
+	ns, err := nss.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fin"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	if err := nss.Delete(ctx, "fin", metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if ns, err = nss.Get(ctx, "fin", metav1.GetOptions{}); err != nil || ns.DeletionTimestamp == nil {
+		t.Fatalf("after delete: %v, %v (want a terminating namespace)", ns, err)
+	}
+	ns.Spec.Finalizers = nil
+	if _, err := nss.UpdateSubresource(ctx, ns, "finalize", metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("finalize: %v", err)
+	}
+	if _, err := nss.Get(ctx, "fin", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("after finalize: get = %v, want NotFound", err)
+	}
+}
