@@ -31,7 +31,12 @@ func deploymentsResource() *registry.Resource {
 		Status: typedStatus[*appsv1.Deployment]{
 			prepareUpdate: func(d, old *appsv1.Deployment) {
 				d.Spec = old.Spec
+				// Like Kubernetes, a deployment's status update may change its
+				// annotations: the deployment controller writes its revision
+				// annotation with UpdateStatus.
+				ann := d.Annotations
 				resetMetaForStatus(&d.ObjectMeta, &old.ObjectMeta)
+				d.Annotations = ann
 			},
 			validateUpdate: validateDeploymentStatusUpdate,
 		},

@@ -125,10 +125,16 @@ func TestDeploymentStatusUpdate(t *testing.T) {
 	d := old.DeepCopy()
 	d.Spec.Replicas = new(int32(5))
 	d.Labels = map[string]string{"x": "y"}
+	d.Annotations = map[string]string{"deployment.kubernetes.io/revision": "2"}
 	d.Status = appsv1.DeploymentStatus{Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, UpdatedReplicas: 1, ObservedGeneration: 1}
 	expectValid(t, updateStatus(r, d, old))
 	if *d.Spec.Replicas != 1 || d.Labels != nil || d.Status.ReadyReplicas != 1 {
 		t.Errorf("status update: replicas %d labels %v ready %d", *d.Spec.Replicas, d.Labels, d.Status.ReadyReplicas)
+	}
+	// Kubernetes keeps annotations of a status update (the deployment
+	// controller's revision annotation is written that way).
+	if d.Annotations["deployment.kubernetes.io/revision"] != "2" {
+		t.Errorf("status update dropped annotations: %v", d.Annotations)
 	}
 
 	bad := old.DeepCopy()
