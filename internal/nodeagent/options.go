@@ -1,0 +1,125 @@
+package nodeagent
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/clock"
+)
+
+// Defaults of Options, Kubernetes' (kubelet) values where one exists.
+const (
+	DefaultNamePrefix = "node-"
+	// DefaultLeaseDuration is the kubelet's nodeLeaseDurationSeconds.
+	DefaultLeaseDuration = 40 * time.Second
+	// DefaultLeaseRenewInterval is a quarter of the lease duration, as the
+	// kubelet renews.
+	DefaultLeaseRenewInterval = 10 * time.Second
+	// DefaultStatusUpdateFrequency is the kubelet's nodeStatusUpdateFrequency:
+	// how often the agent compares a node's status with what it would post.
+	DefaultStatusUpdateFrequency = 10 * time.Second
+	// DefaultStatusReportFrequency is the kubelet's
+	// nodeStatusReportFrequency: an unchanged status is posted this often.
+	DefaultStatusReportFrequency = 5 * time.Minute
+	// DefaultRestartBackoff is the kubelet's initial container restart
+	// back-off; it doubles per restart up to MaxRestartBackoff.
+	DefaultRestartBackoff = 10 * time.Second
+	MaxRestartBackoff     = 5 * time.Minute
+	// DefaultWorkers is the number of pod workers.
+	DefaultWorkers = 32
+	// LeaseNamespace holds the node leases.
+	LeaseNamespace = "kube-node-lease"
+)
+
+// Annotations read from a pod when its containers start (KWOK-style
+// knobs). Both apply to the pod's first container.
+const (
+	// AnnotationCrashAfter is a duration ("5s", "1m"): the container
+	// crashes that long after each start, and is restarted or not per the
+	// pod's restartPolicy.
+	AnnotationCrashAfter = "setpoint.dev/crash-after"
+	// AnnotationCrashExitCode is the exit code of those crashes (default 1).
+	AnnotationCrashExitCode = "setpoint.dev/crash-exit-code"
+)
+
+// Options configure an Agent. The zero value of every field selects the
+// documented default.
+type Options struct {
+	// Count is the number of simulated nodes (default 1).
+	Count int
+	// NamePrefix names the nodes NamePrefix+"0" … NamePrefix+(Count-1)
+	// (default "node-").
+	NamePrefix string
+	// Capacity of every node; default cpu 32, memory 256Gi, pods 110,
+	// ephemeral-storage 1Ti. Allocatable equals capacity.
+	Capacity corev1.ResourceList
+	// Labels are added to every node, over the defaults
+	// kubernetes.io/hostname=<name>, kubernetes.io/os=linux,
+	// kubernetes.io/arch=amd64, node.kubernetes.io/instance-type=setpoint-sim.
+	Labels map[string]string
+	// StartDelay is how long a pod bound to a node stays Pending before it
+	// runs (default 0).
+	StartDelay time.Duration
+	// StopDelay caps the simulated container stop time of a deleted pod:
+	// it is gone after min(deletionGracePeriodSeconds, StopDelay) (default
+	// 0: at once).
+	StopDelay time.Duration
+	// RestartBackoff is the first container restart back-off (default
+	// 10s); each later restart doubles it, up to 5 minutes.
+	RestartBackoff time.Duration
+	// LeaseDuration, LeaseRenewInterval, StatusUpdateFrequency and
+	// StatusReportFrequency default to the kubelet's 40s, 10s, 10s, 5m.
+	LeaseDuration, LeaseRenewInterval            time.Duration
+	StatusUpdateFrequency, StatusReportFrequency time.Duration
+	// Workers is the number of pod workers (default 32).
+	Workers int
+	// Clock drives delays, heartbeats and timestamps; default the
+	// manager's clock.
+	Clock clock.WithTicker
+}
+
+func (o *Options) setDefaults(mgrClock clock.WithTicker) error {
+	if o.Count < 0 {
+		return fmt.Errorf("nodeagent: Count %d is negative", o.Count)
+	}
+	if o.Count == 0 {
+		o.Count = 1
+	}
+	if o.NamePrefix == "" {
+		o.NamePrefix = DefaultNamePrefix
+	}
+	if o.Capacity == nil {
+		o.Capacity = corev1.ResourceList{
+			corev1.ResourceCPU:              resource.MustParse("32"),
+			corev1.ResourceMemory:           resource.MustParse("256Gi"),
+			corev1.ResourcePods:             resource.MustParse("110"),
+			corev1.ResourceEphemeralStorage: resource.MustParse("1Ti"),
+		}
+	}
+	if o.Count > maxNodes {
+		return fmt.Errorf("nodeagent: Count %d exceeds %d (pod CIDRs)", o.Count, maxNodes)
+	}
+	setDuration(&o.RestartBackoff, DefaultRestartBackoff)
+	setDuration(&o.LeaseDuration, DefaultLeaseDuration)
+	setDuration(&o.LeaseRenewInterval, DefaultLeaseRenewInterval)
+	setDuration(&o.StatusUpdateFrequency, DefaultStatusUpdateFrequency)
+	setDuration(&o.StatusReportFrequency, DefaultStatusReportFrequency)
+	if o.Workers <= 0 {
+		o.Workers = DefaultWorkers
+	}
+	if o.Clock == nil {
+		o.Clock = mgrClock
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	return nil
+}
+
+func setDuration(d *time.Duration, def time.Duration) {
+	if *d <= 0 {
+		*d = def
+	}
+}

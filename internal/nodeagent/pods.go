@@ -1,0 +1,305 @@
+package nodeagent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/setpoint-dev/setpoint/cache"
+)
+
+// Retry back-off of failed pod syncs (conflicts are retried at once a few
+// times first).
+const (
+	retryBase             = 5 * time.Millisecond
+	retryMax              = 30 * time.Second
+	maxImmediateConflicts = 5
+	// nodeIndex files bound pods under their node name.
+	nodeIndex = "nodeagent.setpoint.dev/node"
+)
+
+func nodeIndexFunc(p *corev1.Pod) ([]string, error) { return []string{p.Spec.NodeName}, nil }
+
+// installIndex adds the node index to the pod informer unless present.
+func (a *Agent) installIndex() error {
+	for _, name := range a.podInf.Indexer().IndexNames() {
+		if name == nodeIndex {
+			return nil
+		}
+	}
+	return a.podInf.Indexer().AddIndexers(cache.Indexers[*corev1.Pod]{nodeIndex: nodeIndexFunc})
+}
+
+// podHandler enqueues the pods of our nodes.
+type podHandler struct{ a *Agent }
+
+func (h podHandler) OnAdd(p *corev1.Pod, _ bool)    { h.a.enqueue(p) }
+func (h podHandler) OnUpdate(_, p *corev1.Pod)      { h.a.enqueue(p) }
+func (h podHandler) OnDelete(p *corev1.Pod, _ bool) { h.a.enqueue(p) }
+func (a *Agent) enqueue(p *corev1.Pod) {
+	if _, ours := a.byName[p.Spec.NodeName]; ours {
+		a.queue.Add(types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
+	}
+}
+
+// enqueueNode enqueues every cached pod of the node.
+func (a *Agent) enqueueNode(nodeName string) {
+	pods, err := a.podInf.Indexer().ByIndex(nodeIndex, nodeName)
+	if err != nil {
+		a.log.Error("list pods of node", "node", nodeName, "err", err)
+		return
+	}
+	for _, p := range pods {
+		a.enqueue(p)
+	}
+}
+
+// adoptIPs reserves, before any worker runs, the addresses of the pods an
+// earlier incarnation started, so that no new pod gets one of them.
+func (a *Agent) adoptIPs() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, n := range a.ordered {
+		pods, err := a.podInf.Indexer().ByIndex(nodeIndex, n.name)
+		if err != nil || n.ipam == nil {
+			continue
+		}
+		for _, p := range pods {
+			if p.Status.PodIP != "" && !isTerminal(p.Status.Phase) {
+				n.ipam.reserve(p.UID, p.Status.PodIP)
+			}
+		}
+	}
+}
+
+func isTerminal(p corev1.PodPhase) bool { return p == corev1.PodSucceeded || p == corev1.PodFailed }
+
+func (a *Agent) worker(ctx context.Context) {
+	for {
+		key, shutdown := a.queue.Get()
+		if shutdown {
+			return
+		}
+		if ctx.Err() == nil {
+			a.process(ctx, key)
+		}
+		a.queue.Done(key)
+	}
+}
+
+// process syncs one pod and applies the retry policy.
+func (a *Agent) process(ctx context.Context, key types.NamespacedName) {
+	after, err := a.sync(ctx, key)
+	if err == nil {
+		a.queue.Forget(key)
+		a.setConflicts(key, 0)
+		if after > 0 {
+			a.queue.AddAfter(key, after)
+		}
+		return
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	if apierrors.IsConflict(err) && a.setConflicts(key, 1) <= maxImmediateConflicts {
+		a.queue.Add(key) // the cache will have caught up
+		return
+	}
+	a.log.Warn("pod sync failed; retrying", "pod", key, "err", err)
+	a.queue.AddRateLimited(key)
+}
+
+// setConflicts adds delta to the pod's consecutive conflict count (delta
+// 0 resets it) and returns the new count.
+func (a *Agent) setConflicts(key types.NamespacedName, delta int) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ps := a.sims[key]
+	if ps == nil {
+		return 0
+	}
+	if delta == 0 {
+		ps.conflicts = 0
+	} else {
+		ps.conflicts += delta
+	}
+	return ps.conflicts
+}
+
+// forget drops the pod's simulation state and frees its address.
+func (a *Agent) forget(key types.NamespacedName) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.dropLocked(key)
+}
+
+func (a *Agent) dropLocked(key types.NamespacedName) {
+	if ps := a.sims[key]; ps != nil {
+		ps.releaseIP()
+		delete(a.sims, key)
+	}
+}
+
+func (ps *podState) releaseIP() {
+	if ps.node.ipam != nil {
+		ps.node.ipam.release(ps.uid)
+	}
+	ps.ip = ""
+}
+
+// sync moves one pod toward what its simulated containers imply. It
+// returns how long until the pod needs another look (0: not before it
+// changes).
+func (a *Agent) sync(ctx context.Context, key types.NamespacedName) (time.Duration, error) {
+	pod, err := a.podInf.Lister().Namespace(key.Namespace).Get(key.Name)
+	if apierrors.IsNotFound(err) {
+		a.forget(key)
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read pod %s: %w", key, err)
+	}
+	n := a.byName[pod.Spec.NodeName]
+	if n == nil || !a.alive(n) {
+		return 0, nil // not ours, or a dead kubelet: nothing happens
+	}
+	now := a.clock.Now()
+	a.mu.Lock()
+	ps := a.sims[key]
+	if ps == nil || ps.uid != pod.UID {
+		a.dropLocked(key)
+		ps = newPodState(pod, n, now)
+		a.sims[key] = ps
+	}
+	if pod.DeletionTimestamp != nil {
+		wait := ps.stopWait(pod, now, a.opts.StopDelay)
+		a.mu.Unlock()
+		if wait > 0 {
+			return wait, nil
+		}
+		return 0, a.deletePod(ctx, key, pod.UID)
+	}
+	if isTerminal(pod.Status.Phase) {
+		ps.releaseIP()
+		a.mu.Unlock()
+		return 0, nil
+	}
+	if wait, err := a.ensureStartedLocked(ps, pod, now); wait > 0 || err != nil {
+		a.mu.Unlock()
+		return wait, err
+	}
+	next := ps.advance(now, pod.Spec.RestartPolicy, a.opts.RestartBackoff)
+	want := ps.status(pod, now)
+	if isTerminal(want.Phase) {
+		ps.releaseIP()
+	}
+	a.mu.Unlock()
+	if !statusEqual(&pod.Status, &want) {
+		upd := pod.DeepCopy()
+		upd.Status = want
+		if _, err := a.pods.Namespace(key.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil {
+			if apierrors.IsNotFound(err) {
+				a.forget(key)
+				return 0, nil
+			}
+			return 0, fmt.Errorf("update status of pod %s: %w", key, err)
+		}
+	}
+	if next.IsZero() {
+		return 0, nil
+	}
+	return max(next.Sub(now), time.Nanosecond), nil
+}
+
+// ensureStartedLocked starts the pod's containers once StartDelay has
+// passed since it was first seen, or adopts a pod an earlier agent
+// started. It returns the remaining delay, if any.
+func (a *Agent) ensureStartedLocked(ps *podState, pod *corev1.Pod, now time.Time) (time.Duration, error) {
+	if ps.started() {
+		return 0, nil
+	}
+	if pod.Status.StartTime != nil && pod.Status.PodIP != "" {
+		ps.adopt(pod, now)
+		if ps.node.ipam.reserve(ps.uid, ps.ip) {
+			return 0, nil
+		}
+		ps.ip = "" // held by another pod: take a new address below
+	} else {
+		if due := ps.seenAt.Add(a.opts.StartDelay); now.Before(due) {
+			return due.Sub(now), nil
+		}
+		ps.start(now)
+	}
+	ip, err := ps.node.ipam.allocate(ps.uid)
+	if err != nil {
+		ps.startedAt = time.Time{}
+		return 0, fmt.Errorf("pod %s/%s on %s: %w", pod.Namespace, pod.Name, ps.node.name, err)
+	}
+	ps.ip = ip
+	return 0, nil
+}
+
+// stopWait returns how long the containers of the deleted pod still take
+// to stop: min(deletionGracePeriodSeconds, stopDelay) from when the agent
+// first saw the deletion.
+func (ps *podState) stopWait(pod *corev1.Pod, now time.Time, stopDelay time.Duration) time.Duration {
+	if ps.stopAt.IsZero() {
+		d := stopDelay
+		if g := pod.DeletionGracePeriodSeconds; g != nil {
+			d = min(d, time.Duration(*g)*time.Second)
+		}
+		ps.stopAt = now.Add(max(d, 0))
+	}
+	return ps.stopAt.Sub(now)
+}
+
+// deletePod finishes a graceful deletion as the kubelet does: delete with
+// grace period 0, guarded by the pod's uid.
+func (a *Agent) deletePod(ctx context.Context, key types.NamespacedName, uid types.UID) error {
+	err := a.pods.Namespace(key.Namespace).Delete(ctx, key.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: ptr.To[int64](0), Preconditions: &metav1.Preconditions{UID: &uid}})
+	switch {
+	case err == nil, apierrors.IsNotFound(err):
+	case apierrors.IsConflict(err):
+		return nil // another pod of that name by now; its own events follow
+	default:
+		return fmt.Errorf("delete pod %s: %w", key, err)
+	}
+	a.forget(key)
+	return nil
+}
+
+// CrashContainer makes a running container of a pod on one of our live
+// nodes exit with exitCode now: it records lastState.terminated and is
+// restarted after the back-off (restartCount+1) under restartPolicy Always,
+// or OnFailure with a non-zero code; otherwise it stays terminated and the
+// pod ends Succeeded or Failed once no container runs. It fails for a pod
+// the agent does not simulate or a container it does not know.
+func (a *Agent) CrashContainer(namespace, pod, container string, exitCode int32) error {
+	key := types.NamespacedName{Namespace: namespace, Name: pod}
+	a.mu.Lock()
+	ps := a.sims[key]
+	if ps == nil {
+		a.mu.Unlock()
+		return fmt.Errorf("nodeagent: pod %s is not running on a simulated node", key)
+	}
+	found := false
+	for _, c := range ps.containers {
+		found = found || c.name == container
+	}
+	if found {
+		ps.pending[container] = exitCode
+	}
+	a.mu.Unlock()
+	if !found {
+		return fmt.Errorf("nodeagent: pod %s has no container %q", key, container)
+	}
+	a.queue.Add(key)
+	return nil
+}
