@@ -19,11 +19,11 @@ import (
 
 // Kubernetes' defaults.
 const (
-	DefaultDeleteWorkers  = 20
-	DefaultOrphanWorkers  = 5
-	DefaultResyncPeriod   = 30 * time.Second
-	DefaultSyncTimeout    = 30 * time.Second
-	absentOwnerCacheSize  = 500
+	DefaultDeleteWorkers   = 20
+	DefaultOrphanWorkers   = 5
+	DefaultResyncPeriod    = 30 * time.Second
+	DefaultSyncTimeout     = 30 * time.Second
+	absentOwnerCacheSize   = 500
 	orphanPatchParallelism = 16
 )
 

@@ -67,13 +67,13 @@ func newGraph() *graph { return &graph{nodes: map[types.UID]*node{}} }
 
 // view is a consistent copy of what a worker needs from a node.
 type view struct {
-	id                               identity
-	virtual, beingDeleted, deleting  bool
-	inGraph                          bool
-	dependents                       []*node
-	blocking                         []*node // dependents whose reference to the node blocks its deletion
-	deletingDependentsOfDependents   bool    // some dependent is itself deleting its dependents
-	dependentIDs                     []identity
+	id                              identity
+	virtual, beingDeleted, deleting bool
+	inGraph                         bool
+	dependents                      []*node
+	blocking                        []*node // dependents whose reference to the node blocks its deletion
+	deletingDependentsOfDependents  bool    // some dependent is itself deleting its dependents
+	dependentIDs                    []identity
 }
 
 // view returns a snapshot of n under the read lock.
