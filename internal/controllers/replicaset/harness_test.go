@@ -34,8 +34,10 @@ type countingTransport struct {
 	next http.RoundTripper
 	// podPosts counts POST .../pods requests.
 	podPosts atomic.Int64
-	// watchDelay, when positive, delays every Read of a pod watch body.
+	// watchDelay, when positive, delays every Read of a pod watch body
+	// while delaying is set.
 	watchDelay time.Duration
+	delaying   atomic.Bool
 }
 
 func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -45,7 +47,7 @@ func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	}
 	resp, err := c.next.RoundTrip(req)
 	if err == nil && c.watchDelay > 0 && podPath && req.URL.Query().Get("watch") == "true" {
-		resp.Body = &slowBody{ReadCloser: resp.Body, delay: c.watchDelay}
+		resp.Body = &slowBody{ReadCloser: resp.Body, delay: c.watchDelay, on: &c.delaying}
 	}
 	return resp, err
 }
@@ -53,10 +55,13 @@ func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 type slowBody struct {
 	io.ReadCloser
 	delay time.Duration
+	on    *atomic.Bool
 }
 
 func (b *slowBody) Read(p []byte) (int, error) {
-	time.Sleep(b.delay)
+	if b.on.Load() {
+		time.Sleep(b.delay)
+	}
 	return b.ReadCloser.Read(p)
 }
 
@@ -111,6 +116,17 @@ func newHarness(t *testing.T, opts Options, watchDelay time.Duration) *harness {
 	h.cancel = cancel
 	go func() { h.done <- mgr.Start(ctx) }()
 	t.Cleanup(h.stop)
+	if watchDelay > 0 {
+		// Slow the pod watch down only once the informer has synced, so
+		// that it lags in steady state rather than never syncing.
+		h.eventually("pod informer synced", func() error {
+			if !r.podInf.HasSynced() {
+				return fmt.Errorf("not synced")
+			}
+			return nil
+		})
+		tc.delaying.Store(true)
+	}
 	return h
 }
 
