@@ -27,6 +27,7 @@ func (r *reconciler) manageReplicas(ctx context.Context, pods []*corev1.Pod, rs 
 	switch {
 	case diff < 0:
 		n := min(-diff, r.burst)
+		r.log.Debug("too few replicas", "replicaset", key, "need", -diff, "creating", n)
 		// Expect before creating: the informer may show a new pod before
 		// Create returns.
 		r.exp.ExpectCreations(key, n)
@@ -38,6 +39,7 @@ func (r *reconciler) manageReplicas(ctx context.Context, pods []*corev1.Pod, rs 
 		return err
 	case diff > 0:
 		n := min(diff, r.burst)
+		r.log.Debug("too many replicas", "replicaset", key, "excess", diff, "deleting", n)
 		victims := podsToDelete(pods, n)
 		keys := make([]string, len(victims))
 		for i, p := range victims {
