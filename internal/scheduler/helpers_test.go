@@ -29,6 +29,7 @@ const waitTimeout = 30 * time.Second
 type env struct {
 	t     *testing.T
 	ctx   context.Context
+	cfg   *rest.Config
 	sched *Scheduler
 	pods  *rest.Resource[*corev1.Pod, *corev1.PodList]
 	nodes *rest.Resource[*corev1.Node, *corev1.NodeList]
@@ -39,12 +40,38 @@ type env struct {
 // opts; both stop at the end of the test.
 func newEnv(t *testing.T, opts Options) *env {
 	t.Helper()
+	e := newServerEnv(t)
+	e.startScheduler(opts)
+	return e
+}
+
+// newServerEnv starts an API server only; startScheduler starts the
+// scheduler later.
+func newServerEnv(t *testing.T) *env {
+	t.Helper()
 	srv := testserver.Start(t, testserver.Options{})
 	cfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := manager.New(manager.Options{Config: cfg, MetricsAddr: "0", HealthAddr: "0",
+	c, err := rest.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	return &env{t: t, ctx: t.Context(), cfg: cfg,
+		pods:  rest.For[*corev1.Pod, *corev1.PodList](c, corev1.SchemeGroupVersion.WithResource("pods"), true).Namespace("default"),
+		nodes: rest.For[*corev1.Node, *corev1.NodeList](c, corev1.SchemeGroupVersion.WithResource("nodes"), false),
+		evs:   rest.For[*corev1.Event, *corev1.EventList](c, corev1.SchemeGroupVersion.WithResource("events"), true).Namespace("default"),
+	}
+}
+
+// startScheduler runs a manager with a scheduler built with opts until the
+// end of the test.
+func (e *env) startScheduler(opts Options) {
+	t := e.t
+	t.Helper()
+	mgr, err := manager.New(manager.Options{Config: e.cfg, MetricsAddr: "0", HealthAddr: "0",
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -71,12 +98,7 @@ func newEnv(t *testing.T, opts Options) *env {
 		}
 		mgr.Client().CloseIdleConnections()
 	})
-	c := mgr.Client()
-	return &env{t: t, ctx: ctx, sched: s,
-		pods:  rest.For[*corev1.Pod, *corev1.PodList](c, corev1.SchemeGroupVersion.WithResource("pods"), true).Namespace("default"),
-		nodes: rest.For[*corev1.Node, *corev1.NodeList](c, corev1.SchemeGroupVersion.WithResource("nodes"), false),
-		evs:   rest.For[*corev1.Event, *corev1.EventList](c, corev1.SchemeGroupVersion.WithResource("events"), true).Namespace("default"),
-	}
+	e.sched = s
 }
 
 // nodeSpec describes a test node: allocatable (= capacity) and Ready

@@ -179,7 +179,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 func (s *Scheduler) flushLoop(ctx context.Context) {
 	backoff := s.opts.Clock.NewTicker(backoffFlushPeriod)
 	defer backoff.Stop()
-	unsched := s.opts.Clock.NewTicker(s.opts.UnschedulableFlushPeriod / 2)
+	unsched := s.opts.Clock.NewTicker(max(s.opts.UnschedulableFlushPeriod/2, time.Millisecond))
 	defer unsched.Stop()
 	for {
 		select {

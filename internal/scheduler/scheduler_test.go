@@ -2,7 +2,9 @@ package scheduler
 
 import (
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -249,4 +251,56 @@ func TestDeletedPendingPodLeavesQueue(t *testing.T) {
 	if c := e.boundCounts(); c["late"] != 1 || len(c) != 1 {
 		t.Fatalf("pods %v, want only after on late", c)
 	}
+}
+
+// Many pods of one owner, created before the scheduler starts, all bind
+// and spread evenly over 50 identical nodes; the rate is logged.
+func TestManyPodsSpreadEvenly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("creates 1000 pods")
+	}
+	e := newServerEnv(t)
+	const nodes, pods = 50, 1000
+	for i := range nodes {
+		e.addNode(readyNode(fmt.Sprintf("n%03d", i)))
+	}
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Go(func() {
+			for i := w; i < pods; i += 16 {
+				e.createPod(fmt.Sprintf("p-%04d", i), ownedBy("rs-uid"), requests("10m", "10Mi"))
+			}
+		})
+	}
+	wg.Wait()
+	start := time.Now()
+	e.startScheduler(Options{})
+	e.eventually("the scheduler sees all pods bound", func() string {
+		e.sched.mu.Lock()
+		defer e.sched.mu.Unlock()
+		confirmed := 0
+		for _, p := range e.sched.cache.pods {
+			if !p.assumed {
+				confirmed++
+			}
+		}
+		if confirmed != pods {
+			return fmt.Sprintf("%d confirmed", confirmed)
+		}
+		return ""
+	})
+	el := time.Since(start)
+	t.Logf("%d pods bound in %v (%.0f pods/s, manager start and informer sync included)", pods, el, pods/el.Seconds())
+	e.eventually("all pods bound, 20 per node", func() string {
+		c := e.boundCounts()
+		if c[""] != 0 {
+			return fmt.Sprintf("%d unbound", c[""])
+		}
+		for n, k := range c {
+			if k != pods/nodes {
+				return fmt.Sprintf("node %s has %d pods", n, k)
+			}
+		}
+		return ""
+	})
 }
