@@ -175,3 +175,46 @@ func names(rss []*appsv1.ReplicaSet) []string {
 	}
 	return out
 }
+
+// Scaling a Deployment in the middle of a stalled rolling update shares
+// the new replicas among the old and new ReplicaSets in proportion to their
+// sizes (Kubernetes' proportional scaling), without moving the rollout.
+func TestProportionalScalingMidRollout(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.create(withRolling(newDeployment("prop", 10, "img:1"), intstr.FromInt32(3), intstr.FromInt32(2)))
+	d := h.waitRollout("prop")
+	// The new template's pods never become ready: the rollout stalls at
+	// old 8 + new 5 = 13 pods.
+	h.mutate("prop", func(d *appsv1.Deployment) {
+		d.Spec.Template.Spec.Containers[0].Image = "img:2"
+		d.Spec.Template.Labels[noReadyLabel] = "yes"
+	})
+	sizes := func(want map[string]int32) func() error {
+		return func() error {
+			got := map[string]int32{}
+			for _, rs := range h.replicaSets(d) {
+				got[rs.Spec.Template.Spec.Containers[0].Image] = *rs.Spec.Replicas
+				if rs.Status.Replicas != *rs.Spec.Replicas {
+					return fmt.Errorf("%s has %d of %d pods", rs.Name, rs.Status.Replicas, *rs.Spec.Replicas)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				return fmt.Errorf("sizes %v, want %v", got, want)
+			}
+			return nil
+		}
+	}
+	h.eventually("stalled rollout", sizes(map[string]int32{"img:1": 8, "img:2": 5}))
+	h.mutate("prop", func(d *appsv1.Deployment) { d.Spec.Replicas = new(int32(20)) })
+	// 20 + 3 surge = 23 shared 8:5 -> 14 and 9.
+	h.eventually("proportional shares", sizes(map[string]int32{"img:1": 14, "img:2": 9}))
+	for _, rs := range h.replicaSets(d) {
+		if rs.Annotations[DesiredReplicasAnnotation] != "20" || rs.Annotations[MaxReplicasAnnotation] != "23" {
+			t.Errorf("%s annotations %v", rs.Name, rs.Annotations)
+		}
+	}
+	d = h.get("prop")
+	if rolloutDone(d) == nil {
+		t.Error("a stalled rollout looks done")
+	}
+}
