@@ -138,8 +138,15 @@ func (c *schedCache) place(uid types.UID, node string, d podDemand, assumed bool
 }
 
 // assume counts a pod on the node it is being bound to, before the binding
-// is written, so that the next decisions see its resources taken.
-func (c *schedCache) assume(uid types.UID, node string, d podDemand) { c.place(uid, node, d, true) }
+// is written, so that the next decisions see its resources taken. It
+// refuses (false) a pod already placed: the informer has shown it bound.
+func (c *schedCache) assume(uid types.UID, node string, d podDemand) bool {
+	if _, ok := c.pods[uid]; ok {
+		return false
+	}
+	c.place(uid, node, d, true)
+	return true
+}
 
 // confirm records a pod the informer shows bound to node (the end of an
 // assumption, or a pod bound by anyone).

@@ -133,6 +133,9 @@ func TestCacheAccounting(t *testing.T) {
 		t.Fatalf("500m on 400m free: %v", r)
 	}
 	c.confirm("p1", "b", d) // bound elsewhere
+	if c.assume("p1", "a", d) {
+		t.Fatal("assume accepted a pod confirmed bound")
+	}
 	c.forget("p2")
 	c.forget("p1") // confirmed: stays
 	if a := c.nodes["a"]; a.podCount != 0 || a.requested.milliCPU != 0 || len(a.byOwner) != 0 {

@@ -78,7 +78,7 @@ type Scheduler struct {
 	// client posts bindings; pods patches pod status.
 	client *rest.Client
 	pods   *rest.Resource[*corev1.Pod, *corev1.PodList]
-	// podRegs, nodeRegs are the informer registrations Start waits for.
+	// podReg, nodeReg are the informer registrations Start waits for.
 	podReg, nodeReg *informer.Registration
 	queue           *schedulingQueue
 
@@ -201,6 +201,12 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qp *queuedPod, pod *corev1.
 		return
 	}
 	s.mu.Lock()
+	if _, placed := s.cache.pods[pod.UID]; placed {
+		// Bound meanwhile (by another scheduler): nothing to decide.
+		s.mu.Unlock()
+		s.queue.done(qp)
+		return
+	}
 	node, fitErr := s.selectNode(pod, &d)
 	if fitErr == nil {
 		s.cache.assume(pod.UID, node, d)

@@ -304,3 +304,37 @@ func TestManyPodsSpreadEvenly(t *testing.T) {
 		return ""
 	})
 }
+
+// A binding the server refuses (the pod was bound meanwhile) forgets the
+// assumption: the node it was assumed on is free again, the pod is counted
+// where it really is, and a FailedScheduling event says why.
+func TestRefusedBindingForgetsAssumption(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.addNode(readyNode("n1"))
+	e.addNode(readyNode("n2"))
+	// Another scheduler's pod: this scheduler leaves it alone.
+	p := e.createPod("racer", requests("1", "1Gi"), func(p *corev1.Pod) { p.Spec.SchedulerName = "other" })
+	s := e.sched
+	// This scheduler assumes the pod on n1 while the other binds it to n2.
+	s.mu.Lock()
+	assumed := s.cache.assume(p.UID, "n1", demandOf(p))
+	s.mu.Unlock()
+	if !assumed {
+		t.Fatal("assume refused for an unbound pod")
+	}
+	if err := s.postBinding(e.ctx, p, "n2"); err != nil {
+		t.Fatal(err)
+	}
+	qp := &queuedPod{pod: p, where: inFlight, attempts: 1}
+	s.bind(e.ctx, qp, p, "n1")
+	e.eventually("racer counted on n2 only", func() string {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		n1, n2 := s.cache.nodes["n1"], s.cache.nodes["n2"]
+		if n1.podCount != 0 || n1.requested.milliCPU != 0 || n2.podCount != 1 || n2.requested.milliCPU != 1000 {
+			return fmt.Sprintf("n1 %+v, n2 %+v", n1, n2)
+		}
+		return ""
+	})
+	e.waitEvent("racer", corev1.EventTypeWarning, "FailedScheduling", "Binding rejected")
+}
