@@ -2,7 +2,6 @@ package deployment
 
 import (
 	"strconv"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -162,12 +161,4 @@ func labelsEqualIgnoreHash(a, b map[string]string) bool {
 		}
 	}
 	return n == 0
-}
-
-// parseHistory splits a revision-history annotation.
-func parseHistory(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, ",")
 }

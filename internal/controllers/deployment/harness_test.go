@@ -106,7 +106,7 @@ func (h *harness) stop() {
 }
 
 // markReadyLoop plays the kubelet: every 20ms it marks Running and Ready,
-// through the status subresource, the pods that are not yet ready (except
+// through the status subresource (16 writes at a time), the pods that are not yet ready (except
 // those labelled noReadyLabel).
 func (h *harness) markReadyLoop(ctx context.Context) {
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -121,6 +121,8 @@ func (h *harness) markReadyLoop(ctx context.Context) {
 		if err != nil {
 			continue
 		}
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 16)
 		for i := range list.Items {
 			p := &list.Items[i]
 			if p.DeletionTimestamp != nil || p.Labels[noReadyLabel] != "" || isReady(p) {
@@ -129,8 +131,14 @@ func (h *harness) markReadyLoop(ctx context.Context) {
 			now := metav1.Now()
 			p.Status.Phase = corev1.PodRunning
 			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now}}
-			_, _ = h.pods.UpdateStatus(ctx, p, metav1.UpdateOptions{}) // conflicts: next tick
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				_, _ = h.pods.UpdateStatus(ctx, p, metav1.UpdateOptions{}) // conflicts: next tick
+			}()
 		}
+		wg.Wait()
 	}
 }
 

@@ -253,7 +253,9 @@ func (s *syncer) scale(ctx context.Context, newRS *appsv1.ReplicaSet, oldRSs []*
 // scaleReplicaSet sets rs's size and replica annotations (a no-op when
 // both are right) with an update carrying rs's resourceVersion, so a
 // decision made from a stale cache fails with a conflict instead of
-// landing. It records ScalingReplicaSet when the size changed.
+// landing — unless a fresh read shows that only the status moved, and
+// not to fewer available pods, in which case the update is redone on the
+// fresh object. It records ScalingReplicaSet when the size changed.
 func (s *syncer) scaleReplicaSet(ctx context.Context, rs *appsv1.ReplicaSet, size int32) (bool, *appsv1.ReplicaSet, error) {
 	d := s.d
 	desired, maxRep := replicas(d), replicas(d)+maxSurge(d)
@@ -262,10 +264,18 @@ func (s *syncer) scaleReplicaSet(ctx context.Context, rs *appsv1.ReplicaSet, siz
 		return false, rs, nil
 	}
 	from := rsReplicas(rs)
-	cp := rs.DeepCopy()
-	cp.Spec.Replicas = &size
-	setReplicasAnnotations(cp, desired, maxRep)
-	out, err := s.r.rss.Namespace(cp.Namespace).Update(ctx, cp, metav1.UpdateOptions{})
+	out, err := s.updateReplicas(ctx, rs, size, desired, maxRep)
+	if apierrors.IsConflict(err) {
+		// The ReplicaSet controller writes status all the time. If only
+		// that moved on, and not in a way that weakens the decision (same
+		// spec, no fewer available pods), apply the decision to the fresh
+		// object rather than backing off.
+		fresh, gerr := s.r.rss.Namespace(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
+		if gerr == nil && fresh.UID == rs.UID && fresh.Generation == rs.Generation &&
+			rsReplicas(fresh) == from && fresh.Status.AvailableReplicas >= rs.Status.AvailableReplicas {
+			out, err = s.updateReplicas(ctx, fresh, size, desired, maxRep)
+		}
+	}
 	if err != nil {
 		return false, nil, fmt.Errorf("deployment %s: scale replica set %s to %d: %w", s.req, rs.Name, size, err)
 	}
@@ -277,6 +287,15 @@ func (s *syncer) scaleReplicaSet(ctx context.Context, rs *appsv1.ReplicaSet, siz
 		s.r.recorder.Eventf(d, corev1.EventTypeNormal, "ScalingReplicaSet", "Scaled %s replica set %s from %d to %d", dir, out.Name, from, size)
 	}
 	return sizeChange, out, nil
+}
+
+// updateReplicas writes size and the replica annotations on a copy of rs,
+// conditional on rs's resourceVersion.
+func (s *syncer) updateReplicas(ctx context.Context, rs *appsv1.ReplicaSet, size, desired, maxRep int32) (*appsv1.ReplicaSet, error) {
+	cp := rs.DeepCopy()
+	cp.Spec.Replicas = &size
+	setReplicasAnnotations(cp, desired, maxRep)
+	return s.r.rss.Namespace(cp.Namespace).Update(ctx, cp, metav1.UpdateOptions{})
 }
 
 // cleanup deletes the oldest old ReplicaSets (by revision, then creation)
