@@ -17,7 +17,8 @@ import (
 // Defaults of the optional Config fields.
 const (
 	DefaultWindowCapacity   = 10000
-	DefaultWatcherBuffer    = 100
+	DefaultWatcherBuffer    = 1000
+	DefaultSlowWatcherWait  = 100 * time.Millisecond
 	DefaultBookmarkInterval = time.Minute
 	DefaultProgressTimeout  = 3 * time.Second
 	DefaultListPageSize     = 1000
@@ -76,6 +77,13 @@ type Config struct {
 	// WatcherBuffer is the default capacity of a watcher's frame channel
 	// (default DefaultWatcherBuffer).
 	WatcherBuffer int
+	// SlowWatcherWait is how long, at most, the dispatch of one event waits
+	// in all for watchers whose buffer is full to make room before ending
+	// them (default DefaultSlowWatcherWait; negative: no wait). A consumer
+	// that stalls briefly (a busy CPU, a garbage collection) then slows
+	// the dispatch a little instead of having to relist; one that stays
+	// behind is still ended. Kubernetes' cacher waits the same way.
+	SlowWatcherWait time.Duration
 	// BookmarkInterval is the period of bookmarks for watchers that allow
 	// them (default DefaultBookmarkInterval).
 	BookmarkInterval time.Duration
@@ -116,6 +124,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.WatcherBuffer <= 0 {
 		cfg.WatcherBuffer = DefaultWatcherBuffer
+	}
+	if cfg.SlowWatcherWait == 0 {
+		cfg.SlowWatcherWait = DefaultSlowWatcherWait
 	}
 	if cfg.BookmarkInterval <= 0 {
 		cfg.BookmarkInterval = DefaultBookmarkInterval

@@ -2,6 +2,7 @@ package watchcache
 
 import (
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -72,14 +73,16 @@ func (c *Cache) forEachLiveLocked(fn func(w *Watcher)) {
 	}
 }
 
-// dispatchLocked delivers e to the live watchers it concerns. It never
-// blocks: a watcher whose channel is full is ended with an ERROR frame.
-// c.wmu is held.
+// dispatchLocked delivers e to the live watchers it concerns. A watcher
+// whose channel is full is waited for within the event's budget
+// (Config.SlowWatcherWait, shared by all its watchers), then ended with an
+// ERROR frame. c.wmu is held.
 func (c *Cache) dispatchLocked(e *event) {
-	n := c.dispatchList(&c.all, e)
+	budget := c.cfg.SlowWatcherWait
+	n := c.dispatchList(&c.all, e, &budget)
 	if e.cur.namespace != "" {
 		if l := c.byNS[e.cur.namespace]; l != nil {
-			n += c.dispatchList(l, e)
+			n += c.dispatchList(l, e, &budget)
 		}
 	}
 	if n > 0 {
@@ -87,7 +90,7 @@ func (c *Cache) dispatchLocked(e *event) {
 	}
 }
 
-func (c *Cache) dispatchList(l *watcherList, e *event) uint64 {
+func (c *Cache) dispatchList(l *watcherList, e *event, budget *time.Duration) uint64 {
 	var n uint64
 	for i := 0; i < len(l.ws); {
 		w := l.ws[i]
@@ -96,7 +99,7 @@ func (c *Cache) dispatchList(l *watcherList, e *event) uint64 {
 			i++
 			continue
 		}
-		if len(w.out) < w.limit {
+		if len(w.out) < w.limit || waitForRoom(w, budget) {
 			// Cannot block: the dispatcher (holding c.wmu) is the only
 			// sender to a live watcher and out has room.
 			w.out <- f
@@ -109,6 +112,23 @@ func (c *Cache) dispatchList(l *watcherList, e *event) uint64 {
 		}
 	}
 	return n
+}
+
+// waitForRoom polls until w's channel has room for an event frame or the
+// budget is spent, and takes the time waited from the budget. Only the
+// dispatcher (holding c.wmu) sends to a live watcher, so room, once seen,
+// stays until it sends.
+func waitForRoom(w *Watcher, budget *time.Duration) bool {
+	const poll = 500 * time.Microsecond
+	for *budget > 0 {
+		start := time.Now()
+		time.Sleep(poll)
+		*budget -= time.Since(start)
+		if len(w.out) < w.limit {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Cache) endTooSlowLocked(w *Watcher, rev int64) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"testing"
+	"time"
 	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
@@ -377,5 +378,56 @@ func TestStopEndsWatchersAndReads(t *testing.T) {
 	}
 	if _, err := e.cache.Watch(context.Background(), WatchOptions{}); !errors.Is(err, ErrStopped) {
 		t.Fatalf("Watch after stop: %v", err)
+	}
+}
+
+// TestBrieflyStalledWatcherIsWaitedFor: a reader that stops for a moment
+// while its buffer is full keeps its watch (the dispatch waits within its
+// budget) and receives every event in order; with no wait allowed the same
+// stall ends the watch.
+func TestBrieflyStalledWatcherIsWaitedFor(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		wait    time.Duration
+		survive bool
+	}{{"wait 2s", 2 * time.Second, true}, {"no wait", -1, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, configMaps, func(c *Config) { c.SlowWatcherWait = tc.wait }, func(e *env) {
+				e.create(cmKey("a", "k"), configMap("a", "k", nil, "0"))
+			})
+			from := e.sync()
+			w := e.watch(WatchOptions{Mode: FromRevision, ResourceVersion: from, BufferSize: 2})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for i := range 6 { // the third write finds the buffer full
+					e.update(cmKey("a", "k"), configMap("a", "k", nil, strconv.Itoa(i)))
+				}
+				e.sync()
+			}()
+			time.Sleep(50 * time.Millisecond) // the stall
+			if !tc.survive {
+				<-done
+				var last Frame
+				for f := range w.Frames() {
+					last = f
+				}
+				if last.Type != watch.Error || !errors.Is(w.Err(), ErrWatcherTooSlow) {
+					t.Fatalf("without a wait the stalled watcher must end: last %s, Err %v", last.Type, w.Err())
+				}
+				return
+			}
+			for i := range 6 {
+				f := <-w.Frames()
+				if f.Type != watch.Modified || decodeFrame(t, f).Object.Data["v"] != strconv.Itoa(i) {
+					t.Fatalf("frame %d: %s, want MODIFIED of update %d", i, f.Type, i)
+				}
+			}
+			<-done
+			expectNone(t, w)
+			if w.Err() != nil || e.cache.Metrics().WatchersTooSlow != 0 {
+				t.Fatalf("stalled watcher ended: %v", w.Err())
+			}
+		})
 	}
 }
