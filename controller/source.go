@@ -36,10 +36,14 @@ const SyncPollInterval = 10 * time.Millisecond
 // source with its last error, for example:
 //
 //	timed out waiting for cache of apps/v1 deployments to sync: deployments.apps is forbidden: ...
+//
+// The sources are polled every SyncPollInterval of real time whatever clk
+// is: a fake clock decides only when the wait times out, so a controller
+// driven by a fake clock still starts as soon as its caches sync.
 func WaitForSync(ctx context.Context, clk clock.WithTicker, timeout time.Duration, sources ...Source) error {
 	deadline := clk.NewTimer(timeout)
 	defer deadline.Stop()
-	tick := clk.NewTicker(SyncPollInterval)
+	tick := time.NewTicker(SyncPollInterval)
 	defer tick.Stop()
 	for {
 		pending := unsynced(sources)
@@ -47,7 +51,7 @@ func WaitForSync(ctx context.Context, clk clock.WithTicker, timeout time.Duratio
 			return nil
 		}
 		select {
-		case <-tick.C():
+		case <-tick.C:
 		case <-deadline.C():
 			return syncError("timed out waiting for cache of", pending)
 		case <-ctx.Done():
