@@ -205,7 +205,3 @@ func (gc *GarbageCollector) waitForSync(ctx context.Context) {
 		}
 	}
 }
-
-// GraphSize returns the number of nodes in the dependency graph (for
-// tests and diagnostics).
-func (gc *GarbageCollector) GraphSize() int { return gc.g.size() }

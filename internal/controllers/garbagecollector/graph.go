@@ -112,10 +112,3 @@ func (g *graph) isDeletingDependents(n *node) bool {
 	defer g.mu.RUnlock()
 	return n.deletingDependents
 }
-
-// size returns the number of nodes.
-func (g *graph) size() int {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	return len(g.nodes)
-}

@@ -219,3 +219,38 @@ func condition(ns *corev1.Namespace, t corev1.NamespaceConditionType) *corev1.Na
 	}
 	return nil
 }
+
+// A pod bound to a node is deleted gracefully: the namespace waits,
+// reporting the pod as remaining, until the node agent (here the test)
+// confirms with a zero grace period deletion.
+func TestNamespaceWaitsForBoundPods(t *testing.T) {
+	c := startManager(t, namespace.Options{})
+	createNamespace(t, c, "bound")
+	pods := rest.For[*corev1.Pod, *corev1.PodList](c, corev1.SchemeGroupVersion.WithResource("pods"), true).Namespace("bound")
+	grace := int64(2)
+	if _, err := pods.Create(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"},
+		Spec: corev1.PodSpec{NodeName: "node-1", TerminationGracePeriodSeconds: &grace,
+			Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deleteNamespace(t, c, "bound")
+	nss := rest.For[*corev1.Namespace, *corev1.NamespaceList](c, nsGVR, false)
+	eventually(t, 20*time.Second, func() (bool, string) {
+		ns, err := nss.Get(context.Background(), "bound", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		rem := condition(ns, corev1.NamespaceContentRemaining)
+		return rem != nil && rem.Status == corev1.ConditionTrue && strings.Contains(rem.Message, "pods. has 1 resource instances"),
+			fmt.Sprintf("status %+v", ns.Status)
+	})
+	p, err := pods.Get(context.Background(), "p", metav1.GetOptions{})
+	if err != nil || p.DeletionTimestamp == nil {
+		t.Fatalf("pod = %+v, %v; want it terminating", p, err)
+	}
+	zero := int64(0)
+	if err := pods.Delete(context.Background(), "p", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	waitNamespaceGone(t, c, "bound", 30*time.Second)
+}
