@@ -229,3 +229,18 @@ func TestClusterScopedDependentOfNamespacedOwner(t *testing.T) {
 		t.Fatalf("namespace kept = %+v, %v; want it untouched", ns, err)
 	}
 }
+
+// Foreground deletion through an ownership cycle (a owns b, b owns a, both
+// blocking) ends: the dependent stops blocking, and both go.
+func TestForegroundCycle(t *testing.T) {
+	e := newEnv(t)
+	e.runGC(t)
+	a := e.createCM(t, "default", "a", nil)
+	b := e.createCM(t, "default", "b", nil, ref(a, true))
+	a.OwnerReferences = []metav1.OwnerReference{ref(b, true)}
+	if _, err := e.cms("default").Update(context.Background(), a, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.deleteCM(t, "default", "a", metav1.DeletePropagationForeground)
+	e.waitGone(t, "default", "a", "b")
+}
