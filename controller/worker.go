@@ -59,7 +59,7 @@ func (c *Controller) settle(req reconcile.Request, res reconcile.Result, err err
 		c.metrics.inc(c.metrics.errors)
 		c.limiter.When(req) // count the failure; retry without waiting
 		c.queue.Add(req)
-		log.Info("reconcile hit a conflict; retrying at once", "err", err)
+		log.Debug("reconcile hit a conflict; retrying at once", "err", err)
 	case err != nil:
 		c.metrics.inc(c.metrics.failure)
 		c.metrics.inc(c.metrics.errors)

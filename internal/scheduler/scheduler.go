@@ -114,7 +114,7 @@ func New(mgr *manager.Manager, opts Options) (*Scheduler, error) {
 		return nil, fmt.Errorf("scheduler: %w", err)
 	}
 	s := &Scheduler{
-		opts: opts, log: mgr.Logger().With("component", "scheduler"), recorder: rec,
+		opts: opts, log: mgr.Logger(), recorder: rec,
 		client: mgr.Client(),
 		pods:   rest.For[*corev1.Pod, *corev1.PodList](mgr.Client(), corev1.SchemeGroupVersion.WithResource("pods"), true),
 		queue:  newSchedulingQueue(opts.Clock, opts.InitialBackoff, opts.MaxBackoff),

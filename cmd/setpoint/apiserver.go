@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/setpoint-dev/setpoint/internal/controlplane"
+)
+
+// apiFlags are the API server's flags, shared by `apiserver` and `up`.
+type apiFlags struct {
+	dataDir, listen, storage, logLevel string
+}
+
+func (f *apiFlags) register(cmd *cobra.Command, defaultDir string) {
+	cmd.Flags().StringVar(&f.dataDir, "data-dir", defaultDir, "directory for the store, credentials and kubeconfig")
+	cmd.Flags().StringVar(&f.listen, "listen", "127.0.0.1:6443", "address to serve HTTPS on (host:port; port 0 picks a free one)")
+	cmd.Flags().StringVar(&f.storage, "storage", controlplane.StorageBolt, "storage engine: bolt (durable, default) or memory")
+	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+}
+
+// options turns the flags into control-plane options.
+func (f *apiFlags) options() (controlplane.Options, error) {
+	if f.dataDir == "" {
+		return controlplane.Options{}, errors.New("--data-dir is required")
+	}
+	dir, err := filepath.Abs(f.dataDir)
+	if err != nil {
+		return controlplane.Options{}, err
+	}
+	return controlplane.Options{DataDir: dir, Listen: f.listen, Storage: f.storage}, nil
+}
+
+func newAPIServerCommand() *cobra.Command {
+	var f apiFlags
+	cmd := &cobra.Command{
+		Use:   "apiserver",
+		Short: "Run the API server only",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := newLogger(f.logLevel)
+			if err != nil {
+				return err
+			}
+			opts, err := f.options()
+			if err != nil {
+				return err
+			}
+			opts.Logger = log
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			srv, err := controlplane.NewAPIServer(opts)
+			if err != nil {
+				return err
+			}
+			return srv.Run(ctx)
+		},
+	}
+	f.register(cmd, "")
+	return cmd
+}

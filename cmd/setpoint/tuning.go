@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/setpoint-dev/setpoint/internal/controllermanager"
+)
+
+// controllerFlags tune the controller manager (node lifecycle timings).
+type controllerFlags struct {
+	monitorGrace, evictionTimeout time.Duration
+}
+
+func (f *controllerFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.DurationVar(&f.monitorGrace, "node-monitor-grace-period", 40*time.Second,
+		"how long a node may go without a heartbeat before it is marked NotReady (Unknown) and tainted unreachable")
+	fl.DurationVar(&f.evictionTimeout, "default-eviction-timeout", 300*time.Second,
+		"how long pods without their own not-ready/unreachable toleration stay on such a node before eviction")
+}
+
+func (f *controllerFlags) apply(o *controllermanager.ControllerManagerOptions) {
+	o.NodeLifecycle.NodeMonitorGracePeriod = f.monitorGrace
+	o.NodeLifecycle.DefaultEvictionTimeout = f.evictionTimeout
+}
+
+// nodeFlags tune the simulated nodes.
+type nodeFlags struct {
+	prefix                string
+	startDelay, stopDelay time.Duration
+	leaseDuration, renew  time.Duration
+	cpu, memory, pods     string
+}
+
+func (f *nodeFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.prefix, "name-prefix", "node-", "simulated nodes are named <prefix>0, <prefix>1, …")
+	fl.DurationVar(&f.startDelay, "pod-start-delay", 0, "how long a pod bound to a simulated node stays Pending before it runs")
+	fl.DurationVar(&f.stopDelay, "pod-stop-delay", 0, "cap on the simulated container stop time of a deleted pod (its grace period otherwise)")
+	fl.DurationVar(&f.leaseDuration, "node-lease-duration", 40*time.Second, "leaseDurationSeconds of each node's heartbeat Lease")
+	fl.DurationVar(&f.renew, "node-lease-renew-interval", 10*time.Second, "how often each node renews its heartbeat Lease")
+	fl.StringVar(&f.cpu, "node-cpu", "32", "cpu capacity of each simulated node")
+	fl.StringVar(&f.memory, "node-memory", "256Gi", "memory capacity of each simulated node")
+	fl.StringVar(&f.pods, "node-pods", "110", "pod capacity of each simulated node")
+}
+
+func (f *nodeFlags) apply(o *controllermanager.NodesOptions) error {
+	capacity := corev1.ResourceList{}
+	for name, v := range map[corev1.ResourceName]string{corev1.ResourceCPU: f.cpu, corev1.ResourceMemory: f.memory, corev1.ResourcePods: f.pods} {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return fmt.Errorf("--node-%s: %w", name, err)
+		}
+		capacity[name] = q
+	}
+	a := &o.Agent
+	a.NamePrefix, a.StartDelay, a.StopDelay = f.prefix, f.startDelay, f.stopDelay
+	a.LeaseDuration, a.LeaseRenewInterval = f.leaseDuration, f.renew
+	a.Capacity = capacity
+	return nil
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/setpoint-dev/setpoint/internal/cluster"
+)
+
+func newUpCommand() *cobra.Command {
+	var (
+		f     apiFlags
+		nodes int
+		cm    controllerFlags
+		nf    nodeFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Run a whole cluster in one process (API server on the embedded store, controller manager, scheduler, simulated nodes) and write a kubeconfig",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := newLogger(f.logLevel)
+			if err != nil {
+				return err
+			}
+			api, err := f.options()
+			if err != nil {
+				return err
+			}
+			if nodes < 0 {
+				return fmt.Errorf("--nodes must be 0 or more, not %d", nodes)
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			opts := cluster.Options{APIServer: api, Nodes: nodes, Logger: log}
+			cm.apply(&opts.ControllerManager)
+			if err := nf.apply(&opts.NodeAgent); err != nil {
+				return err
+			}
+			c, err := cluster.Start(ctx, opts)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			err = c.WaitReady(ctx, func(step string, after time.Duration) {
+				fmt.Fprintf(out, "  %-28s %6.0f ms\n", step, float64(after.Microseconds())/1000)
+			})
+			if err == nil {
+				fmt.Fprintf(out, "\nsetpoint is up at https://%s with %d node(s)\n\n", c.API.Addr(), nodes)
+				fmt.Fprintf(out, "  export KUBECONFIG=%s\n", c.API.KubeconfigPath())
+				fmt.Fprintf(out, "  kubectl get nodes\n\n")
+				fmt.Fprintf(out, "Press Ctrl-C to stop; the data stays in %s.\n", filepath.Dir(c.API.KubeconfigPath()))
+			}
+			return c.Wait()
+		},
+	}
+	f.register(cmd, "./.setpoint")
+	cmd.Flags().IntVar(&nodes, "nodes", 3, "number of simulated nodes")
+	cm.register(cmd)
+	nf.register(cmd)
+	return cmd
+}

@@ -1,0 +1,254 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/setpoint-dev/setpoint/internal/apiserver"
+	"github.com/setpoint-dev/setpoint/internal/controllermanager"
+	"github.com/setpoint-dev/setpoint/internal/controlplane"
+	"github.com/setpoint-dev/setpoint/manager"
+	"github.com/setpoint-dev/setpoint/rest"
+)
+
+// Options configure a cluster.
+type Options struct {
+	// APIServer selects the data directory, address and store.
+	APIServer controlplane.Options
+	// Nodes is the number of simulated nodes (0: none).
+	Nodes int
+	// ControllerManager, Scheduler and NodeAgent tune the components;
+	// their Common part (config, logger, election) is filled in here.
+	ControllerManager controllermanager.ControllerManagerOptions
+	Scheduler         controllermanager.SchedulerOptions
+	NodeAgent         controllermanager.NodesOptions
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Cluster is a running cluster.
+type Cluster struct {
+	// API is the API server; Config reaches it as the admin.
+	API    *apiserver.Server
+	Config *rest.Config
+	// ControllerManager, Scheduler and Nodes are the components' managers
+	// (Nodes is nil without simulated nodes).
+	ControllerManager, Scheduler, Nodes *manager.Manager
+
+	nodes   int
+	started time.Time
+	done    chan struct{}
+	err     error
+	cancel  context.CancelFunc
+}
+
+// Start runs the cluster until ctx ends; see the package documentation.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	opts.APIServer.Logger = log.With("component", "apiserver")
+	c := &Cluster{nodes: opts.Nodes, started: time.Now(), done: make(chan struct{})}
+	srv, err := controlplane.NewAPIServer(opts.APIServer)
+	if err != nil {
+		return nil, err
+	}
+	c.API = srv
+	ctx, c.cancel = context.WithCancel(ctx)
+	apiDone := make(chan error, 1)
+	go func() { apiDone <- srv.Run(ctx) }()
+	select {
+	case err := <-apiDone:
+		c.cancel()
+		if err == nil {
+			err = errors.New("API server stopped before it was ready")
+		}
+		return nil, err
+	case <-srv.Ready():
+	}
+	if err := c.build(opts, log); err != nil {
+		c.cancel()
+		<-apiDone
+		return nil, err
+	}
+	go c.run(ctx, apiDone)
+	return c, nil
+}
+
+// build makes the components' managers.
+func (c *Cluster) build(opts Options, log *slog.Logger) error {
+	cfg, err := rest.ConfigFromKubeconfig(c.API.KubeconfigPath(), "")
+	if err != nil {
+		return fmt.Errorf("cluster: read the admin kubeconfig: %w", err)
+	}
+	c.Config = cfg
+	common := func(in controllermanager.Common) controllermanager.Common {
+		in.Config, in.Logger = cfg, log
+		if in.Election.Identity == "" {
+			in.Election.Identity = identity(opts.APIServer.DataDir)
+		}
+		return in
+	}
+	opts.ControllerManager.Common = common(opts.ControllerManager.Common)
+	if c.ControllerManager, err = controllermanager.NewControllerManager(opts.ControllerManager); err != nil {
+		return err
+	}
+	opts.Scheduler.Common = common(opts.Scheduler.Common)
+	if c.Scheduler, err = controllermanager.NewScheduler(opts.Scheduler); err != nil {
+		return err
+	}
+	if opts.Nodes > 0 {
+		opts.NodeAgent.Common = common(opts.NodeAgent.Common)
+		opts.NodeAgent.Agent.Count = opts.Nodes
+		if c.Nodes, err = controllermanager.NewNodes(opts.NodeAgent); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// identity names this cluster's components in their Leases: stable for a
+// data directory, so that a restart takes the Leases back at once.
+func identity(dataDir string) string {
+	h := fnv.New32a()
+	h.Write([]byte(dataDir))
+	return fmt.Sprintf("setpoint-up-%08x", h.Sum32())
+}
+
+// run starts the components and waits for the first to stop.
+func (c *Cluster) run(ctx context.Context, apiDone <-chan error) {
+	defer close(c.done)
+	type result struct {
+		name string
+		err  error
+	}
+	results := make(chan result, 3)
+	running := 0
+	for name, m := range map[string]*manager.Manager{
+		"controller manager": c.ControllerManager, "scheduler": c.Scheduler, "node agent": c.Nodes,
+	} {
+		if m == nil {
+			continue
+		}
+		running++
+		go func() { results <- result{name, m.Start(ctx)} }()
+	}
+	var errs []error
+	select {
+	case r := <-results:
+		running--
+		if r.err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", r.name, r.err))
+		}
+	case err := <-apiDone:
+		apiDone = nil
+		if err != nil {
+			errs = append(errs, fmt.Errorf("apiserver: %w", err))
+		}
+	}
+	c.cancel()
+	for ; running > 0; running-- {
+		if r := <-results; r.err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", r.name, r.err))
+		}
+	}
+	if apiDone != nil {
+		if err := <-apiDone; err != nil {
+			errs = append(errs, fmt.Errorf("apiserver: %w", err))
+		}
+	}
+	c.err = errors.Join(errs...)
+}
+
+// Stop ends the cluster and waits for it.
+func (c *Cluster) Stop() error {
+	c.cancel()
+	return c.Wait()
+}
+
+// Wait blocks until the cluster has stopped and returns why.
+func (c *Cluster) Wait() error {
+	<-c.done
+	return c.err
+}
+
+// Done closes when the cluster has stopped.
+func (c *Cluster) Done() <-chan struct{} { return c.done }
+
+// WaitReady blocks until the controller manager and the scheduler lead and
+// every simulated node is Ready, calling progress (if not nil) as each
+// step completes. It fails when ctx ends or the cluster stops first.
+func (c *Cluster) WaitReady(ctx context.Context, progress func(step string, after time.Duration)) error {
+	report := func(step string) {
+		if progress != nil {
+			progress(step, time.Since(c.started))
+		}
+	}
+	report("apiserver ready")
+	for _, s := range []struct {
+		name string
+		ch   <-chan struct{}
+	}{{"controller manager leading", c.ControllerManager.Elected()}, {"scheduler leading", c.Scheduler.Elected()}} {
+		select {
+		case <-s.ch:
+			report(s.name)
+		case <-c.done:
+			return fmt.Errorf("cluster stopped: %w", c.err)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if c.nodes == 0 {
+		return nil
+	}
+	if err := c.waitNodes(ctx); err != nil {
+		return err
+	}
+	report(fmt.Sprintf("%d nodes ready", c.nodes))
+	return nil
+}
+
+// waitNodes polls until at least c.nodes nodes are Ready.
+func (c *Cluster) waitNodes(ctx context.Context) error {
+	client, err := rest.New(c.Config)
+	if err != nil {
+		return err
+	}
+	defer client.CloseIdleConnections()
+	nodes := rest.For[*corev1.Node, *corev1.NodeList](client, corev1.SchemeGroupVersion.WithResource("nodes"), false)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		list, err := nodes.List(ctx, metav1.ListOptions{})
+		if err == nil && countReady(list.Items) >= c.nodes {
+			return nil
+		}
+		select {
+		case <-tick.C:
+		case <-c.done:
+			return fmt.Errorf("cluster stopped: %w", c.err)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func countReady(nodes []corev1.Node) int {
+	n := 0
+	for i := range nodes {
+		for _, cond := range nodes[i].Status.Conditions {
+			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+				n++
+			}
+		}
+	}
+	return n
+}

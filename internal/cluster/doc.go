@@ -1,0 +1,17 @@
+// Package cluster runs a whole setpoint cluster in one process: the API
+// server on the store named by the options, the controller manager, the
+// scheduler and N simulated nodes. It is what `setpoint up` runs.
+//
+// Calling protocol: Start builds and starts everything and returns once the
+// API server answers (its kubeconfig written); Ready then closes once the
+// controller manager and the scheduler lead and every simulated node is
+// Ready; Wait returns when the cluster has stopped (its context ended, or a
+// component failed: the first error stops all the others, since a cluster
+// with a dead scheduler is not one to keep serving).
+//
+// The components reach the API server over HTTPS with the admin kubeconfig,
+// exactly as separate processes would; nothing bypasses the API. They elect
+// leaders with a fixed identity derived from the data directory, so a
+// restarted `setpoint up` takes its Leases back at once instead of waiting
+// for them to expire.
+package cluster
