@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -64,7 +65,19 @@ func startCluster(b *testing.B, nodes int) *cluster.Cluster {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// SETPOINT_BENCH_LOG=path keeps the cluster's debug log, for looking
+	// into a slow run.
+	var out io.Writer = io.Discard
+	level := slog.LevelInfo
+	if path := os.Getenv("SETPOINT_BENCH_LOG"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { f.Close() })
+		out, level = f, slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: level}))
 	c, err := cluster.Start(context.Background(), cluster.Options{
 		APIServer: controlplane.Options{DataDir: b.TempDir(), Listen: addr, Storage: controlplane.StorageBolt},
 		Nodes:     nodes, Logger: log,

@@ -16,9 +16,13 @@ import (
 	"github.com/setpoint-dev/setpoint/rest"
 )
 
-// Defaults of Options, Kubernetes' values.
+// Defaults of Options: Kubernetes' values, but for BindConcurrency, which
+// is ours (kube-scheduler is held back by its client's QPS limit): with the
+// controllers' and the nodes' writes it keeps a cluster's writers under
+// the API server's 200 concurrent mutating requests, past which it answers
+// 429 and the writer waits a second.
 const (
-	DefaultBindConcurrency          = 64
+	DefaultBindConcurrency          = 48
 	DefaultInitialBackoff           = 1 * time.Second
 	DefaultMaxBackoff               = 10 * time.Second
 	DefaultUnschedulableFlushPeriod = 60 * time.Second
@@ -34,7 +38,7 @@ type Options struct {
 	// API server sets on pods that name none).
 	SchedulerName string
 	// BindConcurrency bounds the API writes in flight: bindings, and the
-	// status patches of unschedulable pods (default 64).
+	// status patches of unschedulable pods (default 48).
 	BindConcurrency int
 	// InitialBackoff and MaxBackoff bound a pod's backoff after a failed
 	// attempt: InitialBackoff doubled per further attempt, at most

@@ -1,6 +1,7 @@
 package replicaset
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 
@@ -24,6 +25,13 @@ const (
 	DefaultWorkers = 5
 	// DefaultBurstReplicas bounds the creates or deletes of one sync.
 	DefaultBurstReplicas = 500
+	// DefaultMaxInFlightWrites bounds the pod creates and deletes the
+	// controller has in flight at once, across all its syncs. Kubernetes'
+	// controller manager is held back by its client's QPS limit instead;
+	// without one, a slow-start batch of 256 parallel creates would, with
+	// the scheduler's and the nodes' writes, pass the API server's 200
+	// concurrent mutating requests and be answered 429 (retry after 1 s).
+	DefaultMaxInFlightWrites = 48
 	// ControllerName names the controller (queue, metrics, logs).
 	ControllerName = "replicaset"
 	// EventSource is the component of the Events the controller records.
@@ -44,6 +52,10 @@ type Options struct {
 	// BurstReplicas bounds creates or deletes per sync (default
 	// DefaultBurstReplicas).
 	BurstReplicas int
+	// MaxInFlightWrites bounds concurrent pod creates and deletes (default
+	// DefaultMaxInFlightWrites). A slow-start batch is still one batch:
+	// its calls only queue for a slot.
+	MaxInFlightWrites int
 	// Clock tells availability time (minReadySeconds) and expectation
 	// expiry; default the real clock. The workqueue keeps the manager's
 	// clock.
@@ -64,6 +76,20 @@ type reconciler struct {
 	recorder record.Recorder
 	clock    clock.PassiveClock
 	burst    int
+	// writes holds a token per pod create or delete in flight; its
+	// capacity is Options.MaxInFlightWrites.
+	writes chan struct{}
+}
+
+// acquireWrite waits for a write slot (or ctx's end) and returns its
+// release.
+func (r *reconciler) acquireWrite(ctx context.Context) (release func(), err error) {
+	select {
+	case r.writes <- struct{}{}:
+		return func() { <-r.writes }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // Add registers the ReplicaSet controller on mgr.
@@ -83,6 +109,9 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 	if opts.BurstReplicas <= 0 {
 		opts.BurstReplicas = DefaultBurstReplicas
 	}
+	if opts.MaxInFlightWrites <= 0 {
+		opts.MaxInFlightWrites = DefaultMaxInFlightWrites
+	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
@@ -100,6 +129,7 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 		recorder: rec,
 		clock:    opts.Clock,
 		burst:    opts.BurstReplicas,
+		writes:   make(chan struct{}, opts.MaxInFlightWrites),
 	}
 	if err := controllerref.AddControllerUIDIndex(r.podInf.Indexer()); err != nil {
 		return nil, nil, fmt.Errorf("replicaset: %w", err)

@@ -32,8 +32,10 @@ const ns = "default"
 // controller's pod informer lags behind the server.
 type countingTransport struct {
 	next http.RoundTripper
-	// podPosts counts POST .../pods requests.
-	podPosts atomic.Int64
+	// podPosts counts POST .../pods requests; postsInFlight and
+	// maxInFlight are the POSTs under way and the most seen at once.
+	podPosts                   atomic.Int64
+	postsInFlight, maxInFlight atomic.Int64
 	// watchDelay, when positive, delays every Read of a pod watch body
 	// while delaying is set.
 	watchDelay time.Duration
@@ -44,6 +46,12 @@ func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	podPath := strings.HasSuffix(req.URL.Path, "/pods")
 	if req.Method == http.MethodPost && podPath {
 		c.podPosts.Add(1)
+		n := c.postsInFlight.Add(1)
+		defer c.postsInFlight.Add(-1)
+		for m := c.maxInFlight.Load(); n > m && !c.maxInFlight.CompareAndSwap(m, n); m = c.maxInFlight.Load() {
+		}
+		// Hold each create a little, so that concurrent ones overlap.
+		time.Sleep(2 * time.Millisecond)
 	}
 	resp, err := c.next.RoundTrip(req)
 	if err == nil && c.watchDelay > 0 && podPath && req.URL.Query().Get("watch") == "true" {

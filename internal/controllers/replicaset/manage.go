@@ -82,8 +82,13 @@ func slowStartBatch(count, initial int, fn func() error) (int, error) {
 func (r *reconciler) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error {
 	pod, err := podFromTemplate(rs)
 	if err == nil {
+		release, werr := r.acquireWrite(ctx)
+		if werr != nil {
+			return fmt.Errorf("create pod for replicaset %s: %w", keyOf(rs), werr)
+		}
 		var created *corev1.Pod
 		created, err = r.pods.Namespace(rs.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+		release()
 		if err == nil {
 			r.recorder.Eventf(rs, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %s", created.Name)
 			return nil
@@ -129,7 +134,11 @@ func (r *reconciler) deletePods(ctx context.Context, rs *appsv1.ReplicaSet, vict
 	var wg sync.WaitGroup
 	for i, p := range victims {
 		wg.Go(func() {
-			err := r.pods.Namespace(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{})
+			release, err := r.acquireWrite(ctx)
+			if err == nil {
+				err = r.pods.Namespace(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{})
+				release()
+			}
 			if err == nil {
 				r.recorder.Eventf(rs, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: %s", p.Name)
 				return

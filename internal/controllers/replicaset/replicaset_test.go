@@ -95,3 +95,15 @@ func TestAdoptAndRelease(t *testing.T) {
 	}
 	_ = rs
 }
+
+// TestInFlightWritesBounded: however large its slow-start batches, the
+// controller never has more pod creates in flight than MaxInFlightWrites,
+// and still creates every pod.
+func TestInFlightWritesBounded(t *testing.T) {
+	h := newHarness(t, Options{MaxInFlightWrites: 3}, 0)
+	h.create(newRS("bounded", 60))
+	h.waitPods("bounded", 60)
+	if got := h.transport.maxInFlight.Load(); got != 3 {
+		t.Fatalf("at most %d pod creates were in flight at once, want exactly the limit 3", got)
+	}
+}
