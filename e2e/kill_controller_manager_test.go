@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -24,17 +23,15 @@ func startControllerManager(t *testing.T, kubeconfig string, round int) *proc {
 	return p
 }
 
-// TestKill9ControllerManagerDuringRollout is the issue's third scenario:
-// the controller manager is killed with SIGKILL and restarted 10 times in
+// TestKill9ControllerManagerDuringRollout is the issue's third scenario,
+// on `setpoint up --no-controller-manager` and a `setpoint
+// controller-manager` process beside it: the controller manager is killed with SIGKILL and restarted 10 times in
 // the middle of a rollout; the rollout completes, and no pod is ever
 // duplicated (a watcher sees no more than replicas+maxSurge pods) or left
 // without its controller.
 func TestKill9ControllerManagerDuringRollout(t *testing.T) {
-	dir := t.TempDir()
-	api := startServer(t, dir, "bolt")
-	kc := filepath.Join(dir, "kubeconfig")
-	startProc(t, "scheduler", "scheduler", "--kubeconfig", kc)
-	startProc(t, "node", "node", "--kubeconfig", kc, "--nodes", "4", "--pod-start-delay", "1500ms")
+	api := startUp(t, 4, "--no-controller-manager", "--pod-start-delay", "1500ms")
+	kc := api.kubeconfig
 	cm := startControllerManager(t, kc, 0)
 	c := restClient(t, kc)
 

@@ -89,3 +89,44 @@ func nodeReady(n *corev1.Node) corev1.ConditionStatus {
 	}
 	return corev1.ConditionUnknown
 }
+
+// crashingPod is a pod whose simulated container exits with code 3 one
+// second after every start (the node agent's setpoint.dev/crash-after).
+func crashingPod(name, restartPolicy string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+  annotations: {setpoint.dev/crash-after: "1s", setpoint.dev/crash-exit-code: "3"}
+spec:
+  restartPolicy: %s
+  containers:
+  - {name: app, image: busybox:1.36}
+`, name, restartPolicy)
+}
+
+// TestUpContainerCrashes: an injected crash restarts the container under
+// restartPolicy Always (kubectl shows the restarts and the last exit code)
+// and fails the pod under Never.
+func TestUpContainerCrashes(t *testing.T) {
+	cl := startUp(t, 1, "--container-restart-backoff", "300ms")
+	cl.kubectl(t, crashingPod("always", "Always"), "apply", "-f", "-")
+	cl.kubectl(t, crashingPod("never", "Never"), "apply", "-f", "-")
+	eventually(t, 60*time.Second, "restarts under Always", func() string {
+		out := cl.kubectl(t, "", "get", "pod", "always", "-o",
+			"jsonpath={.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].lastState.terminated.exitCode}")
+		var restarts, code int
+		if _, err := fmt.Sscan(out, &restarts, &code); err != nil || restarts < 2 || code != 3 {
+			return fmt.Sprintf("restartCount and last exit code %q", out)
+		}
+		return ""
+	})
+	eventually(t, 60*time.Second, "failed under Never", func() string {
+		out := cl.kubectl(t, "", "get", "pod", "never", "-o",
+			"jsonpath={.status.phase} {.status.containerStatuses[0].state.terminated.exitCode}")
+		if out != "Failed 3" {
+			return fmt.Sprintf("phase and exit code %q", out)
+		}
+		return ""
+	})
+}

@@ -33,6 +33,7 @@ func (f *controllerFlags) apply(o *controllermanager.ControllerManagerOptions) {
 type nodeFlags struct {
 	prefix                string
 	startDelay, stopDelay time.Duration
+	restartBackoff        time.Duration
 	leaseDuration, renew  time.Duration
 	cpu, memory, pods     string
 }
@@ -42,6 +43,8 @@ func (f *nodeFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.prefix, "name-prefix", "node-", "simulated nodes are named <prefix>0, <prefix>1, …")
 	fl.DurationVar(&f.startDelay, "pod-start-delay", 0, "how long a pod bound to a simulated node stays Pending before it runs")
 	fl.DurationVar(&f.stopDelay, "pod-stop-delay", 0, "cap on the simulated container stop time of a deleted pod (its grace period otherwise)")
+	fl.DurationVar(&f.restartBackoff, "container-restart-backoff", 10*time.Second,
+		"first back-off before a crashed container restarts (doubling up to 5 minutes, as the kubelet's)")
 	fl.DurationVar(&f.leaseDuration, "node-lease-duration", 40*time.Second, "leaseDurationSeconds of each node's heartbeat Lease")
 	fl.DurationVar(&f.renew, "node-lease-renew-interval", 10*time.Second, "how often each node renews its heartbeat Lease")
 	fl.StringVar(&f.cpu, "node-cpu", "32", "cpu capacity of each simulated node")
@@ -60,6 +63,7 @@ func (f *nodeFlags) apply(o *controllermanager.NodesOptions) error {
 	}
 	a := &o.Agent
 	a.NamePrefix, a.StartDelay, a.StopDelay = f.prefix, f.startDelay, f.stopDelay
+	a.RestartBackoff = f.restartBackoff
 	a.LeaseDuration, a.LeaseRenewInterval = f.leaseDuration, f.renew
 	a.Capacity = capacity
 	return nil

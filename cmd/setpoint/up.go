@@ -17,6 +17,7 @@ func newUpCommand() *cobra.Command {
 	var (
 		f     apiFlags
 		nodes int
+		noCM  bool
 		cm    controllerFlags
 		nf    nodeFlags
 	)
@@ -38,7 +39,7 @@ func newUpCommand() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			opts := cluster.Options{APIServer: api, Nodes: nodes, Logger: log}
+			opts := cluster.Options{APIServer: api, Nodes: nodes, Logger: log, NoControllerManager: noCM}
 			cm.apply(&opts.ControllerManager)
 			if err := nf.apply(&opts.NodeAgent); err != nil {
 				return err
@@ -62,6 +63,8 @@ func newUpCommand() *cobra.Command {
 	}
 	f.register(cmd, "./.setpoint")
 	cmd.Flags().IntVar(&nodes, "nodes", 3, "number of simulated nodes")
+	cmd.Flags().BoolVar(&noCM, "no-controller-manager", false,
+		"leave the controllers out of this process (run \"setpoint controller-manager\" against its kubeconfig instead)")
 	cm.register(cmd)
 	nf.register(cmd)
 	return cmd

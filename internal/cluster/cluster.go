@@ -24,6 +24,9 @@ type Options struct {
 	APIServer controlplane.Options
 	// Nodes is the number of simulated nodes (0: none).
 	Nodes int
+	// NoControllerManager leaves the controllers out, for a controller
+	// manager run as its own process (`setpoint controller-manager`).
+	NoControllerManager bool
 	// ControllerManager, Scheduler and NodeAgent tune the components;
 	// their Common part (config, logger, election) is filled in here.
 	ControllerManager controllermanager.ControllerManagerOptions
@@ -39,7 +42,8 @@ type Cluster struct {
 	API    *apiserver.Server
 	Config *rest.Config
 	// ControllerManager, Scheduler and Nodes are the components' managers
-	// (Nodes is nil without simulated nodes).
+	// (Nodes is nil without simulated nodes, ControllerManager with
+	// Options.NoControllerManager).
 	ControllerManager, Scheduler, Nodes *manager.Manager
 
 	nodes   int
@@ -97,9 +101,11 @@ func (c *Cluster) build(opts Options, log *slog.Logger) error {
 		}
 		return in
 	}
-	opts.ControllerManager.Common = common(opts.ControllerManager.Common)
-	if c.ControllerManager, err = controllermanager.NewControllerManager(opts.ControllerManager); err != nil {
-		return err
+	if !opts.NoControllerManager {
+		opts.ControllerManager.Common = common(opts.ControllerManager.Common)
+		if c.ControllerManager, err = controllermanager.NewControllerManager(opts.ControllerManager); err != nil {
+			return err
+		}
 	}
 	opts.Scheduler.Common = common(opts.Scheduler.Common)
 	if c.Scheduler, err = controllermanager.NewScheduler(opts.Scheduler); err != nil {
@@ -193,10 +199,15 @@ func (c *Cluster) WaitReady(ctx context.Context, progress func(step string, afte
 		}
 	}
 	report("apiserver ready")
-	for _, s := range []struct {
+	type step struct {
 		name string
 		ch   <-chan struct{}
-	}{{"controller manager leading", c.ControllerManager.Elected()}, {"scheduler leading", c.Scheduler.Elected()}} {
+	}
+	steps := []step{{"scheduler leading", c.Scheduler.Elected()}}
+	if c.ControllerManager != nil {
+		steps = append([]step{{"controller manager leading", c.ControllerManager.Elected()}}, steps...)
+	}
+	for _, s := range steps {
 		select {
 		case <-s.ch:
 			report(s.name)

@@ -3,8 +3,8 @@
 // scheduler and N simulated nodes. It is what `setpoint up` runs.
 //
 // Calling protocol: Start builds and starts everything and returns once the
-// API server answers (its kubeconfig written); Ready then closes once the
-// controller manager and the scheduler lead and every simulated node is
+// API server answers (its kubeconfig written); WaitReady then returns once
+// the controller manager and the scheduler lead and every simulated node is
 // Ready; Wait returns when the cluster has stopped (its context ended, or a
 // component failed: the first error stops all the others, since a cluster
 // with a dead scheduler is not one to keep serving).
