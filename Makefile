@@ -31,6 +31,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'WatchFanout' -benchtime 1x -count 3 ./bench/
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./internal/storage/boltdb/ ./internal/storage/memory/
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./internal/watchcache/
+	$(GO) test -run '^$$' -bench DeploymentToRunning -benchtime 1x -count 3 -timeout 20m ./bench/
 	cd bench/reference && $(GO) test -run '^$$' -bench Create16Clients -benchtime 20000x -count 3 .
 	cd bench/reference && $(GO) test -run '^$$' -bench List10k -benchtime 30x -count 3 -benchmem .
 	cd bench/clientgo && $(GO) test -run '^$$' -bench Workqueue -benchtime 1000000x -count 3 .
