@@ -68,11 +68,7 @@ func (m *mirror) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 
 func newManager(t *testing.T, srv *testserver.Server, opts manager.Options) *manager.Manager {
 	t.Helper()
-	cfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Config = cfg
+	opts.Config = srv.RESTConfig(t)
 	if opts.MetricsAddr == "" {
 		opts.MetricsAddr = "0"
 	}

@@ -22,17 +22,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func client(t *testing.T) *rest.Client {
 	t.Helper()
-	srv := testserver.Start(t, testserver.Options{})
-	cfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := rest.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
-	return c
+	return testserver.Start(t, testserver.Options{}).RESTClient(t)
 }
 
 func TestCreateOrUpdate(t *testing.T) {

@@ -44,10 +44,7 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func start(t *testing.T) (*testserver.Server, *rest.Client, *countingTransport) {
 	t.Helper()
 	srv := testserver.Start(t, testserver.Options{})
-	cfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
-	if err != nil {
-		t.Fatalf("load kubeconfig: %v", err)
-	}
+	cfg := srv.RESTConfig(t)
 	counter := &countingTransport{base: srv.Client.Transport}
 	cfg.Transport = counter
 	c, err := rest.New(cfg)

@@ -29,12 +29,7 @@ const testNS = "default"
 // startServer runs a real API server and returns its client config.
 func startServer(t *testing.T) *rest.Config {
 	t.Helper()
-	srv := testserver.Start(t, testserver.Options{})
-	cfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
-	if err != nil {
-		t.Fatalf("load kubeconfig: %v", err)
-	}
-	return cfg
+	return testserver.Start(t, testserver.Options{}).RESTConfig(t)
 }
 
 // newClient builds a client from cfg, optionally sending to host instead.

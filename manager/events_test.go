@@ -17,7 +17,7 @@ import (
 // count, and shutdown flushes them.
 func TestEventRecorder(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
-	m := newManager(t, config(t, srv), manager.Options{})
+	m := newManager(t, srv.RESTConfig(t), manager.Options{})
 	rec, err := m.GetEventRecorderFor("mirror-controller")
 	if err != nil {
 		t.Fatal(err)

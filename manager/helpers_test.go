@@ -10,20 +10,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/setpoint-dev/setpoint/builder"
-	"github.com/setpoint-dev/setpoint/internal/testserver"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/reconcile"
 	"github.com/setpoint-dev/setpoint/rest"
 )
-
-func config(t *testing.T, srv *testserver.Server) *rest.Config {
-	t.Helper()
-	cfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
 
 func newManager(t *testing.T, cfg *rest.Config, opts manager.Options) *manager.Manager {
 	t.Helper()

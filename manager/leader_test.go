@@ -132,7 +132,7 @@ func createConfigMap(t *testing.T, cfg *rest.Config, name string) {
 
 func TestLeaderElectionHandoverOnCancel(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
-	cfg := config(t, srv)
+	cfg := srv.RESTConfig(t)
 	a, b := newCandidate(t, "a", cfg), newCandidate(t, "b", cfg)
 	leader := firstElected(t, a, b)
 	follower := b
@@ -165,7 +165,7 @@ func TestLeaderElectionHandoverOnCancel(t *testing.T) {
 
 func TestLeaderElectionHandoverWhenRenewalsAreCut(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
-	cfg := config(t, srv)
+	cfg := srv.RESTConfig(t)
 	proxy := newProxy(t, cfg.Host)
 	viaProxy := *cfg
 	viaProxy.Host = "https://" + proxy.addr()

@@ -26,7 +26,7 @@ import (
 // LastError in the timeout error).
 func TestCacheSyncTimeoutNamesResourceAndReason(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
-	m := newManager(t, config(t, srv), manager.Options{CacheSyncTimeout: 1500 * time.Millisecond})
+	m := newManager(t, srv.RESTConfig(t), manager.Options{CacheSyncTimeout: 1500 * time.Millisecond})
 	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	manager.InformerFor[*unstructured.Unstructured](m, widgets, true)
 	addConfigMapController(t, m, &recorder{})
@@ -64,7 +64,7 @@ func get(t *testing.T, url string) (int, string) {
 
 func TestHealthAndMetrics(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
-	m := newManager(t, config(t, srv), manager.Options{MetricsAddr: "127.0.0.1:0", HealthAddr: "127.0.0.1:0"})
+	m := newManager(t, srv.RESTConfig(t), manager.Options{MetricsAddr: "127.0.0.1:0", HealthAddr: "127.0.0.1:0"})
 	rec := &recorder{}
 	addConfigMapController(t, m, rec)
 	healthy := true
@@ -138,7 +138,7 @@ func TestHealthAndMetrics(t *testing.T) {
 // every goroutine stopped.
 func TestGracefulShutdown(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
-	m := newManager(t, config(t, srv), manager.Options{})
+	m := newManager(t, srv.RESTConfig(t), manager.Options{})
 	entered, cancelled := make(chan struct{}), make(chan struct{})
 	var first sync.Once
 	addConfigMapController(t, m, reconcileFunc(func(ctx context.Context) {
@@ -184,7 +184,7 @@ func TestGracefulShutdown(t *testing.T) {
 
 func TestRunnableErrorStopsManager(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
-	m := newManager(t, config(t, srv), manager.Options{})
+	m := newManager(t, srv.RESTConfig(t), manager.Options{})
 	boom := errors.New("boom")
 	if err := m.Add(manager.RunnableFunc(func(context.Context) error { return boom })); err != nil {
 		t.Fatal(err)

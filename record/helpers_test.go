@@ -33,16 +33,7 @@ var (
 func start(t *testing.T) (*testserver.Server, *rest.Client) {
 	t.Helper()
 	srv := testserver.Start(t, testserver.Options{})
-	cfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
-	if err != nil {
-		t.Fatalf("load kubeconfig: %v", err)
-	}
-	c, err := rest.New(cfg)
-	if err != nil {
-		t.Fatalf("new client: %v", err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
-	return srv, c
+	return srv, srv.RESTClient(t)
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -45,10 +45,7 @@ func start(t *testing.T, tune func(*apiserver.Config)) *testserver.Server {
 // (the reflector's own backoff is under test) and without a rate limit.
 func clientConfig(t *testing.T, srv *testserver.Server) *rest.Config {
 	t.Helper()
-	cfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
-	if err != nil {
-		t.Fatalf("load kubeconfig: %v", err)
-	}
+	cfg := srv.RESTConfig(t)
 	cfg.MaxRetries = -1
 	cfg.QPS = 0
 	return cfg

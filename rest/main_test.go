@@ -21,14 +21,5 @@ func TestMain(m *testing.M) {
 func start(t *testing.T, tune func(*apiserver.Config)) (*testserver.Server, *rest.Client) {
 	t.Helper()
 	srv := testserver.Start(t, testserver.Options{Tune: tune})
-	cfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
-	if err != nil {
-		t.Fatalf("load kubeconfig: %v", err)
-	}
-	c, err := rest.New(cfg)
-	if err != nil {
-		t.Fatalf("new client: %v", err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
-	return srv, c
+	return srv, srv.RESTClient(t)
 }

@@ -66,12 +66,7 @@ func startEnv(t testing.TB, opts nodeagent.Options) *env {
 }
 
 func newEnv(t testing.TB, srv *testserver.Server) *env {
-	cfg := config(t, srv)
-	c, err := rest.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
+	c := srv.RESTClient(t)
 	return &env{t: t, srv: srv,
 		pods:  rest.For[*corev1.Pod, *corev1.PodList](c, podsGVR, true),
 		nodes: rest.For[*corev1.Node, *corev1.NodeList](c, nodesGVR, false),
@@ -79,18 +74,9 @@ func newEnv(t testing.TB, srv *testserver.Server) *env {
 	}
 }
 
-func config(t testing.TB, srv *testserver.Server) *rest.Config {
-	t.Helper()
-	cfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
-
 func newManager(t testing.TB, srv *testserver.Server) *manager.Manager {
 	t.Helper()
-	m, err := manager.New(manager.Options{Config: config(t, srv), MetricsAddr: "0", HealthAddr: "0",
+	m, err := manager.New(manager.Options{Config: srv.RESTConfig(t), MetricsAddr: "0", HealthAddr: "0",
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

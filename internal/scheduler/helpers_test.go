@@ -50,16 +50,8 @@ func newEnv(t *testing.T, opts Options) *env {
 func newServerEnv(t *testing.T) *env {
 	t.Helper()
 	srv := testserver.Start(t, testserver.Options{})
-	cfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := rest.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
-	return &env{t: t, ctx: t.Context(), cfg: cfg,
+	c := srv.RESTClient(t)
+	return &env{t: t, ctx: t.Context(), cfg: srv.RESTConfig(t),
 		pods:  rest.For[*corev1.Pod, *corev1.PodList](c, corev1.SchemeGroupVersion.WithResource("pods"), true).Namespace("default"),
 		nodes: rest.For[*corev1.Node, *corev1.NodeList](c, corev1.SchemeGroupVersion.WithResource("nodes"), false),
 		evs:   rest.For[*corev1.Event, *corev1.EventList](c, corev1.SchemeGroupVersion.WithResource("events"), true).Namespace("default"),

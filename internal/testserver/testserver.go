@@ -13,6 +13,7 @@ import (
 
 	"github.com/setpoint-dev/setpoint/internal/apiserver"
 	"github.com/setpoint-dev/setpoint/internal/controlplane"
+	"github.com/setpoint-dev/setpoint/rest"
 )
 
 // Server is a running API server.
@@ -118,6 +119,30 @@ func Start(t testing.TB, opts Options) *Server {
 func (s *Server) Stop(t testing.TB) {
 	t.Helper()
 	s.halt(t)
+}
+
+// RESTConfig reads the admin client configuration from s.Kubeconfig. Each
+// call returns a fresh copy, which the caller may modify (Transport, QPS,
+// MaxRetries, Host...).
+func (s *Server) RESTConfig(t testing.TB) *rest.Config {
+	t.Helper()
+	cfg, err := rest.ConfigFromKubeconfig(s.Kubeconfig, "")
+	if err != nil {
+		t.Fatalf("load kubeconfig: %v", err)
+	}
+	return cfg
+}
+
+// RESTClient is an admin client built from RESTConfig; its idle
+// connections are closed when the test ends.
+func (s *Server) RESTClient(t testing.TB) *rest.Client {
+	t.Helper()
+	c, err := rest.New(s.RESTConfig(t))
+	if err != nil {
+		t.Fatalf("new client: %v", err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	return c
 }
 
 // Do sends an authenticated request with body (nil for none) and content

@@ -27,15 +27,7 @@ type env struct {
 func setup(t *testing.T) (*env, context.Context) {
 	t.Helper()
 	srv := testserver.Start(t, testserver.Options{})
-	cfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := rest.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
+	c := srv.RESTClient(t)
 	return &env{
 		pods: rest.For[*corev1.Pod, *corev1.PodList](c, corev1.SchemeGroupVersion.WithResource("pods"), true).Namespace("default"),
 		rss:  rest.For[*appsv1.ReplicaSet, *appsv1.ReplicaSetList](c, appsv1.SchemeGroupVersion.WithResource("replicasets"), true).Namespace("default"),

@@ -47,11 +47,7 @@ type harness struct {
 func newHarness(t *testing.T, opts Options) *harness {
 	t.Helper()
 	srv := testserver.Start(t, testserver.Options{})
-	cfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := manager.New(manager.Options{Config: cfg, MetricsAddr: "0", HealthAddr: "0",
+	mgr, err := manager.New(manager.Options{Config: srv.RESTConfig(t), MetricsAddr: "0", HealthAddr: "0",
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -66,11 +62,7 @@ func newHarness(t *testing.T, opts Options) *harness {
 	if err := replicaset.Add(mgr, replicaset.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	client, err := rest.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(client.CloseIdleConnections)
+	client := srv.RESTClient(t)
 	h := &harness{t: t, r: r, done: make(chan error, 1),
 		deploys: rest.For[*appsv1.Deployment, *appsv1.DeploymentList](client, deployGVR, true).Namespace(ns),
 		rss:     rest.For[*appsv1.ReplicaSet, *appsv1.ReplicaSetList](client, rsGVR, true).Namespace(ns),

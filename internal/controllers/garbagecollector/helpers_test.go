@@ -32,16 +32,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	srv := testserver.Start(t, testserver.Options{})
-	cfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := rest.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
-	return &env{srv: srv, c: c}
+	return &env{srv: srv, c: srv.RESTClient(t)}
 }
 
 // runGC starts a collector; the returned function stops it and waits.

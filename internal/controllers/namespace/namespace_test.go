@@ -31,11 +31,7 @@ var nsGVR = corev1.SchemeGroupVersion.WithResource("namespaces")
 func startManager(t *testing.T, opts namespace.Options) *rest.Client {
 	t.Helper()
 	srv := testserver.Start(t, testserver.Options{})
-	cfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := manager.New(manager.Options{Config: cfg, MetricsAddr: "0", HealthAddr: "0", Logger: slog.New(slog.DiscardHandler)})
+	mgr, err := manager.New(manager.Options{Config: srv.RESTConfig(t), MetricsAddr: "0", HealthAddr: "0", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

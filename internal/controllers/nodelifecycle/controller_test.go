@@ -40,11 +40,7 @@ type env struct {
 // one fake clock.
 func start(t *testing.T) *env {
 	srv := testserver.Start(t, testserver.Options{})
-	cfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := manager.New(manager.Options{Config: cfg, MetricsAddr: "0", HealthAddr: "0",
+	mgr, err := manager.New(manager.Options{Config: srv.RESTConfig(t), MetricsAddr: "0", HealthAddr: "0",
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -91,14 +91,10 @@ type harness struct {
 func newHarness(t *testing.T, opts Options, watchDelay time.Duration) *harness {
 	t.Helper()
 	srv := testserver.Start(t, testserver.Options{})
-	cfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	tc := &countingTransport{next: srv.Client.Transport, watchDelay: watchDelay}
-	mcfg := *cfg
+	mcfg := srv.RESTConfig(t)
 	mcfg.Transport = tc
-	mgr, err := manager.New(manager.Options{Config: &mcfg, MetricsAddr: "0", HealthAddr: "0",
+	mgr, err := manager.New(manager.Options{Config: mcfg, MetricsAddr: "0", HealthAddr: "0",
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -110,11 +106,7 @@ func newHarness(t *testing.T, opts Options, watchDelay time.Duration) *harness {
 	if err := mgr.Add(ctrl); err != nil {
 		t.Fatal(err)
 	}
-	c, err := rest.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
+	c := srv.RESTClient(t)
 	h := &harness{t: t, transport: tc, mgr: mgr, r: r, done: make(chan error, 1),
 		pods:   rest.For[*corev1.Pod, *corev1.PodList](c, podGVR, true).Namespace(ns),
 		rss:    rest.For[*appsv1.ReplicaSet, *appsv1.ReplicaSetList](c, rsGVR, true).Namespace(ns),
