@@ -26,7 +26,9 @@ type Options struct {
 	Nodes int
 	// NoControllerManager leaves the controllers out, for a controller
 	// manager run as its own process (`setpoint controller-manager`).
-	NoControllerManager bool
+	// NoScheduler likewise leaves the scheduler out; with both and no
+	// nodes the cluster is an API server alone.
+	NoControllerManager, NoScheduler bool
 	// ControllerManager, Scheduler and NodeAgent tune the components;
 	// their Common part (config, logger, election) is filled in here.
 	ControllerManager controllermanager.ControllerManagerOptions
@@ -42,15 +44,19 @@ type Cluster struct {
 	API    *apiserver.Server
 	Config *rest.Config
 	// ControllerManager, Scheduler and Nodes are the components' managers
-	// (Nodes is nil without simulated nodes, ControllerManager with
-	// Options.NoControllerManager).
+	// (Nodes is nil without simulated nodes, ControllerManager and
+	// Scheduler with Options.NoControllerManager and NoScheduler).
 	ControllerManager, Scheduler, Nodes *manager.Manager
 
 	nodes   int
 	started time.Time
 	done    chan struct{}
 	err     error
-	cancel  context.CancelFunc
+	// cancel asks the cluster to stop (as the end of Start's context
+	// does); cancelAPI stops the API server, which run does only after
+	// every component has stopped, so that they release their Leases and
+	// flush their events against a live server.
+	cancel, cancelAPI context.CancelFunc
 }
 
 // Start runs the cluster until ctx ends; see the package documentation.
@@ -67,11 +73,19 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	c.API = srv
 	ctx, c.cancel = context.WithCancel(ctx)
+	apiCtx, cancelAPI := context.WithCancel(context.WithoutCancel(ctx))
+	c.cancelAPI = cancelAPI
 	apiDone := make(chan error, 1)
-	go func() { apiDone <- srv.Run(ctx) }()
+	go func() { apiDone <- srv.Run(apiCtx) }()
 	select {
+	case <-ctx.Done():
+		cancelAPI()
+		<-apiDone
+		c.cancel()
+		return nil, ctx.Err()
 	case err := <-apiDone:
 		c.cancel()
+		cancelAPI()
 		if err == nil {
 			err = errors.New("API server stopped before it was ready")
 		}
@@ -80,6 +94,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	if err := c.build(opts, log); err != nil {
 		c.cancel()
+		cancelAPI()
 		<-apiDone
 		return nil, err
 	}
@@ -107,9 +122,11 @@ func (c *Cluster) build(opts Options, log *slog.Logger) error {
 			return err
 		}
 	}
-	opts.Scheduler.Common = common(opts.Scheduler.Common)
-	if c.Scheduler, err = controllermanager.NewScheduler(opts.Scheduler); err != nil {
-		return err
+	if !opts.NoScheduler {
+		opts.Scheduler.Common = common(opts.Scheduler.Common)
+		if c.Scheduler, err = controllermanager.NewScheduler(opts.Scheduler); err != nil {
+			return err
+		}
 	}
 	if opts.Nodes > 0 {
 		opts.NodeAgent.Common = common(opts.NodeAgent.Common)
@@ -129,7 +146,9 @@ func identity(dataDir string) string {
 	return fmt.Sprintf("setpoint-up-%08x", h.Sum32())
 }
 
-// run starts the components and waits for the first to stop.
+// run starts the components and waits until one stops, the API server
+// stops, or the cluster is asked to stop; then it stops the components and,
+// last, the API server.
 func (c *Cluster) run(ctx context.Context, apiDone <-chan error) {
 	defer close(c.done)
 	type result struct {
@@ -138,6 +157,8 @@ func (c *Cluster) run(ctx context.Context, apiDone <-chan error) {
 	}
 	results := make(chan result, 3)
 	running := 0
+	compCtx, stopComps := context.WithCancel(ctx)
+	// A nil *manager.Manager in the map is a component left out.
 	for name, m := range map[string]*manager.Manager{
 		"controller manager": c.ControllerManager, "scheduler": c.Scheduler, "node agent": c.Nodes,
 	} {
@@ -145,10 +166,11 @@ func (c *Cluster) run(ctx context.Context, apiDone <-chan error) {
 			continue
 		}
 		running++
-		go func() { results <- result{name, m.Start(ctx)} }()
+		go func() { results <- result{name, m.Start(compCtx)} }()
 	}
 	var errs []error
 	select {
+	case <-ctx.Done():
 	case r := <-results:
 		running--
 		if r.err != nil {
@@ -160,12 +182,14 @@ func (c *Cluster) run(ctx context.Context, apiDone <-chan error) {
 			errs = append(errs, fmt.Errorf("apiserver: %w", err))
 		}
 	}
-	c.cancel()
+	stopComps()
 	for ; running > 0; running-- {
 		if r := <-results; r.err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", r.name, r.err))
 		}
 	}
+	c.cancel()
+	c.cancelAPI()
 	if apiDone != nil {
 		if err := <-apiDone; err != nil {
 			errs = append(errs, fmt.Errorf("apiserver: %w", err))
@@ -203,9 +227,12 @@ func (c *Cluster) WaitReady(ctx context.Context, progress func(step string, afte
 		name string
 		ch   <-chan struct{}
 	}
-	steps := []step{{"scheduler leading", c.Scheduler.Elected()}}
+	var steps []step
 	if c.ControllerManager != nil {
-		steps = append([]step{{"controller manager leading", c.ControllerManager.Elected()}}, steps...)
+		steps = append(steps, step{"controller manager leading", c.ControllerManager.Elected()})
+	}
+	if c.Scheduler != nil {
+		steps = append(steps, step{"scheduler leading", c.Scheduler.Elected()})
 	}
 	for _, s := range steps {
 		select {
