@@ -13,11 +13,14 @@ vet:
 	$(GO) vet ./...
 	cd bench/reference && $(GO) vet .
 	cd bench/clientgo && $(GO) vet .
+	cd conformance && $(GO) vet ./...
 
 # Unit, integration and end-to-end tests (e2e drives the real binary with
-# kubectl), all under the race detector.
+# kubectl), then the conformance module (client-go, controller-runtime and
+# kubectl against setpoint), all under the race detector.
 unit:
 	$(GO) test -race -count=1 -timeout 20m ./...
+	cd conformance && $(GO) test -race -count=1 -timeout 20m ./...
 
 # Brief fuzzing of request-body decoding and selector parsing.
 fuzz:
