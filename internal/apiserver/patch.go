@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"sigs.k8s.io/yaml"
 
 	"github.com/setpoint-dev/setpoint/internal/objects"
 )
@@ -41,15 +42,15 @@ func newPatcher(r *http.Request, body []byte, obj runtime.Object, gr schema.Grou
 		return nil, unsupportedPatch(ctype)
 	}
 	switch mt {
-	case patchJSON, patchMerge, patchStrategic:
-	case patchApply:
-		return nil, newStatusError(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
-			"server-side apply (application/apply-patch+yaml) is not supported by this server yet; use client-side kubectl apply")
+	case patchJSON, patchMerge, patchStrategic, patchApply:
 	default:
 		return nil, unsupportedPatch(ctype)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, apierrors.NewBadRequest("the patch body is empty")
+	}
+	if mt == patchApply {
+		return &patcher{kind: mt, body: body, schema: obj, gr: gr}, nil // YAML, decoded by the field manager
 	}
 	if !json.Valid(body) {
 		return nil, apierrors.NewBadRequest("the patch body is not valid JSON")
@@ -83,6 +84,8 @@ func (p *patcher) apply(cur []byte) ([]byte, error) {
 		out, err = jsonpatch.MergePatch(cur, p.body)
 	case patchStrategic:
 		out, err = strategicpatch.StrategicMergePatch(cur, p.body, p.schema)
+	default:
+		err = fmt.Errorf("%s is not supported on this endpoint", p.kind)
 	}
 	if err != nil {
 		return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", p.gr, "", err.Error(), 0, false)
@@ -110,7 +113,11 @@ func (p *patcher) setsResourceVersion() bool {
 			ResourceVersion *string `json:"resourceVersion"`
 		} `json:"metadata"`
 	}
-	_ = json.Unmarshal(p.body, &doc)
+	if p.kind == patchApply {
+		_ = yaml.Unmarshal(p.body, &doc)
+	} else {
+		_ = json.Unmarshal(p.body, &doc)
+	}
 	return doc.Metadata.ResourceVersion != nil
 }
 
@@ -125,6 +132,15 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, e *entry, i
 	if err == nil {
 		p, err = newPatcher(r, body, e.res.New(), e.gr())
 	}
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	if p.kind == patchApply {
+		s.handleApply(w, r, e, info, mt, p, dry, fv)
+		return
+	}
+	manager, _, err := patchOptions(r, p.kind)
 	if err != nil {
 		s.resp.writeError(w, r, err)
 		return
@@ -149,7 +165,7 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, e *entry, i
 		if !conditional {
 			objectMeta(obj).SetResourceVersion("")
 		}
-		return obj, nil
+		return e.trackUpdate(current, obj, manager, info.Subresource), nil
 	}
 	opts := objects.UpdateOptions{WriteOptions: objects.WriteOptions{DryRun: dry}, Subresource: info.Subresource}
 	out, _, err := e.store.Update(r.Context(), info.Namespace, info.Name, fn, opts)

@@ -31,6 +31,9 @@ func (s *Server) buildHandler() http.Handler {
 	if err != nil {
 		panic(err)
 	}
+	if err := s.initFieldManagers(oapi.Schemas()); err != nil {
+		panic(err)
+	}
 	oapiMux := http.NewServeMux()
 	oapi.Register(oapiMux)
 	metricsHandler := promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
+	"github.com/setpoint-dev/setpoint/internal/fieldmanager"
 	"github.com/setpoint-dev/setpoint/internal/objects"
 	"github.com/setpoint-dev/setpoint/internal/pki"
 	"github.com/setpoint-dev/setpoint/internal/registry"
@@ -99,6 +100,8 @@ type entry struct {
 	returnDeleted bool
 	// fields are the field-selector fields the resource supports.
 	fields fields.Set
+	// fm tracks managedFields and merges server-side apply (fieldmanager.go).
+	fm *fieldmanager.Resource
 }
 
 func (e *entry) gr() schema.GroupResource {

@@ -46,10 +46,15 @@ func (s *Server) readObject(w http.ResponseWriter, r *http.Request, e *entry) (b
 
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
 	dry, obj, err := s.readObject(w, r, e)
+	var manager string
+	if err == nil {
+		manager, err = writeManager(r, "CreateOptions")
+	}
 	if err != nil {
 		s.resp.writeError(w, r, err)
 		return
 	}
+	obj = e.trackUpdate(nil, obj, manager, "")
 	out, err := e.store.Create(r.Context(), info.Namespace, obj, objects.WriteOptions{DryRun: dry})
 	if err != nil {
 		s.resp.writeError(w, r, err)
@@ -60,11 +65,17 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, e *entry, 
 
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
 	dry, obj, err := s.readObject(w, r, e)
+	var manager string
+	if err == nil {
+		manager, err = writeManager(r, "UpdateOptions")
+	}
 	if err != nil {
 		s.resp.writeError(w, r, err)
 		return
 	}
-	fn := func(runtime.Object) (runtime.Object, error) { return obj.DeepCopyObject(), nil }
+	fn := func(current runtime.Object) (runtime.Object, error) {
+		return e.trackUpdate(current, obj.DeepCopyObject(), manager, info.Subresource), nil
+	}
 	opts := objects.UpdateOptions{WriteOptions: objects.WriteOptions{DryRun: dry}, Subresource: info.Subresource}
 	out, created, err := e.store.Update(r.Context(), info.Namespace, info.Name, fn, opts)
 	if err != nil {

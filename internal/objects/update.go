@@ -26,6 +26,9 @@ type UpdateOptions struct {
 	WriteOptions
 	// Subresource is "" for the main resource, "status" or "finalize".
 	Subresource string
+	// AllowCreate lets fn create a missing object of any kind (server-side
+	// apply), not only of kinds whose strategy allows create on update.
+	AllowCreate bool
 }
 
 // maxUpdateAttempts bounds the retries of an unconditional update racing
@@ -161,7 +164,7 @@ func (s *Store) holdsDeletion(obj runtime.Object, m metav1.Object) bool {
 
 func (s *Store) createOnUpdate(ctx context.Context, namespace, name string, fn UpdateFunc, opts UpdateOptions) (runtime.Object, bool, error) {
 	c, ok := s.res.Strategy.(registry.CreateOnUpdateStrategy)
-	if !ok || !c.AllowCreateOnUpdate() || opts.Subresource != "" {
+	if (!opts.AllowCreate && (!ok || !c.AllowCreateOnUpdate())) || opts.Subresource != "" {
 		return nil, false, apierrors.NewNotFound(s.gr, name)
 	}
 	obj, err := fn(nil)

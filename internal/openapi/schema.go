@@ -184,6 +184,9 @@ func (g *generator) fieldSchema(f reflect.StructField, desc, owner string) spec.
 	s.Description = desc
 	name := parseJSONTag(f.Tag.Get("json")).name
 	addMergeExtensions(&s, f, owner+"."+name)
+	if d, ok := fieldDefaults[owner+"."+name]; ok {
+		s.Default = d
+	}
 	return s
 }
 

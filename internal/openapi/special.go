@@ -119,6 +119,16 @@ var listFacts = map[string]listFact{
 	"io.k8s.api.core.v1.VolumeMount.bindMountOptions":                    {"set", nil},
 }
 
+// fieldDefaults are the defaults Kubernetes publishes for the key fields
+// of associative lists ("+default" on the Go field), keyed like listFacts.
+// Server-side apply needs them: an applied list element that omits such a
+// key (a container port without protocol) is keyed with the default, so it
+// matches the defaulted element stored.
+var fieldDefaults = map[string]any{
+	"io.k8s.api.core.v1.ContainerPort.protocol": "TCP",
+	"io.k8s.api.core.v1.ServicePort.protocol":   "TCP",
+}
+
 // addMergeExtensions copies a field's patchStrategy and patchMergeKey tags
 // into x-kubernetes-patch-* extensions and adds the list type of list
 // fields (key is "<declaring model>.<json name>").
