@@ -87,6 +87,34 @@ func (s *Server) decodeObject(w http.ResponseWriter, r *http.Request, e *entry, 
 	return s.decodeInto(w, e, dec, fv, body)
 }
 
+// decodeOptionsBody decodes the body of a request whose payload is not the
+// resource itself (DeleteOptions, Scale, Binding) into into, with the
+// decoder its Content-Type names: JSON (the default), YAML or protobuf, as
+// client-go's clientset sends protobuf for built-in kinds.
+func (s *Server) decodeOptionsBody(r *http.Request, body []byte, gvk *schema.GroupVersionKind, into runtime.Object) error {
+	ctype := r.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ctype)
+	if ctype == "" {
+		mt, err = mimeJSON, nil
+	}
+	if err != nil {
+		return unsupportedMediaType(ctype)
+	}
+	var dec runtime.Decoder
+	switch mt {
+	case mimeJSON:
+		dec = s.codecs.JSON
+	case mimeYAML, "application/x-yaml", "text/yaml":
+		dec = s.codecs.YAML
+	case mimeProtobuf:
+		dec = s.codecs.Proto
+	default:
+		return unsupportedMediaType(ctype)
+	}
+	_, _, err = dec.Decode(body, gvk, into)
+	return err
+}
+
 func pick(fv fieldValidation, strict, lax *json.Serializer) runtime.Decoder {
 	if fv == validationIgnore {
 		return lax

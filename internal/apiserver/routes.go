@@ -139,6 +139,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, e *entry, info
 	case "delete":
 		s.handleDelete(w, r, e, info, mt)
 	case "deletecollection":
+		if e.res.NoDeleteCollection {
+			s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource))
+			return
+		}
 		s.handleDeleteCollection(w, r, e, info, mt)
 	default:
 		s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource))

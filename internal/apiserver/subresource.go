@@ -104,7 +104,7 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, e *entry, i
 		if current == nil {
 			return nil, apierrors.NewNotFound(e.gr(), info.Name)
 		}
-		want, err := s.desiredScale(e, current, p, body)
+		want, err := s.desiredScale(r, e, current, p, body)
 		if err != nil {
 			return nil, err
 		}
@@ -131,7 +131,7 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, e *entry, i
 
 // desiredScale decodes the Scale a client sent (PUT) or patches the current
 // Scale (PATCH), and validates it.
-func (s *Server) desiredScale(e *entry, current runtime.Object, p *patcher, body []byte) (*autoscalingv1.Scale, error) {
+func (s *Server) desiredScale(r *http.Request, e *entry, current runtime.Object, p *patcher, body []byte) (*autoscalingv1.Scale, error) {
 	cur, err := s.scaleOf(e, current)
 	if err != nil {
 		return nil, err
@@ -147,7 +147,12 @@ func (s *Server) desiredScale(e *entry, current runtime.Object, p *patcher, body
 		}
 	}
 	want := &autoscalingv1.Scale{}
-	if _, _, err := s.codecs.JSON.Decode(doc, &scaleGVK, want); err != nil {
+	if p != nil {
+		_, _, err = s.codecs.JSON.Decode(doc, &scaleGVK, want)
+	} else {
+		err = s.decodeOptionsBody(r, doc, &scaleGVK, want)
+	}
+	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid Scale: %v", err))
 	}
 	if p != nil && !p.setsResourceVersion() {
@@ -173,7 +178,7 @@ func (s *Server) handleBinding(w http.ResponseWriter, r *http.Request, e *entry,
 	}
 	b := &corev1.Binding{}
 	bgvk := corev1.SchemeGroupVersion.WithKind("Binding")
-	if _, _, err := s.codecs.JSON.Decode(body, &bgvk, b); err != nil {
+	if err := s.decodeOptionsBody(r, body, &bgvk, b); err != nil {
 		s.resp.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid Binding: %v", err)))
 		return
 	}

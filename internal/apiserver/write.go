@@ -97,7 +97,7 @@ func (s *Server) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		return nil, err
 	}
 	if len(body) > 0 {
-		if _, _, err := s.codecs.JSON.Decode(body, nil, opts); err != nil {
+		if err := s.decodeOptionsBody(r, body, nil, opts); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid DeleteOptions: %v", err))
 		}
 	}

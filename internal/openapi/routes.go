@@ -100,11 +100,15 @@ func (k kindInfo) routes() []route {
 	collection := prefix + ns + "/" + r.Resource
 	item := collection + "/{name}"
 	itemParams := with([]param{nameParam(r.Kind)}, base...)
+	collectionOps := []operation{
+		k.list("list"+k.gvPrefix+scope+r.Kind, "list or watch objects of kind "+r.Kind),
+		k.create(),
+	}
+	if !r.NoDeleteCollection {
+		collectionOps = append(collectionOps, k.deleteCollection(scope))
+	}
 	out := []route{
-		{path: collection, params: with(base, prettyParam), ops: []operation{
-			k.list("list"+k.gvPrefix+scope+r.Kind, "list or watch objects of kind "+r.Kind),
-			k.create(), k.deleteCollection(scope),
-		}},
+		{path: collection, params: with(base, prettyParam), ops: collectionOps},
 		{path: item, params: with(itemParams, prettyParam), ops: []operation{
 			k.read("read"+k.gvPrefix+scope+r.Kind, "read the specified "+r.Kind, k.obj),
 			k.replace("replace"+k.gvPrefix+scope+r.Kind, "replace the specified "+r.Kind, k.obj),

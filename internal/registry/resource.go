@@ -89,6 +89,9 @@ type Resource struct {
 	Scale ScaleAccessor
 	// Binding is true for pods (pods/binding).
 	Binding bool
+	// NoDeleteCollection is true for kinds kube-apiserver serves no
+	// deletecollection for (namespaces: DELETE on the collection is 405).
+	NoDeleteCollection bool
 	// Attrs extracts labels and selectable fields.
 	Attrs AttrFunc
 	// Table renders `kubectl get` columns.
@@ -137,6 +140,9 @@ func (r *Resource) NamespacePrefix(namespace string) string {
 
 // Verbs lists the verbs discovery advertises for the main resource.
 func (r *Resource) Verbs() []string {
+	if r.NoDeleteCollection {
+		return []string{"create", "delete", "get", "list", "patch", "update", "watch"}
+	}
 	return []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 }
 

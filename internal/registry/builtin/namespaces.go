@@ -18,8 +18,10 @@ func namespacesResource() *registry.Resource {
 	return &registry.Resource{
 		Version: "v1", Resource: "namespaces", Kind: "Namespace", ListKind: "NamespaceList", Singular: "namespace",
 		ShortNames: []string{"ns"},
-		New:        func() runtime.Object { return &corev1.Namespace{} },
-		NewList:    func() runtime.Object { return &corev1.NamespaceList{} },
+		// as kube-apiserver: no deletecollection of namespaces
+		NoDeleteCollection: true,
+		New:                func() runtime.Object { return &corev1.Namespace{} },
+		NewList:            func() runtime.Object { return &corev1.NamespaceList{} },
 		Strategy: namespaceStrategy{typed[*corev1.Namespace]{
 			prepareCreate:  prepareNamespaceCreate,
 			prepareUpdate:  prepareNamespaceUpdate,
