@@ -263,6 +263,9 @@ func TestApplyDryRunChangesNothing(t *testing.T) {
 	}
 	live := applyDeployment(t, s, "web", "?fieldManager=alice", deploymentYAML("web", 2, "nginx:1"), http.StatusCreated)
 	dry := applyDeployment(t, s, "web", "?fieldManager=bob&force=true&dryRun=All", deploymentYAML("web", 7, "nginx:1"), http.StatusOK)
+	if dry.ResourceVersion != live.ResourceVersion {
+		t.Errorf("dry-run answer resourceVersion %q, want the live %q", dry.ResourceVersion, live.ResourceVersion)
+	}
 	if *dry.Spec.Replicas != 7 {
 		t.Errorf("dry-run answer replicas %d", *dry.Spec.Replicas)
 	}

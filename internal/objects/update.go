@@ -109,7 +109,9 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 		return current, conditional, nil // nothing changed: no write, no event
 	}
 	if opts.DryRun {
-		return obj, conditional, nil
+		// As Kubernetes answers a dry run: the object as it would be
+		// written, at the revision it would replace.
+		return obj, conditional, setRV(obj, kv.ModRevision)
 	}
 	if m.GetDeletionTimestamp() != nil && !s.holdsDeletion(obj, m) {
 		rev, _, err := s.deleteKey(ctx, kv, obj)
