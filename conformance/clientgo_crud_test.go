@@ -97,8 +97,8 @@ func crudCases() []crudCase {
 			newObj: func(n string, l map[string]string) runtime.Object {
 				return &corev1.Pod{ObjectMeta: om(n, l, true), Spec: podSpec}
 			},
-			setStatus: func(o runtime.Object) { o.(*corev1.Pod).Status.Message = "set by the test" },
-			statusSet: func(o runtime.Object) bool { return o.(*corev1.Pod).Status.Message == "set by the test" },
+			setStatus:    func(o runtime.Object) { o.(*corev1.Pod).Status.Message = "set by the test" },
+			statusSet:    func(o runtime.Object) bool { return o.(*corev1.Pod).Status.Message == "set by the test" },
 			subresources: []string{"binding"},
 		},
 		{
