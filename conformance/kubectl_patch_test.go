@@ -92,7 +92,7 @@ spec:
 		rv := d.ResourceVersion
 		r := krFails(t, env, "", "patch", "deployment", "web", "--type", "json", "-p",
 			`[{"op":"replace","path":"/spec/replicas","value":7},{"op":"test","path":"/spec/replicas","value":99}]`)
-		if r.Stderr != "The request is invalid\n" {
+		if r.Stderr != "The request is invalid: the server rejected our request due to an error in our request\n" {
 			t.Errorf("failing test op: stderr %q, want what kubectl prints for kube-apiserver's 422", r.Stderr)
 		}
 		if d, _ := get(t); d.ResourceVersion != rv || *d.Spec.Replicas != 1 {
