@@ -91,7 +91,7 @@ func (p *patcher) apply(cur []byte) ([]byte, error) {
 		// As kube-apiserver: a patch that does not apply (a failed JSON
 		// patch test, a path that is not there) is a 422 naming no resource,
 		// so the message is the generic one and kubectl prints "The request
-		// is invalid" rather than `The deployments "" is invalid`.
+		// is invalid: ..." rather than `The deployments "" is invalid`.
 		return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
 	}
 	return out, nil

@@ -11,8 +11,9 @@ import (
 // TestPatchThatDoesNotApplyIs422NamingNoResource: a JSON patch whose test
 // operation fails (or whose path is missing) is refused as kube-apiserver
 // refuses it: 422 Invalid with the generic message and empty details, which
-// kubectl prints as "The request is invalid" (not `The configmaps "" is
-// invalid`, which it printed when the details named the resource).
+// kubectl prints as "The request is invalid: the server rejected our
+// request ..." (not `The configmaps "" is invalid`, which it printed when
+// the details named the resource).
 func TestPatchThatDoesNotApplyIs422NamingNoResource(t *testing.T) {
 	s, _ := start(t, nil)
 	createCM(t, s, "existing", map[string]string{"a": "1"})
