@@ -284,10 +284,26 @@ func TestControllerRuntimeManagerConverges(t *testing.T) {
 	if err := mgr.GetClient().List(ctx, &cachedRSs, client.MatchingFields{rsControllerUIDx: string(web.UID)}); err != nil || len(cachedRSs.Items) != 1 {
 		t.Fatalf("ReplicaSets by controller UID through the cache index: %v %v", cachedRSs.Items, err)
 	}
-	for _, rs := range cachedRSs.Items {
-		if rs.ManagedFields != nil {
-			t.Fatalf("default transform did not strip managedFields: %v", rs.ManagedFields)
-		}
+	// The default transform strips managedFields, which setpoint records
+	// on every write: the live objects have them, the cached ones not.
+	var liveRS appsv1.ReplicaSet
+	var cachedSvc, liveSvc corev1.Service
+	rsKey := client.ObjectKeyFromObject(&cachedRSs.Items[0])
+	svcKey := types.NamespacedName{Namespace: "default", Name: "web"}
+	if err := mgr.GetAPIReader().Get(ctx, rsKey, &liveRS); err != nil {
+		t.Fatal(err)
+	}
+	if err := mgr.GetClient().Get(ctx, svcKey, &cachedSvc); err != nil {
+		t.Fatal(err)
+	}
+	if err := mgr.GetAPIReader().Get(ctx, svcKey, &liveSvc); err != nil {
+		t.Fatal(err)
+	}
+	if len(liveRS.ManagedFields) == 0 || len(liveSvc.ManagedFields) == 0 || len(live.ManagedFields) == 0 {
+		t.Fatalf("setpoint recorded no managedFields: ReplicaSet %v, Service %v, Deployment %v", liveRS.ManagedFields, liveSvc.ManagedFields, live.ManagedFields)
+	}
+	if cachedRSs.Items[0].ManagedFields != nil || cachedSvc.ManagedFields != nil {
+		t.Fatalf("default transform did not strip managedFields: ReplicaSet %v, Service %v", cachedRSs.Items[0].ManagedFields, cachedSvc.ManagedFields)
 	}
 
 	// A deleted Service is recreated.
@@ -314,6 +330,36 @@ func TestControllerRuntimeManagerConverges(t *testing.T) {
 	crEventually(t, 30*time.Second, "Service web on port 8080", svcFor(8080))
 	crEventually(t, 60*time.Second, "web's 3 available replicas written back", available(3))
 	crEventually(t, 30*time.Second, "web's 3 pods running on the nodes", runningOnNodes(3))
+
+	// Converged means quiet: once the rollout is complete, no further
+	// writes to the Service and no reconciles while nothing changes.
+	crEventually(t, 30*time.Second, "rollout complete", func() (bool, string) {
+		d, err := cs.AppsV1().Deployments("default").Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		progressing := ""
+		for _, c := range d.Status.Conditions {
+			if c.Type == appsv1.DeploymentProgressing {
+				progressing = c.Reason
+			}
+		}
+		st := d.Status
+		return st.ObservedGeneration == d.Generation && st.Replicas == 3 && st.UpdatedReplicas == 3 && st.ReadyReplicas == 3 &&
+			st.AvailableReplicas == 3 && progressing == "NewReplicaSetAvailable", fmt.Sprintf("%+v", st)
+	})
+	time.Sleep(200 * time.Millisecond) // the last status events reach the manager
+	quiet, err := cs.CoreV1().Services("default").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := r.reconciles.Load()
+	time.Sleep(time.Second)
+	after, err := cs.CoreV1().Services("default").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil || after.ResourceVersion != quiet.ResourceVersion || r.reconciles.Load() != before {
+		t.Fatalf("not quiet after convergence: Service resourceVersion %s -> %s, reconciles %d -> %d (%v)",
+			quiet.ResourceVersion, after.ResourceVersion, before, r.reconciles.Load(), err)
+	}
 
 	// The Lease is renewed (every RetryPeriod, 2 s) by the same holder.
 	crEventually(t, 10*time.Second, "lease renewed", func() (bool, string) {
