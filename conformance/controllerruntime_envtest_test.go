@@ -88,6 +88,7 @@ func TestControllerRuntimeEnvtestStyle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.QPS, cfg.Burst = 1000, 2000 // what envtest's Start sets on its rest.Config
 	k8sClient, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		t.Fatal(err)
