@@ -15,12 +15,16 @@ import (
 // apiFlags are the API server's flags, shared by `apiserver` and `up`.
 type apiFlags struct {
 	dataDir, listen, storage, logLevel string
+	etcdEndpoints                      []string
+	etcdPrefix                         string
 }
 
 func (f *apiFlags) register(cmd *cobra.Command, defaultDir string) {
 	cmd.Flags().StringVar(&f.dataDir, "data-dir", defaultDir, "directory for the store, credentials and kubeconfig")
 	cmd.Flags().StringVar(&f.listen, "listen", "127.0.0.1:6443", "address to serve HTTPS on (host:port; port 0 picks a free one)")
-	cmd.Flags().StringVar(&f.storage, "storage", controlplane.StorageBolt, "storage engine: bolt (durable, default) or memory")
+	cmd.Flags().StringVar(&f.storage, "storage", controlplane.StorageBolt, "storage engine: bolt (durable, default), memory or etcd")
+	cmd.Flags().StringSliceVar(&f.etcdEndpoints, "etcd-endpoints", nil, "with --storage etcd: client URLs of every etcd member (comma-separated)")
+	cmd.Flags().StringVar(&f.etcdPrefix, "etcd-prefix", "", "with --storage etcd: prefix of every key, so that clusters can share an etcd")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 }
 
@@ -33,7 +37,8 @@ func (f *apiFlags) options() (controlplane.Options, error) {
 	if err != nil {
 		return controlplane.Options{}, err
 	}
-	return controlplane.Options{DataDir: dir, Listen: f.listen, Storage: f.storage}, nil
+	return controlplane.Options{DataDir: dir, Listen: f.listen, Storage: f.storage,
+		EtcdEndpoints: f.etcdEndpoints, EtcdPrefix: f.etcdPrefix}, nil
 }
 
 func newAPIServerCommand() *cobra.Command {

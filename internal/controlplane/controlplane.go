@@ -12,6 +12,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/scheme"
 	"github.com/setpoint-dev/setpoint/internal/storage"
 	"github.com/setpoint-dev/setpoint/internal/storage/boltdb"
+	"github.com/setpoint-dev/setpoint/internal/storage/etcd"
 	"github.com/setpoint-dev/setpoint/internal/storage/memory"
 )
 
@@ -19,6 +20,7 @@ import (
 const (
 	StorageBolt   = "bolt"
 	StorageMemory = "memory"
+	StorageEtcd   = "etcd"
 )
 
 // Options configure a control plane.
@@ -27,15 +29,27 @@ type Options struct {
 	DataDir string
 	// Listen is host:port (port 0 picks one).
 	Listen string
-	// Storage is StorageBolt (durable, the default) or StorageMemory.
+	// Storage is StorageBolt (durable, the default), StorageMemory or
+	// StorageEtcd.
 	Storage string
-	Logger  *slog.Logger
+	// EtcdEndpoints are the client URLs of every etcd member; required
+	// with StorageEtcd, ignored otherwise.
+	EtcdEndpoints []string
+	// EtcdPrefix is prepended to every key in etcd, so that several
+	// clusters can share one etcd. Empty means none.
+	EtcdPrefix string
+	Logger     *slog.Logger
 	// Tune lets tests adjust the API server configuration before start.
 	Tune func(*apiserver.Config)
 }
 
-// OpenStorage opens the store named by engine inside dataDir.
-func OpenStorage(engine, dataDir string, log *slog.Logger) (storage.Store, error) {
+// OpenStorage opens the store named by opts.Storage: a bolt file inside
+// opts.DataDir, memory, or etcd at opts.EtcdEndpoints.
+func OpenStorage(opts Options) (storage.Store, error) {
+	engine, dataDir, log := opts.Storage, opts.DataDir, opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
 	switch engine {
 	case "", StorageBolt:
 		dir := filepath.Join(dataDir, "db")
@@ -45,8 +59,13 @@ func OpenStorage(engine, dataDir string, log *slog.Logger) (storage.Store, error
 		return boltdb.Open(filepath.Join(dir, "setpoint.db"), boltdb.Options{Logger: log})
 	case StorageMemory:
 		return memory.New(), nil
+	case StorageEtcd:
+		if len(opts.EtcdEndpoints) == 0 {
+			return nil, fmt.Errorf("storage %s needs etcd endpoints", StorageEtcd)
+		}
+		return etcd.New(context.Background(), etcd.Options{Endpoints: opts.EtcdEndpoints, Prefix: opts.EtcdPrefix, Logger: log})
 	}
-	return nil, fmt.Errorf("unknown storage %q (want %s or %s)", engine, StorageBolt, StorageMemory)
+	return nil, fmt.Errorf("unknown storage %q (want %s, %s or %s)", engine, StorageBolt, StorageMemory, StorageEtcd)
 }
 
 // NewAPIServer opens the store and builds the API server; Run starts it.
@@ -54,7 +73,7 @@ func NewAPIServer(opts Options) (*apiserver.Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	kv, err := OpenStorage(opts.Storage, opts.DataDir, opts.Logger)
+	kv, err := OpenStorage(opts)
 	if err != nil {
 		return nil, err
 	}

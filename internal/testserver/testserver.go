@@ -38,8 +38,12 @@ type Server struct {
 
 // Options select the storage and tune the server.
 type Options struct {
-	// Storage is controlplane.StorageMemory (default) or StorageBolt.
+	// Storage is controlplane.StorageMemory (default), StorageBolt or
+	// StorageEtcd (with EtcdEndpoints, e.g. from etcdtest).
 	Storage string
+	// EtcdEndpoints and EtcdPrefix locate the etcd of StorageEtcd.
+	EtcdEndpoints []string
+	EtcdPrefix    string
 	// DataDir defaults to t.TempDir(); pass one to restart on old data.
 	DataDir string
 	// Tune adjusts the API server configuration.
@@ -62,6 +66,7 @@ func Start(t testing.TB, opts Options) *Server {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	srv, err := controlplane.NewAPIServer(controlplane.Options{
 		DataDir: opts.DataDir, Listen: "127.0.0.1:0", Storage: opts.Storage, Logger: log, Tune: opts.Tune,
+		EtcdEndpoints: opts.EtcdEndpoints, EtcdPrefix: opts.EtcdPrefix,
 	})
 	if err != nil {
 		t.Fatalf("build API server: %v", err)
