@@ -100,6 +100,12 @@ func TestKubectlGet(t *testing.T) {
 	})
 
 	t.Run("server-printed columns and -o wide", func(t *testing.T) {
+		// The columns are the server's: kubectl asks for a Table and gets
+		// one (-v=8 logs the response body, quoted).
+		r := kubectlRun(t, env, "", "get", "deployments", "-v=8")
+		if r.Err != nil || !strings.Contains(r.Stderr, "application/json;as=Table;v=v1;g=meta.k8s.io") || !strings.Contains(r.Stderr, `{\"kind\":\"Table\",\"apiVersion\":\"meta.k8s.io/v1\"`) {
+			t.Errorf("get deployments did not get a server-side Table: %v\n%s", r.Err, r.Stderr)
+		}
 		h, rows := krTable(kubectl(t, env, "", "get", "deployments"))
 		if !slices.Equal(h, []string{"NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"}) || len(rows) != 1 || !slices.Equal(rows[0][:4], []string{"web", "3/3", "3", "3"}) {
 			t.Errorf("get deployments: %v %v", h, rows)
