@@ -109,12 +109,20 @@ spec:
 			_, pods := dependents(t, "held")
 			return pods == 1, fmt.Sprintf("%d pods", pods)
 		})
+		live, err := cs.AppsV1().ReplicaSets("default").Get(ctx, "held", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if out := kubectl(t, env, "", "delete", "replicaset", "held", "--cascade=foreground", "--wait=false"); out != "replicaset.apps \"held\" deleted\n" {
 			t.Errorf("delete: %q", out)
 		}
 		rs, err := cs.AppsV1().ReplicaSets("default").Get(ctx, "held", metav1.GetOptions{})
 		if err != nil || rs.DeletionTimestamp == nil || len(rs.Finalizers) != 1 || rs.Finalizers[0] != metav1.FinalizerDeleteDependents {
 			t.Fatalf("replicaset during foreground deletion: %v %+v", err, rs.ObjectMeta)
+		}
+		// As in Kubernetes, starting the deletion moves the generation.
+		if rs.Generation != live.Generation+1 {
+			t.Errorf("generation %d after the delete began, want %d", rs.Generation, live.Generation+1)
 		}
 		krEventually(t, 30*time.Second, func() (bool, string) {
 			p, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=held"})
@@ -163,12 +171,18 @@ spec:
 		// No agent runs node "ghost": the pod stays terminating for as
 		// long as nobody forces it.
 		kubectl(t, env, "", "run", "slow", "--image=nginx", "--overrides", `{"spec":{"nodeName":"ghost"}}`)
+		if g := kubectl(t, env, "", "get", "pod", "slow", "-o", "jsonpath={.metadata.generation}"); g != "1" {
+			t.Errorf("new pod generation %q", g)
+		}
 		before := time.Now()
 		if out := kubectl(t, env, "", "delete", "pod", "slow", "--grace-period=60", "--wait=false"); out != "pod \"slow\" deleted\n" {
 			t.Errorf("delete --grace-period=60: %q", out)
 		}
 		var p corev1.Pod
 		krJSON(t, env, &p, "get", "pod", "slow", "-o", "json")
+		if p.Generation != 2 {
+			t.Errorf("pod generation %d after the delete began, want 2", p.Generation)
+		}
 		if p.DeletionGracePeriodSeconds == nil || *p.DeletionGracePeriodSeconds != 60 || p.DeletionTimestamp == nil ||
 			p.DeletionTimestamp.Time.Before(before.Add(58*time.Second)) || p.DeletionTimestamp.Time.After(time.Now().Add(61*time.Second)) {
 			t.Errorf("pod after delete --grace-period=60: deletionGracePeriodSeconds %v deletionTimestamp %v", p.DeletionGracePeriodSeconds, p.DeletionTimestamp)
@@ -180,8 +194,8 @@ spec:
 		// A shorter grace period may replace a longer one.
 		kubectl(t, env, "", "delete", "pod", "slow", "--grace-period=30", "--wait=false")
 		krJSON(t, env, &p, "get", "pod", "slow", "-o", "json")
-		if *p.DeletionGracePeriodSeconds != 30 {
-			t.Errorf("deletionGracePeriodSeconds %d after a shorter delete, want 30", *p.DeletionGracePeriodSeconds)
+		if *p.DeletionGracePeriodSeconds != 30 || p.Generation != 2 {
+			t.Errorf("deletionGracePeriodSeconds %d generation %d after a shorter delete, want 30 and 2", *p.DeletionGracePeriodSeconds, p.Generation)
 		}
 		r := kubectlRun(t, env, "", "delete", "pod", "slow", "--grace-period=0", "--force")
 		if r.Err != nil || r.Stdout != "pod \"slow\" force deleted\n" || !strings.Contains(r.Stderr, "Immediate deletion does not wait for confirmation") {

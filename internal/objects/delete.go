@@ -77,6 +77,12 @@ func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.
 			m.SetDeletionGracePeriodSeconds(&grace)
 			changed = true
 		}
+		// As Kubernetes (rest.BeforeDelete, markAsDeleting): the write that
+		// starts the deletion moves the generation of a kind that has one,
+		// so observers of generation see the object is going.
+		if beginning && m.GetGeneration() > 0 {
+			m.SetGeneration(m.GetGeneration() + 1)
+		}
 	}
 	if !s.holdsDeletion(obj, m) {
 		if dryRun {
