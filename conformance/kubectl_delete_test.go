@@ -191,11 +191,20 @@ spec:
 		if _, rows := krTable(kubectl(t, env, "", "get", "pod", "slow")); len(rows) != 1 || rows[0][2] != "Terminating" {
 			t.Errorf("get of a terminating pod: %v", rows)
 		}
-		// A shorter grace period may replace a longer one.
+		// A delete without --grace-period leaves the pending deletion
+		// alone; a shorter grace period counts from when it began.
+		first := p.DeletionTimestamp.Time
+		time.Sleep(1100 * time.Millisecond)
+		kubectl(t, env, "", "delete", "pod", "slow", "--wait=false")
+		krJSON(t, env, &p, "get", "pod", "slow", "-o", "json")
+		if *p.DeletionGracePeriodSeconds != 60 || !p.DeletionTimestamp.Time.Equal(first) {
+			t.Errorf("second delete without --grace-period: grace %d deadline %v, want 60 and %v", *p.DeletionGracePeriodSeconds, p.DeletionTimestamp, first)
+		}
 		kubectl(t, env, "", "delete", "pod", "slow", "--grace-period=30", "--wait=false")
 		krJSON(t, env, &p, "get", "pod", "slow", "-o", "json")
-		if *p.DeletionGracePeriodSeconds != 30 || p.Generation != 2 {
-			t.Errorf("deletionGracePeriodSeconds %d generation %d after a shorter delete, want 30 and 2", *p.DeletionGracePeriodSeconds, p.Generation)
+		if *p.DeletionGracePeriodSeconds != 30 || p.Generation != 2 || !p.DeletionTimestamp.Time.Equal(first.Add(-30*time.Second)) {
+			t.Errorf("after --grace-period=30: grace %d generation %d deadline %v, want 30, 2 and %v",
+				*p.DeletionGracePeriodSeconds, p.Generation, p.DeletionTimestamp, first.Add(-30*time.Second))
 		}
 		r := kubectlRun(t, env, "", "delete", "pod", "slow", "--grace-period=0", "--force")
 		if r.Err != nil || r.Stdout != "pod \"slow\" force deleted\n" || !strings.Contains(r.Stderr, "Immediate deletion does not wait for confirmation") {

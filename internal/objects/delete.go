@@ -68,10 +68,24 @@ func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.
 			h.PrepareForDelete(obj)
 		}
 	}
-	shortened := m.GetDeletionGracePeriodSeconds() != nil && grace < *m.GetDeletionGracePeriodSeconds()
+	cur := m.GetDeletionGracePeriodSeconds()
+	shortened := cur != nil && grace < *cur
 	if grace > 0 || beginning || changed || shortened {
 		now := s.clock.Now()
 		deadline := metav1.NewTime(now.Add(time.Duration(grace) * time.Second).Truncate(time.Second))
+		if old := m.GetDeletionTimestamp(); shortened && old != nil {
+			// As Kubernetes (rest.BeforeDelete): a shorter grace period moves
+			// the deadline back by the old period and forward by the new one,
+			// counting from when the deletion began; never into the past (a
+			// graceful request whose time is up gets 1 s).
+			deadline = metav1.NewTime(old.Add(time.Duration(grace-*cur) * time.Second))
+			if deadline.Time.Before(now) {
+				deadline = metav1.NewTime(now.Truncate(time.Second))
+				if grace != 0 {
+					grace = 1
+				}
+			}
+		}
 		if old := m.GetDeletionTimestamp(); old == nil || deadline.Before(old) || shortened {
 			m.SetDeletionTimestamp(&deadline)
 			m.SetDeletionGracePeriodSeconds(&grace)
@@ -128,11 +142,22 @@ func (s *Store) gracePeriod(obj runtime.Object, m metav1.Object, opts *metav1.De
 	if !ok {
 		return 0
 	}
-	grace := g.GracePeriod(obj, opts.GracePeriodSeconds)
-	if cur := m.GetDeletionGracePeriodSeconds(); cur != nil && *cur < grace {
-		grace = *cur // a second delete can shorten the grace period, never extend it
+	if m.GetDeletionTimestamp() != nil {
+		// Already being deleted (as Kubernetes' BeforeDelete): only a
+		// shorter grace period named by this request changes it; a delete
+		// without one leaves the pending deletion as it is.
+		cur := m.GetDeletionGracePeriodSeconds()
+		switch {
+		case cur == nil || *cur <= 0:
+			return 0
+		case opts.GracePeriodSeconds == nil || *opts.GracePeriodSeconds >= *cur:
+			return *cur
+		case *opts.GracePeriodSeconds < 0:
+			return 1 // negative means 1 s on the delete path
+		}
+		return *opts.GracePeriodSeconds
 	}
-	return max(grace, 0)
+	return max(g.GracePeriod(obj, opts.GracePeriodSeconds), 0)
 }
 
 // deletionFinalizers records the propagation policy as the garbage
