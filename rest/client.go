@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,10 +20,14 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/scheme"
 )
 
-// Client sends requests to one API server. It is safe for concurrent use;
-// all of its fields are fixed by New.
+// Client sends requests to one API server at a time, failing over to the
+// next of Config.Hosts on transport errors. It is safe for concurrent use;
+// all of its fields but cur are fixed by New.
 type Client struct {
-	base       *url.URL
+	// bases are Config.Host then Config.Hosts, parsed; never empty.
+	bases []*url.URL
+	// cur indexes the server in use in bases; failover advances it.
+	cur        atomic.Int32
 	http       *http.Client
 	token      string
 	userAgent  string
@@ -36,14 +41,14 @@ type Client struct {
 // New builds a client from cfg. It validates Host and the TLS material and
 // reads BearerTokenFile when BearerToken is empty.
 func New(cfg *Config) (*Client, error) {
-	base, err := url.Parse(cfg.Host)
-	if err != nil {
-		return nil, fmt.Errorf("parse host %q: %w", cfg.Host, err)
+	var bases []*url.URL
+	for _, h := range append([]string{cfg.Host}, cfg.Hosts...) {
+		base, err := parseHost(h)
+		if err != nil {
+			return nil, err
+		}
+		bases = append(bases, base)
 	}
-	if base.Scheme != "https" && base.Scheme != "http" || base.Host == "" {
-		return nil, fmt.Errorf("host %q: want an http(s)://host[:port] URL", cfg.Host)
-	}
-	base.Path = strings.TrimSuffix(base.Path, "/")
 	token, err := cfg.bearerToken()
 	if err != nil {
 		return nil, err
@@ -61,10 +66,36 @@ func New(cfg *Config) (*Client, error) {
 		clk = clock.RealClock{}
 	}
 	return &Client{
-		base: base, http: &http.Client{Transport: rt}, token: token, userAgent: cfg.userAgent(),
+		bases: bases, http: &http.Client{Transport: rt}, token: token, userAgent: cfg.userAgent(),
 		timeout: cfg.Timeout, maxRetries: cfg.maxRetries(), clock: clk,
 		limiter: NewRateLimiter(cfg.QPS, cfg.Burst, clk), codecs: scheme.New(),
 	}, nil
+}
+
+func parseHost(host string) (*url.URL, error) {
+	base, err := url.Parse(host)
+	if err != nil {
+		return nil, fmt.Errorf("parse host %q: %w", host, err)
+	}
+	if base.Scheme != "https" && base.Scheme != "http" || base.Host == "" {
+		return nil, fmt.Errorf("host %q: want an http(s)://host[:port] URL", host)
+	}
+	base.Path = strings.TrimSuffix(base.Path, "/")
+	return base, nil
+}
+
+// Host returns the base URL of the server the client currently sends to.
+func (c *Client) Host() string { return c.bases[c.cur.Load()].String() }
+
+// failover moves off server i after a transport error on it, unless
+// another request already did; it reports whether the client now uses a
+// server other than i.
+func (c *Client) failover(i int32) bool {
+	if len(c.bases) == 1 {
+		return false
+	}
+	c.cur.CompareAndSwap(i, (i+1)%int32(len(c.bases)))
+	return c.cur.Load() != i
 }
 
 // CloseIdleConnections closes the transport's idle connections; call it
@@ -86,13 +117,16 @@ type request struct {
 // response (2xx). The caller must close its body. Any other outcome is an
 // error: a non-2xx answer becomes a *apierrors.StatusError.
 func (c *Client) do(ctx context.Context, req *request) (*http.Response, error) {
-	u := *c.base
-	u.Path += req.path
-	u.RawQuery = req.query.Encode()
+	query := req.query.Encode()
+	switched := 0 // servers moved to without backoff in this call
 	for attempt := 0; ; attempt++ {
 		if err := c.limiter.Wait(ctx); err != nil {
 			return nil, err
 		}
+		i := c.cur.Load()
+		u := *c.bases[i]
+		u.Path += req.path
+		u.RawQuery = query
 		resp, err := c.send(ctx, req, u.String())
 		if err == nil && resp.StatusCode >= 200 && resp.StatusCode < 300 {
 			return resp, nil
@@ -105,6 +139,12 @@ func (c *Client) do(ctx context.Context, req *request) (*http.Response, error) {
 		retry := false
 		if attempt < c.maxRetries {
 			wait, retry = shouldRetry(req.method, attempt+1, resp, err)
+		}
+		if err != nil && c.failover(i) && switched < len(c.bases)-1 {
+			// Another server may answer at once: try it without waiting,
+			// once per server, before backing off.
+			switched++
+			wait = 0
 		}
 		if !retry {
 			if err != nil {

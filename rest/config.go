@@ -22,6 +22,16 @@ type Config struct {
 	// Host is the server's base URL, e.g. https://10.0.0.1:6443. It may carry
 	// a path prefix, which is kept in front of /api and /apis.
 	Host string
+	// Hosts are further base URLs of the same cluster: other API servers
+	// sharing Host's CA and credentials (replicas on one etcd). The client
+	// sends to one server at a time, starting with Host; when a request
+	// fails at the transport level (connection refused, reset, TLS or dial
+	// failure: no HTTP answer), later requests go to the next server, round
+	// robin, and the failed request itself is retried there if the retry
+	// rules allow it (always when the connection was refused, otherwise
+	// only for idempotent verbs). A kubeconfig cluster's
+	// FailoverExtension fills it.
+	Hosts []string
 	// BearerToken is sent as "Authorization: Bearer <token>". When empty and
 	// BearerTokenFile is set, New reads the token from that file once.
 	BearerToken     string

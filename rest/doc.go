@@ -12,6 +12,21 @@
 // uses the first file of $KUBECONFIG or ~/.kube/config. New turns a Config
 // into a Client; the Config is not retained.
 //
+// # Several API servers
+//
+// Config.Hosts lists other API servers of the same cluster (replicas on
+// one etcd, sharing the CA and credentials); a kubeconfig cluster's
+// FailoverExtension fills it, which setpoint writes when its API servers
+// share a --pki-dir. The client uses one server at a time and moves to the
+// next, round robin, when a request gets no HTTP answer (refused, reset,
+// dial or TLS failure). The failed request is retried on the next server
+// under the retry rules below — at once, without backoff, until every
+// server was tried once — so a refused connection is always retried and a
+// reset one only for idempotent verbs: a POST or PATCH whose connection
+// broke may have been applied and is returned as an error. A watch whose
+// stream breaks ends as usual; the informer's next list and watch go to
+// the next server.
+//
 // # Accessors
 //
 // For[T, L](client, gvr, namespaced) returns a *Resource for one resource,

@@ -18,6 +18,12 @@ type kubeconfig struct {
 			CertificateAuthorityData []byte `json:"certificate-authority-data"`
 			InsecureSkipTLSVerify    bool   `json:"insecure-skip-tls-verify"`
 			TLSServerName            string `json:"tls-server-name"`
+			Extensions               []struct {
+				Name      string `json:"name"`
+				Extension struct {
+					Servers []string `json:"servers"`
+				} `json:"extension"`
+			} `json:"extensions"`
 		} `json:"cluster"`
 	} `json:"clusters"`
 	Users []struct {
@@ -41,6 +47,23 @@ type kubeconfig struct {
 	} `json:"contexts"`
 	CurrentContext string `json:"current-context"`
 }
+
+// FailoverExtension names the kubeconfig cluster extension that lists the
+// other API servers of the same cluster, as setpoint writes it:
+//
+//	clusters:
+//	- name: setpoint
+//	  cluster:
+//	    server: https://10.0.0.1:6443
+//	    certificate-authority-data: ...
+//	    extensions:
+//	    - name: setpoint.dev/failover
+//	      extension:
+//	        servers: [https://10.0.0.2:6443]
+//
+// The loaded Config's Hosts are those servers (the same CA, TLS settings
+// and user apply). kubectl ignores the extension and uses server alone.
+const FailoverExtension = "setpoint.dev/failover"
 
 // ConfigFromKubeconfig reads the kubeconfig file at path and returns the
 // Config of the named context ("" selects current-context). Relative file
@@ -121,6 +144,11 @@ func configFromBytes(data []byte, context, dir string) (*Config, error) {
 		cfg.Host = cl.Server
 		cfg.TLS.CAData, cfg.TLS.CAFile = cl.CertificateAuthorityData, resolve(dir, cl.CertificateAuthority)
 		cfg.TLS.Insecure, cfg.TLS.ServerName = cl.InsecureSkipTLSVerify, cl.TLSServerName
+		for _, ext := range cl.Extensions {
+			if ext.Name == FailoverExtension {
+				cfg.Hosts = append(cfg.Hosts, ext.Extension.Servers...)
+			}
+		}
 	}
 	if !found {
 		return nil, fmt.Errorf("context %q: cluster %q not found", context, ctx.Cluster)

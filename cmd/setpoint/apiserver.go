@@ -17,6 +17,7 @@ type apiFlags struct {
 	dataDir, listen, storage, logLevel string
 	etcdEndpoints                      []string
 	etcdPrefix                         string
+	pkiDir, advertiseAddress           string
 }
 
 func (f *apiFlags) register(cmd *cobra.Command, defaultDir string) {
@@ -25,6 +26,8 @@ func (f *apiFlags) register(cmd *cobra.Command, defaultDir string) {
 	cmd.Flags().StringVar(&f.storage, "storage", controlplane.StorageBolt, "storage engine: bolt (durable, default), memory or etcd")
 	cmd.Flags().StringSliceVar(&f.etcdEndpoints, "etcd-endpoints", nil, "with --storage etcd: client URLs of every etcd member (comma-separated)")
 	cmd.Flags().StringVar(&f.etcdPrefix, "etcd-prefix", "", "with --storage etcd: prefix of every key, so that clusters can share an etcd")
+	cmd.Flags().StringVar(&f.pkiDir, "pki-dir", "", "directory of credentials shared by several API servers of one cluster: CA, tokens, server list and a kubeconfig naming every server (created by the first server; default: kept in --data-dir)")
+	cmd.Flags().StringVar(&f.advertiseAddress, "advertise-address", "", "host name or IP clients use to reach this server: written to the kubeconfig and the serving certificate (default: the --listen host, or 127.0.0.1 for a wildcard)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 }
 
@@ -37,8 +40,15 @@ func (f *apiFlags) options() (controlplane.Options, error) {
 	if err != nil {
 		return controlplane.Options{}, err
 	}
+	pkiDir := f.pkiDir
+	if pkiDir != "" {
+		if pkiDir, err = filepath.Abs(pkiDir); err != nil {
+			return controlplane.Options{}, err
+		}
+	}
 	return controlplane.Options{DataDir: dir, Listen: f.listen, Storage: f.storage,
-		EtcdEndpoints: f.etcdEndpoints, EtcdPrefix: f.etcdPrefix}, nil
+		EtcdEndpoints: f.etcdEndpoints, EtcdPrefix: f.etcdPrefix,
+		PKIDir: pkiDir, AdvertiseAddress: f.advertiseAddress}, nil
 }
 
 func newAPIServerCommand() *cobra.Command {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,18 @@ import (
 type Config struct {
 	// DataDir holds the credentials and the kubeconfig (required).
 	DataDir string
+	// PKIDir, when set, holds the cluster credentials shared by several
+	// API servers instead of DataDir: the CA, the tokens and the list of
+	// servers (see pki.LoadShared and pki.RegisterServer). The first server
+	// creates them; the others load them. Each server still issues its own
+	// serving certificate (in DataDir) from the shared CA, and writes the
+	// admin kubeconfig, listing every registered server, to DataDir and to
+	// PKIDir.
+	PKIDir string
+	// AdvertiseAddress is the host (name or IP) clients use to reach this
+	// server: it goes into the kubeconfig and the serving certificate.
+	// Empty means the listen host, or 127.0.0.1 when that is a wildcard.
+	AdvertiseAddress string
 	// Listen is host:port; port 0 picks a free port.
 	Listen string
 	// Storage is the opened store (required); the server closes it.
@@ -144,11 +157,7 @@ func New(cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	ca, err := pki.EnsureCA(cfg.DataDir)
-	if err != nil {
-		return nil, err
-	}
-	tokens, admin, err := pki.EnsureTokens(cfg.DataDir)
+	ca, tokens, admin, err := loadCredentials(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +241,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
 	s.addr.Store(ln.Addr().String())
-	cert, err := s.ca.EnsureServing(s.cfg.DataDir, servingHosts(host))
+	cert, err := s.ca.EnsureServing(s.cfg.DataDir, servingHosts(host, s.cfg.AdvertiseAddress))
 	if err != nil {
 		ln.Close()
 		return err
@@ -298,21 +307,19 @@ func (s *Server) start(ctx context.Context, host, port string) error {
 	if err := s.bootstrap(ctx); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host = "127.0.0.1"
-	}
-	server := "https://" + net.JoinHostPort(host, port)
-	if err := pki.WriteKubeconfig(s.KubeconfigPath(), server, s.ca.CertPEM, s.admin); err != nil {
+	if err := s.writeKubeconfigs(host, port); err != nil {
 		return err
 	}
 	s.readyOnce.Do(func() { close(s.ready) })
 	return nil
 }
 
-func servingHosts(host string) []string {
+func servingHosts(host, advertise string) []string {
 	hosts := []string{"localhost", "127.0.0.1", "::1"}
-	if host != "" && host != "0.0.0.0" && host != "::" && host != "127.0.0.1" {
-		hosts = append(hosts, host)
+	for _, h := range []string{host, advertise} {
+		if h != "" && h != "0.0.0.0" && h != "::" && !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
 	}
 	if h, err := os.Hostname(); err == nil {
 		hosts = append(hosts, h)

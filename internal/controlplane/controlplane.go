@@ -29,6 +29,12 @@ type Options struct {
 	DataDir string
 	// Listen is host:port (port 0 picks one).
 	Listen string
+	// PKIDir holds credentials shared by several API servers (see
+	// apiserver.Config.PKIDir); empty keeps them in DataDir.
+	PKIDir string
+	// AdvertiseAddress is the host clients use to reach this server (see
+	// apiserver.Config.AdvertiseAddress).
+	AdvertiseAddress string
 	// Storage is StorageBolt (durable, the default), StorageMemory or
 	// StorageEtcd.
 	Storage string
@@ -79,12 +85,14 @@ func NewAPIServer(opts Options) (*apiserver.Server, error) {
 	}
 	codecs := scheme.New()
 	cfg := apiserver.Config{
-		DataDir:   opts.DataDir,
-		Listen:    opts.Listen,
-		Storage:   kv,
-		Resources: builtin.Resources(),
-		Codecs:    codecs,
-		Logger:    opts.Logger,
+		DataDir:          opts.DataDir,
+		Listen:           opts.Listen,
+		PKIDir:           opts.PKIDir,
+		AdvertiseAddress: opts.AdvertiseAddress,
+		Storage:          kv,
+		Resources:        builtin.Resources(),
+		Codecs:           codecs,
+		Logger:           opts.Logger,
 	}
 	if opts.Tune != nil {
 		opts.Tune(&cfg)

@@ -16,4 +16,23 @@
 //	                                expires within 30 days
 //	tokens.csv                      static tokens: token,user,uid,"group1,group2"
 //	kubeconfig                      admin kubeconfig (token auth, CA data)
+//
+// # Shared credentials
+//
+// Several API servers of one cluster (on one etcd) share a credentials
+// directory (apiserver.Config.PKIDir) in the same layout, holding
+// pki/ca.{crt,key} and tokens.csv, plus:
+//
+//	servers                         every server's https URL, one a line
+//	kubeconfig                      admin kubeconfig naming all of them
+//
+// LoadShared creates the CA and tokens under an exclusive flock on
+// dir/.lock, so servers starting together agree on one CA and one token
+// set; RegisterServer appends a server's URL and rewrites the kubeconfig
+// under the same lock. Each server keeps its serving certificate in its own
+// data directory, signed by the shared CA for its own addresses. A
+// kubeconfig with several servers has one cluster and context per server
+// (same CA, same user); each cluster carries the FailoverExtension listing
+// the others, which kubectl ignores and setpoint's rest client uses to fail
+// over.
 package pki

@@ -2,6 +2,8 @@ package pki
 
 import (
 	"fmt"
+	"net/url"
+	"slices"
 
 	"sigs.k8s.io/yaml"
 )
@@ -20,9 +22,22 @@ type kubeconfig struct {
 type namedCluster struct {
 	Name    string `json:"name"`
 	Cluster struct {
-		Server                   string `json:"server"`
-		CertificateAuthorityData []byte `json:"certificate-authority-data"`
+		Server                   string           `json:"server"`
+		CertificateAuthorityData []byte           `json:"certificate-authority-data"`
+		Extensions               []namedExtension `json:"extensions,omitempty"`
 	} `json:"cluster"`
+}
+
+// FailoverExtension names the cluster extension listing the other API
+// servers of the same cluster (same CA, same credentials). kubectl ignores
+// it; setpoint's rest client fails over to those servers in order.
+const FailoverExtension = "setpoint.dev/failover"
+
+type namedExtension struct {
+	Name      string `json:"name"`
+	Extension struct {
+		Servers []string `json:"servers"`
+	} `json:"extension"`
 }
 
 type namedUser struct {
@@ -42,26 +57,58 @@ type namedContext struct {
 }
 
 // WriteKubeconfig writes an admin kubeconfig for server (an https URL)
-// trusting caPEM and authenticating with token.
-func WriteKubeconfig(path, server string, caPEM []byte, token string) error {
+// trusting caPEM and authenticating with token. peers are the URLs of
+// every API server sharing these credentials (server among them or not).
+// The current context "setpoint" names server; every other peer gets its
+// own cluster and context "setpoint-<host:port>" with the same CA and
+// user, so kubectl --context reaches it. Each cluster carries the
+// FailoverExtension listing the other servers.
+func WriteKubeconfig(path, server string, peers []string, caPEM []byte, token string) error {
 	const name = "setpoint"
 	kc := kubeconfig{APIVersion: "v1", Kind: "Config", CurrentContext: name}
-	var c namedCluster
-	c.Name = name
-	c.Cluster.Server = server
-	c.Cluster.CertificateAuthorityData = caPEM
 	var u namedUser
 	u.Name = name + "-admin"
 	u.User.Token = token
-	var x namedContext
-	x.Name = name
-	x.Context.Cluster = name
-	x.Context.User = u.Name
-	x.Context.Namespace = "default"
-	kc.Clusters, kc.Users, kc.Contexts = []namedCluster{c}, []namedUser{u}, []namedContext{x}
+	kc.Users = []namedUser{u}
+	all := []string{server}
+	for _, p := range peers {
+		if !slices.Contains(all, p) {
+			all = append(all, p)
+		}
+	}
+	for i, srv := range all {
+		cname := name
+		if i > 0 {
+			cname = name + "-" + hostPort(srv)
+		}
+		var c namedCluster
+		c.Name = cname
+		c.Cluster.Server = srv
+		c.Cluster.CertificateAuthorityData = caPEM
+		if len(all) > 1 {
+			var ext namedExtension
+			ext.Name = FailoverExtension
+			ext.Extension.Servers = slices.DeleteFunc(slices.Clone(all), func(s string) bool { return s == srv })
+			c.Cluster.Extensions = []namedExtension{ext}
+		}
+		var x namedContext
+		x.Name = cname
+		x.Context.Cluster = cname
+		x.Context.User = u.Name
+		x.Context.Namespace = "default"
+		kc.Clusters = append(kc.Clusters, c)
+		kc.Contexts = append(kc.Contexts, x)
+	}
 	data, err := yaml.Marshal(kc)
 	if err != nil {
 		return fmt.Errorf("encode kubeconfig: %w", err)
 	}
 	return writeFileAtomic(path, data, 0o600)
+}
+
+func hostPort(server string) string {
+	if u, err := url.Parse(server); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return server
 }

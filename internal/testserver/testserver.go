@@ -46,6 +46,10 @@ type Options struct {
 	EtcdPrefix    string
 	// DataDir defaults to t.TempDir(); pass one to restart on old data.
 	DataDir string
+	// PKIDir, when set, holds credentials shared with the other servers
+	// started with the same PKIDir (one CA, one token set; the kubeconfig
+	// of the last started lists them all).
+	PKIDir string
 	// Tune adjusts the API server configuration.
 	Tune func(*apiserver.Config)
 }
@@ -66,7 +70,7 @@ func Start(t testing.TB, opts Options) *Server {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	srv, err := controlplane.NewAPIServer(controlplane.Options{
 		DataDir: opts.DataDir, Listen: "127.0.0.1:0", Storage: opts.Storage, Logger: log, Tune: opts.Tune,
-		EtcdEndpoints: opts.EtcdEndpoints, EtcdPrefix: opts.EtcdPrefix,
+		EtcdEndpoints: opts.EtcdEndpoints, EtcdPrefix: opts.EtcdPrefix, PKIDir: opts.PKIDir,
 	})
 	if err != nil {
 		t.Fatalf("build API server: %v", err)
