@@ -76,6 +76,19 @@ func TestKubectlDiff(t *testing.T) {
 		t.Errorf("after diff: %q, want %q (nothing written)", now, rv+" 2")
 	}
 
+	// A ConfigMap has no generation (as in Kubernetes): its diff is the
+	// data line, nothing else.
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: fast\n"
+	kubectl(t, env, cm, "apply", "-f", "-")
+	r = kubectlRun(t, env, strings.Replace(cm, "fast", "slow", 1), "diff", "-f", "-")
+	if code := krExitCode(t, r); code != 1 {
+		t.Fatalf("diff of a changed configmap: exit %d, stderr %s", code, r.Stderr)
+	}
+	cmLines := krDiffLines(r.Stdout)
+	if !slices.Equal(cmLines, []string{"-  mode: fast", "+  mode: slow"}) {
+		t.Errorf("configmap diff: changed lines %q, want only the data line", cmLines)
+	}
+
 	// An object that does not exist yet is all additions.
 	r = kubectlRun(t, env, krDeployment("fresh", 1, "nginx"), "diff", "-f", "-")
 	if code := krExitCode(t, r); code != 1 {

@@ -189,6 +189,14 @@ func TestKubectlGet(t *testing.T) {
 				t.Errorf("get configmaps -l %q = %v, want %v (%v %s)", sel, got, want, out.Err, out.Stderr)
 			}
 		}
+		// Only kinds whose Kubernetes strategy keeps a generation have one.
+		for _, obj := range []string{"configmap/front-a", "namespace/other", "node/node-0", "service/kubernetes"} {
+			var m struct{ Metadata map[string]any }
+			krJSON(t, env, &m, "get", obj, "-o", "json")
+			if g, ok := m.Metadata["generation"]; ok {
+				t.Errorf("%s has metadata.generation %v; Kubernetes keeps none for its kind", obj, g)
+			}
+		}
 		h, rows := krTable(kubectl(t, env, "", "get", "configmaps", "front-a", "--show-labels"))
 		if !slices.Equal(h, []string{"NAME", "DATA", "AGE", "LABELS"}) || len(rows) != 1 || rows[0][3] != "team=x,tier=front" {
 			t.Errorf("--show-labels: %v %v", h, rows)

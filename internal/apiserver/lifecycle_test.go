@@ -50,13 +50,13 @@ func TestObjectLifecycle(t *testing.T) {
 	}
 	const js, merge = "application/json", "application/merge-patch+json"
 
-	t.Run("generateName, uid, creationTimestamp, generation 1", func(t *testing.T) {
+	t.Run("generateName, uid, creationTimestamp; no generation on a ConfigMap", func(t *testing.T) {
 		bind(t)
 		o := do("POST", cmPath, js, `{"metadata":{"generateName":"gen-"}}`, 201)
 		if !strings.HasPrefix(o.Metadata.Name, "gen-") || len(o.Metadata.Name) != len("gen-")+5 {
 			t.Errorf("generated name %q", o.Metadata.Name)
 		}
-		if o.Metadata.UID == "" || o.Metadata.CreationTimestamp == "" || o.Metadata.Generation != 1 {
+		if o.Metadata.UID == "" || o.Metadata.CreationTimestamp == "" || o.Metadata.Generation != 0 {
 			t.Errorf("system metadata %+v", o.Metadata)
 		}
 	})

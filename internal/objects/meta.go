@@ -35,7 +35,11 @@ func generateName(base string) string {
 func (s *Store) fillCreateMeta(m metav1.Object) {
 	m.SetUID(uuid.NewUUID())
 	m.SetCreationTimestamp(metav1.NewTime(s.clock.Now().Truncate(1e9)))
-	m.SetGeneration(1)
+	if s.res.NoGeneration {
+		m.SetGeneration(0)
+	} else {
+		m.SetGeneration(1)
+	}
 	m.SetDeletionTimestamp(nil)
 	m.SetDeletionGracePeriodSeconds(nil)
 	m.SetSelfLink("")

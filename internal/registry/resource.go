@@ -92,6 +92,11 @@ type Resource struct {
 	// NoDeleteCollection is true for kinds kube-apiserver serves no
 	// deletecollection for (namespaces: DELETE on the collection is 405).
 	NoDeleteCollection bool
+	// NoGeneration is true for kinds whose Kubernetes strategy keeps no
+	// metadata.generation (configmaps, secrets, services, namespaces,
+	// nodes, events, leases): it stays unset instead of 1, +1 per spec
+	// change.
+	NoGeneration bool
 	// Attrs extracts labels and selectable fields.
 	Attrs AttrFunc
 	// Table renders `kubectl get` columns.

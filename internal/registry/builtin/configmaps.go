@@ -16,8 +16,9 @@ func configMapsResource() *registry.Resource {
 	return &registry.Resource{
 		Version: "v1", Resource: "configmaps", Kind: "ConfigMap", ListKind: "ConfigMapList", Singular: "configmap",
 		ShortNames: []string{"cm"}, Namespaced: true,
-		New:     func() runtime.Object { return &corev1.ConfigMap{} },
-		NewList: func() runtime.Object { return &corev1.ConfigMapList{} },
+		NoGeneration: true, // as kube-apiserver: no metadata.generation
+		New:          func() runtime.Object { return &corev1.ConfigMap{} },
+		NewList:      func() runtime.Object { return &corev1.ConfigMapList{} },
 		Strategy: typed[*corev1.ConfigMap]{
 			validate:       validateConfigMap,
 			validateUpdate: validateConfigMapUpdate,

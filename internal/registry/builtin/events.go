@@ -16,8 +16,9 @@ func eventsResource() *registry.Resource {
 	return &registry.Resource{
 		Version: "v1", Resource: "events", Kind: "Event", ListKind: "EventList", Singular: "event",
 		ShortNames: []string{"ev"}, Namespaced: true,
-		New:     func() runtime.Object { return &corev1.Event{} },
-		NewList: func() runtime.Object { return &corev1.EventList{} },
+		NoGeneration: true, // as kube-apiserver: no metadata.generation
+		New:          func() runtime.Object { return &corev1.Event{} },
+		NewList:      func() runtime.Object { return &corev1.EventList{} },
 		Strategy: createOnUpdate[*corev1.Event]{typed[*corev1.Event]{
 			validate: validateEvent,
 			validateUpdate: func(e, old *corev1.Event) field.ErrorList {

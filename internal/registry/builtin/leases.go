@@ -15,8 +15,9 @@ func leasesResource() *registry.Resource {
 	return &registry.Resource{
 		Group: "coordination.k8s.io", Version: "v1", Resource: "leases", Kind: "Lease", ListKind: "LeaseList",
 		Singular: "lease", Namespaced: true,
-		New:     func() runtime.Object { return &coordinationv1.Lease{} },
-		NewList: func() runtime.Object { return &coordinationv1.LeaseList{} },
+		NoGeneration: true, // as kube-apiserver: no metadata.generation
+		New:          func() runtime.Object { return &coordinationv1.Lease{} },
+		NewList:      func() runtime.Object { return &coordinationv1.LeaseList{} },
 		Strategy: createOnUpdate[*coordinationv1.Lease]{typed[*coordinationv1.Lease]{
 			validate: func(l *coordinationv1.Lease) field.ErrorList {
 				errs := validateMeta(&l.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)

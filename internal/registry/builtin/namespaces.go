@@ -20,6 +20,7 @@ func namespacesResource() *registry.Resource {
 		ShortNames: []string{"ns"},
 		// as kube-apiserver: no deletecollection of namespaces
 		NoDeleteCollection: true,
+		NoGeneration:       true, // as kube-apiserver: no metadata.generation
 		New:                func() runtime.Object { return &corev1.Namespace{} },
 		NewList:            func() runtime.Object { return &corev1.NamespaceList{} },
 		Strategy: namespaceStrategy{typed[*corev1.Namespace]{

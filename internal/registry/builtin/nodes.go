@@ -21,9 +21,10 @@ import (
 func nodesResource() *registry.Resource {
 	return &registry.Resource{
 		Version: "v1", Resource: "nodes", Kind: "Node", ListKind: "NodeList", Singular: "node",
-		ShortNames: []string{"no"},
-		New:        func() runtime.Object { return &corev1.Node{} },
-		NewList:    func() runtime.Object { return &corev1.NodeList{} },
+		ShortNames:   []string{"no"},
+		NoGeneration: true, // as kube-apiserver: no metadata.generation
+		New:          func() runtime.Object { return &corev1.Node{} },
+		NewList:      func() runtime.Object { return &corev1.NodeList{} },
 		// Nodes keep the status they are created with: a kubelet
 		// registers its node with its status.
 		Strategy: typed[*corev1.Node]{

@@ -17,9 +17,10 @@ import (
 func secretsResource() *registry.Resource {
 	return &registry.Resource{
 		Version: "v1", Resource: "secrets", Kind: "Secret", ListKind: "SecretList", Singular: "secret",
-		Namespaced: true,
-		New:        func() runtime.Object { return &corev1.Secret{} },
-		NewList:    func() runtime.Object { return &corev1.SecretList{} },
+		Namespaced:   true,
+		NoGeneration: true, // as kube-apiserver: no metadata.generation
+		New:          func() runtime.Object { return &corev1.Secret{} },
+		NewList:      func() runtime.Object { return &corev1.SecretList{} },
 		Strategy: typed[*corev1.Secret]{
 			defaults:       defaultSecret,
 			validate:       validateSecret,

@@ -18,8 +18,9 @@ func servicesResource() *registry.Resource {
 	return &registry.Resource{
 		Version: "v1", Resource: "services", Kind: "Service", ListKind: "ServiceList", Singular: "service",
 		ShortNames: []string{"svc"}, Categories: []string{"all"}, Namespaced: true,
-		New:     func() runtime.Object { return &corev1.Service{} },
-		NewList: func() runtime.Object { return &corev1.ServiceList{} },
+		NoGeneration: true, // as kube-apiserver: no metadata.generation
+		New:          func() runtime.Object { return &corev1.Service{} },
+		NewList:      func() runtime.Object { return &corev1.ServiceList{} },
 		Strategy: createOnUpdate[*corev1.Service]{typed[*corev1.Service]{
 			prepareCreate:  func(s *corev1.Service) { s.Status = corev1.ServiceStatus{} },
 			prepareUpdate:  prepareServiceUpdate,
