@@ -90,6 +90,7 @@ func newControllerManagerCommand() *cobra.Command {
 		f           commonFlags
 		controllers string
 		tune        controllerFlags
+		shard       controllermanager.Sharding
 	)
 	cmd := &cobra.Command{
 		Use:   "controller-manager",
@@ -104,7 +105,7 @@ func newControllerManagerCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--controllers: %w", err)
 			}
-			opts := controllermanager.ControllerManagerOptions{Common: common, Controllers: names}
+			opts := controllermanager.ControllerManagerOptions{Common: common, Controllers: names, Sharding: shard}
 			tune.apply(&opts)
 			mgr, err := controllermanager.NewControllerManager(opts)
 			if err != nil {
@@ -115,6 +116,9 @@ func newControllerManagerCommand() *cobra.Command {
 	}
 	f.register(cmd, true)
 	cmd.Flags().StringVar(&controllers, "controllers", "*", "comma-separated controllers to run, \"*\" for all")
+	cmd.Flags().BoolVar(&shard.Enabled, "sharded", false, "run the replicaset and deployment controllers on every replica, "+
+		"each owning the namespaces of its share of --shards shard Leases; the other controllers stay on the leader")
+	cmd.Flags().IntVar(&shard.Shards, "shards", 32, "number of virtual shards of --sharded (the same on every replica)")
 	tune.register(cmd)
 	return cmd
 }

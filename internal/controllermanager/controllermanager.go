@@ -3,10 +3,13 @@ package controllermanager
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/setpoint-dev/setpoint/internal/controllers/deployment"
 	"github.com/setpoint-dev/setpoint/internal/controllers/garbagecollector"
@@ -15,6 +18,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/replicaset"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
+	"github.com/setpoint-dev/setpoint/sharding"
 )
 
 // Names of the controllers NewControllerManager can run, as
@@ -66,6 +70,24 @@ type ControllerManagerOptions struct {
 	GarbageCollector garbagecollector.Options
 	Namespace        namespace.Options
 	NodeLifecycle    nodelifecycle.Options
+	// Sharding, when enabled, runs the ReplicaSet and Deployment
+	// controllers sharded by namespace on every replica; the others stay
+	// under the leader Lease.
+	Sharding Sharding
+}
+
+// Sharding configures the sharded mode of the controller manager.
+type Sharding struct {
+	// Enabled runs the ReplicaSet and Deployment controllers on every
+	// replica, each reconciling the namespaces of the shards it owns
+	// (Leases kube-system/kube-controller-manager-shard-<i>, membership
+	// kube-system/kube-controller-manager-member-<hash>). The
+	// garbage-collector, namespace and node-lifecycle controllers keep
+	// running only on the holder of kube-system/kube-controller-manager.
+	Enabled bool
+	// Shards is the number of virtual shards (default
+	// sharding.DefaultShards); every replica must use the same.
+	Shards int
 }
 
 // NewControllerManager builds the controller manager: the selected
@@ -78,9 +100,26 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 	if err := checkNames(names); err != nil {
 		return nil, err
 	}
+	if opts.Sharding.Enabled && opts.Election.Disabled {
+		return nil, fmt.Errorf("controller manager: sharding needs leader election (for the unsharded controllers)")
+	}
+	if opts.Sharding.Enabled && opts.Election.Identity == "" {
+		id, err := defaultIdentity()
+		if err != nil {
+			return nil, err
+		}
+		opts.Election.Identity = id
+	}
 	mgr, err := newManager(opts.Common, "kube-controller-manager")
 	if err != nil {
 		return nil, err
+	}
+	if opts.Sharding.Enabled {
+		s, err := newSharder(mgr, opts.Common, opts.Sharding)
+		if err != nil {
+			return nil, err
+		}
+		opts.ReplicaSet.Sharder, opts.Deployment.Sharder = s, s
 	}
 	adders := map[string]func() error{
 		ReplicaSet:       func() error { return replicaset.Add(mgr, opts.ReplicaSet) },
@@ -124,6 +163,34 @@ func checkNames(names []string) error {
 		}
 	}
 	return nil
+}
+
+// newSharder builds the controller manager's Sharder (group
+// kube-controller-manager, the election's identity and timings) and adds it
+// to mgr, where it runs on every replica.
+func newSharder(mgr *manager.Manager, c Common, o Sharding) (*sharding.Sharder, error) {
+	s, err := sharding.New(sharding.Options{
+		Client: mgr.Client(), Name: "kube-controller-manager", Namespace: "kube-system",
+		Identity: c.Election.Identity, Shards: o.Shards,
+		LeaseDuration: c.Election.LeaseDuration, RenewDeadline: c.Election.RenewDeadline, RetryPeriod: c.Election.RetryPeriod,
+		Logger: mgr.Logger(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("controller manager: %w", err)
+	}
+	if err := mgr.Add(s); err != nil {
+		return nil, fmt.Errorf("controller manager: %w", err)
+	}
+	return s, nil
+}
+
+// defaultIdentity is the host name plus a random suffix.
+func defaultIdentity() (string, error) {
+	host, err := os.Hostname()
+	if err != nil {
+		return "", fmt.Errorf("controller manager: identity: %w", err)
+	}
+	return host + "_" + rand.String(8), nil
 }
 
 // newManager builds a manager for one component, electing on the Lease

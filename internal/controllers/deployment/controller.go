@@ -20,6 +20,7 @@ import (
 	"github.com/setpoint-dev/setpoint/reconcile"
 	"github.com/setpoint-dev/setpoint/record"
 	"github.com/setpoint-dev/setpoint/rest"
+	"github.com/setpoint-dev/setpoint/sharding"
 )
 
 // Kubernetes' defaults and names.
@@ -47,6 +48,11 @@ type Options struct {
 	// progress re-check of a stuck rollout; default the real clock. The
 	// workqueue keeps the manager's clock.
 	Clock clock.WithDelayedExecution
+	// Sharder, if set, runs the controller sharded (by namespace): on
+	// every replica, not only the leader, reconciling only the Deployments
+	// of the shards this replica owns (see package sharding). The caller
+	// adds the Sharder to the manager.
+	Sharder *sharding.Sharder
 }
 
 // reconciler holds what every sync shares. Its fields are set by
@@ -74,7 +80,7 @@ func Add(mgr *manager.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
-	return mgr.Add(&runnable{c: c, checks: r.checks})
+	return mgr.Add(&runnable{c: c, checks: r.checks, everyReplica: opts.Sharder != nil})
 }
 
 // runnable runs the controller and, when it stops, drops the pending
@@ -82,6 +88,9 @@ func Add(mgr *manager.Manager, opts Options) error {
 type runnable struct {
 	c      *controller.Controller
 	checks *deadlines
+	// everyReplica is set when sharded: the controller runs on every
+	// replica, not only the leader.
+	everyReplica bool
 }
 
 // Start implements manager.Runnable.
@@ -91,7 +100,7 @@ func (r *runnable) Start(ctx context.Context) error {
 }
 
 // NeedLeaderElection implements manager.LeaderElectionRunnable.
-func (r *runnable) NeedLeaderElection() bool { return true }
+func (r *runnable) NeedLeaderElection() bool { return !r.everyReplica }
 
 func newController(mgr *manager.Manager, opts Options) (*controller.Controller, *reconciler, error) {
 	if opts.Workers <= 0 {
@@ -122,7 +131,12 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 	}
 	copts := mgr.ControllerOptions()
 	copts.MaxConcurrentReconciles = opts.Workers
-	c, err := controller.New(ControllerName, r, copts)
+	var gated reconcile.Reconciler = r
+	shard := func(src controller.Source) controller.Source { return src }
+	if s := opts.Sharder; s != nil {
+		gated, shard = s.Reconciler(r), s.Source
+	}
+	c, err := controller.New(ControllerName, gated, copts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("deployment: %w", err)
 	}
@@ -136,11 +150,28 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 		controller.Kind(r.rsInf, "apps/v1 replicasets", r.deploymentsOfReplicaSet),
 		controller.Kind(r.podInf, "v1 pods", r.recreateDeploymentOfPod, onlyDeletes),
 	} {
-		if err := c.Watch(src); err != nil {
+		if err := c.Watch(shard(src)); err != nil {
 			return nil, nil, fmt.Errorf("deployment: %w", err)
 		}
 	}
+	if s := opts.Sharder; s != nil {
+		s.Resync(c.Queue(), r.allDeployments)
+	}
 	return c, r, nil
+}
+
+// allDeployments lists a request per cached Deployment (the resync of newly
+// acquired shards).
+func (r *reconciler) allDeployments() []reconcile.Request {
+	ds, err := r.dInf.Lister().List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, request(d.Namespace, d.Name))
+	}
+	return out
 }
 
 func request(ns, name string) reconcile.Request {

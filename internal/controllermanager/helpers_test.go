@@ -1,0 +1,218 @@
+package controllermanager_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/setpoint-dev/setpoint/internal/controllermanager"
+	"github.com/setpoint-dev/setpoint/manager"
+	"github.com/setpoint-dev/setpoint/rest"
+)
+
+const (
+	leaseDuration = 3 * time.Second
+	renewDeadline = 2 * time.Second
+	retryPeriod   = 250 * time.Millisecond
+)
+
+var (
+	deployGVR = appsv1.SchemeGroupVersion.WithResource("deployments")
+	nsGVR     = corev1.SchemeGroupVersion.WithResource("namespaces")
+	leaseGVR  = coordinationv1.SchemeGroupVersion.WithResource("leases")
+)
+
+func testLogger() *slog.Logger {
+	if os.Getenv("CM_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// replica is one sharded controller manager reaching the API server
+// through its own proxy.
+type replica struct {
+	id     string
+	mgr    *manager.Manager
+	proxy  *proxy
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	err    error
+}
+
+func startReplica(t *testing.T, cfg *rest.Config, id string) *replica {
+	t.Helper()
+	p := newProxy(t, cfg.Host)
+	c := *cfg
+	c.Host = "https://" + p.addr()
+	c.MaxRetries = -1
+	mgr, err := controllermanager.NewControllerManager(controllermanager.ControllerManagerOptions{
+		Common: controllermanager.Common{Config: &c, Logger: testLogger().With("replica", id),
+			Election: controllermanager.Election{Identity: id, LeaseDuration: leaseDuration,
+				RenewDeadline: renewDeadline, RetryPeriod: retryPeriod}},
+		Sharding: controllermanager.Sharding{Enabled: true, Shards: 8},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &replica{id: id, mgr: mgr, proxy: p, cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- mgr.Start(ctx) }()
+	t.Cleanup(func() { r.stop(t) })
+	t.Cleanup(mgr.Client().CloseIdleConnections)
+	return r
+}
+
+// stop cancels the replica and returns its manager's error (idempotent).
+func (r *replica) stop(t *testing.T) error {
+	t.Helper()
+	r.once.Do(func() {
+		r.cancel()
+		select {
+		case r.err = <-r.done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("replica %s did not stop", r.id)
+		}
+	})
+	return r.err
+}
+
+// eventually polls cond every 100 ms until it returns "" or timeout
+// passes; cond's last answer says what was still missing.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		missing := cond()
+		if missing == "" {
+			return time.Since(start)
+		}
+		if time.Since(start) > timeout {
+			t.Fatalf("timed out after %v waiting for %s: %s", timeout, what, missing)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func deployment(ns string, replicas int32) *appsv1.Deployment {
+	labels := map[string]string{"app": "web"}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}},
+			},
+		},
+	}
+}
+
+// converged reports "" when every namespace's Deployment observed its
+// generation and counts want replicas, else the first that does not.
+func converged(c *rest.Client, nss []string, want int32) string {
+	ds := rest.For[*appsv1.Deployment, *appsv1.DeploymentList](c, deployGVR, true)
+	for _, ns := range nss {
+		d, err := ds.Namespace(ns).Get(context.Background(), "web", metav1.GetOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		if d.Status.ObservedGeneration != d.Generation || d.Status.Replicas != want || d.Status.UpdatedReplicas != want {
+			return fmt.Sprintf("%s/web: generation %d observed %d, replicas %d updated %d (want %d)", ns, d.Generation,
+				d.Status.ObservedGeneration, d.Status.Replicas, d.Status.UpdatedReplicas, want)
+		}
+	}
+	return ""
+}
+
+// holders maps each Lease of kube-system whose name starts with prefix to
+// its holder.
+func holders(t *testing.T, c *rest.Client, prefix string) map[string]string {
+	t.Helper()
+	ls, err := rest.For[*coordinationv1.Lease, *coordinationv1.LeaseList](c, leaseGVR, true).Namespace("kube-system").
+		List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, l := range ls.Items {
+		if len(l.Name) >= len(prefix) && l.Name[:len(prefix)] == prefix && l.Spec.HolderIdentity != nil {
+			out[l.Name] = *l.Spec.HolderIdentity
+		}
+	}
+	return out
+}
+
+// proxy forwards TCP connections to the API server until cut, which
+// closes every connection and the listener: the replica behind it can no
+// longer reach the server, as if its network were gone.
+type proxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	conns  []net.Conn
+	wg     sync.WaitGroup
+}
+
+func newProxy(t *testing.T, host string) *proxy {
+	t.Helper()
+	u, err := url.Parse(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{ln: ln, target: u.Host}
+	p.wg.Go(p.accept)
+	t.Cleanup(p.cut)
+	return p
+}
+
+func (p *proxy) addr() string { return p.ln.Addr().String() }
+
+func (p *proxy) accept() {
+	for {
+		in, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		out, err := net.Dial("tcp", p.target)
+		if err != nil {
+			in.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, in, out)
+		p.mu.Unlock()
+		p.wg.Go(func() { _, _ = io.Copy(out, in); out.Close() })
+		p.wg.Go(func() { _, _ = io.Copy(in, out); in.Close() })
+	}
+}
+
+func (p *proxy) cut() {
+	p.ln.Close()
+	p.mu.Lock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+	p.mu.Unlock()
+	p.wg.Wait()
+}
