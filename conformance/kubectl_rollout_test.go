@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -91,7 +92,7 @@ func TestKubectlRollout(t *testing.T) {
 	images(t, "nginx:1.27")
 
 	t.Run("history", func(t *testing.T) {
-		if h := history(t); !maps3(h, map[string]string{"1": "v1.25", "2": "v1.26", "3": "v1.27"}) {
+		if h := history(t); !maps.Equal(h, map[string]string{"1": "v1.25", "2": "v1.26", "3": "v1.27"}) {
 			t.Errorf("history %v", h)
 		}
 		out := kubectl(t, env, "", "rollout", "history", "deployment/web", "--revision=2")
@@ -112,7 +113,7 @@ func TestKubectlRollout(t *testing.T) {
 		status(t)
 		images(t, "nginx:1.26")
 		// Revision 2 is rolled forward as revision 4.
-		if h := history(t); !maps3(h, map[string]string{"1": "v1.25", "3": "v1.27", "4": "v1.26"}) {
+		if h := history(t); !maps.Equal(h, map[string]string{"1": "v1.25", "3": "v1.27", "4": "v1.26"}) {
 			t.Errorf("history after undo %v", h)
 		}
 		if d := deployment(t); d.Annotations["deployment.kubernetes.io/revision"] != "4" || d.Spec.Template.Spec.Containers[0].Image != "nginx:1.26" {
@@ -123,7 +124,7 @@ func TestKubectlRollout(t *testing.T) {
 		}
 		status(t)
 		images(t, "nginx:1.25")
-		if h := history(t); !maps3(h, map[string]string{"3": "v1.27", "4": "v1.26", "5": "v1.25"}) {
+		if h := history(t); !maps.Equal(h, map[string]string{"3": "v1.27", "4": "v1.26", "5": "v1.25"}) {
 			t.Errorf("history after undo --to-revision=1 %v", h)
 		}
 		r := krFails(t, env, "", "rollout", "undo", "deployment/web", "--to-revision=2")
@@ -224,17 +225,4 @@ func TestKubectlRollout(t *testing.T) {
 			t.Errorf("after resume: paused %v revision %s", d.Spec.Paused, d.Annotations["deployment.kubernetes.io/revision"])
 		}
 	})
-}
-
-// maps3 reports whether two string maps are equal.
-func maps3(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
