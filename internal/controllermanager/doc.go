@@ -17,6 +17,22 @@
 // back at once, any other waits for it to expire. The managers serve
 // /metrics and /healthz only on the addresses given ("" or "0": not at all).
 //
+// # Sharded mode
+//
+// With ControllerManagerOptions.Sharding.Enabled (`setpoint
+// controller-manager --sharded --shards S`) every replica runs the
+// ReplicaSet and Deployment controllers, each reconciling only the
+// namespaces hashed into the shards it owns (package sharding: Leases
+// kube-system/kube-controller-manager-shard-<i>, one membership Lease per
+// replica, each replica at ceil(S/alive) shards; a dead replica's shards
+// move after the lease duration, a joining replica gets its share from the
+// others). The garbage-collector, namespace and node-lifecycle controllers
+// are not sharded: they still run only on the holder of
+// kube-system/kube-controller-manager, which every replica competes for as
+// before. The sharder uses the election's identity and timings, and
+// requires leader election to be on. The default remains plain leader
+// election: one replica does everything.
+//
 // Nothing here implements a controller: each lives in its own package under
 // internal/controllers, internal/scheduler and internal/nodeagent and
 // exposes Add(mgr, Options).
