@@ -31,7 +31,7 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 		opts = &metav1.DeleteOptions{}
 	}
 	key := s.res.Key(namespace, name)
-	for attempt := 0; ; attempt++ {
+	for {
 		kv, err := s.kv.Get(ctx, key)
 		if err != nil {
 			return nil, false, s.storageError(err, name)
@@ -42,7 +42,7 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 		}
 		out, gone, err := s.tryDelete(ctx, kv, obj, opts)
 		var conflict *storage.ConflictError
-		if errors.As(err, &conflict) && attempt < maxUpdateAttempts {
+		if errors.As(err, &conflict) && retryConflict(ctx) {
 			continue // a concurrent write: re-evaluate against the new state
 		}
 		if err != nil {

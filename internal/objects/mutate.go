@@ -21,7 +21,7 @@ type MutateFunc func(obj runtime.Object) error
 // being deleted that nothing holds any more is removed.
 func (s *Store) Mutate(ctx context.Context, namespace, name string, fn MutateFunc, opts WriteOptions) (runtime.Object, error) {
 	key := s.res.Key(namespace, name)
-	for attempt := 0; ; attempt++ {
+	for {
 		kv, err := s.kv.Get(ctx, key)
 		if err != nil {
 			return nil, s.storageError(err, name)
@@ -35,7 +35,7 @@ func (s *Store) Mutate(ctx context.Context, namespace, name string, fn MutateFun
 		}
 		out, err := s.writeMutated(ctx, kv, obj, opts)
 		var conflict *storage.ConflictError
-		if errors.As(err, &conflict) && attempt < maxUpdateAttempts {
+		if errors.As(err, &conflict) && retryConflict(ctx) {
 			continue
 		}
 		if err != nil {

@@ -31,9 +31,14 @@ type UpdateOptions struct {
 	AllowCreate bool
 }
 
-// maxUpdateAttempts bounds the retries of an unconditional update racing
-// with other writers.
-const maxUpdateAttempts = 16
+// retryConflict tells whether a write that lost a compare-and-swap race
+// is tried again: as long as the request lives, as
+// Kubernetes' GuaranteedUpdate does. Every lost race means another write
+// succeeded, so the system as a whole progresses; only the request's
+// deadline bounds one writer's retries.
+func retryConflict(ctx context.Context) bool {
+	return ctx.Err() == nil
+}
 
 // Update reads the object, applies fn, and writes the result with
 // compare-and-swap. If the new object names a resourceVersion, it must be
@@ -43,7 +48,7 @@ const maxUpdateAttempts = 16
 // is deleted. It returns the stored object and whether it was created.
 func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFunc, opts UpdateOptions) (runtime.Object, bool, error) {
 	key := s.res.Key(namespace, name)
-	for attempt := 0; ; attempt++ {
+	for {
 		kv, err := s.kv.Get(ctx, key)
 		if errors.Is(err, storage.ErrNotFound) {
 			return s.createOnUpdate(ctx, namespace, name, fn, opts)
@@ -61,7 +66,7 @@ func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFun
 		}
 		out, conditional, err := s.tryUpdate(ctx, kv, current, obj, opts)
 		var conflict *storage.ConflictError
-		if errors.As(err, &conflict) && !conditional && attempt < maxUpdateAttempts {
+		if errors.As(err, &conflict) && !conditional && retryConflict(ctx) {
 			continue
 		}
 		if err != nil {
