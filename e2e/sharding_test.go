@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/setpoint-dev/setpoint/internal/storage/etcd/etcdtest"
 	"github.com/setpoint-dev/setpoint/rest"
 	"github.com/setpoint-dev/setpoint/sharding"
 )
@@ -59,8 +61,16 @@ func shardHolders(t *testing.T, c *rest.Client) map[int]string {
 // namespaces, scaled right after the kill, converge once the others took
 // its shards over (after the lease duration), while the rest of the
 // cluster is undisturbed.
+//
+// The cluster stores its data in a real 3-member etcd cluster. The victim
+// is the leading replica (it also runs the garbage collector, namespace and
+// node-lifecycle controllers) whenever it owns a namespace's shard: then
+// the leader Lease must move too, and a namespace deletion, which only the
+// leader's namespace controller finishes, must complete.
 func TestKill9ShardedControllerManagerReplica(t *testing.T) {
-	api := startUp(t, 3, "--no-controller-manager")
+	etcd := etcdtest.StartCluster(t, 3)
+	api := startUp(t, 3, "--no-controller-manager", "--storage", "etcd",
+		"--etcd-endpoints", strings.Join(etcd.Endpoints(), ","), "--etcd-prefix", "/e2e-sharding")
 	c := restClient(t, api.kubeconfig)
 	cms := map[string]*proc{}
 	for i := range 3 {
@@ -101,12 +111,23 @@ func TestKill9ShardedControllerManagerReplica(t *testing.T) {
 		id := holders[sharding.ShardOf(ns, shardedShards)]
 		owned[id] = append(owned[id], ns)
 	}
-	victim := ""
-	for id := range cms {
-		if victim == "" || len(owned[id]) > len(owned[victim]) {
-			victim = id
+	leases := rest.For[*coordinationv1.Lease, *coordinationv1.LeaseList](c, coordinationv1.SchemeGroupVersion.WithResource("leases"), true).Namespace("kube-system")
+	leaderOf := func() string {
+		l, err := leases.Get(ctx, "kube-controller-manager", metav1.GetOptions{})
+		if err != nil || l.Spec.HolderIdentity == nil {
+			return ""
+		}
+		return *l.Spec.HolderIdentity
+	}
+	victim := leaderOf()
+	if len(owned[victim]) == 0 {
+		for id := range cms {
+			if victim == "" || len(owned[id]) > len(owned[victim]) {
+				victim = id
+			}
 		}
 	}
+	killsLeader := victim == leaderOf()
 	t.Logf("namespaces by replica: %v; killing %s", owned, victim)
 	killed := time.Now()
 	cms[victim].kill9()
@@ -130,7 +151,21 @@ func TestKill9ShardedControllerManagerReplica(t *testing.T) {
 		return ""
 	})
 	moved := time.Since(killed)
+	if killsLeader {
+		eventually(t, 3*shardedLease, "another replica leads", func() string {
+			if l := leaderOf(); l == victim || l == "" {
+				return "leader " + l
+			}
+			return ""
+		})
+		t.Logf("the leader Lease moved %v after the kill", time.Since(killed))
+		api.kubectl(t, "", "delete", "namespace", nss[0], "--timeout=60s")
+		nss = nss[1:]
+	}
 	for _, ns := range owned[victim] {
+		if !slices.Contains(nss, ns) {
+			continue // deleted above
+		}
 		waitRunning(t, c, ns, "app=web", 3, 60*time.Second)
 		eventually(t, 30*time.Second, ns+"/web rolled out", func() string {
 			d, err := ds.Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
