@@ -3,9 +3,7 @@ package manager_test
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
-	"net/url"
+	"github.com/setpoint-dev/setpoint/internal/tcpproxy"
 	"sync"
 	"testing"
 	"time"
@@ -166,9 +164,9 @@ func TestLeaderElectionHandoverOnCancel(t *testing.T) {
 func TestLeaderElectionHandoverWhenRenewalsAreCut(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
 	cfg := srv.RESTConfig(t)
-	proxy := newProxy(t, cfg.Host)
+	proxy := tcpproxy.New(t, cfg.Host)
 	viaProxy := *cfg
-	viaProxy.Host = "https://" + proxy.addr()
+	viaProxy.Host = "https://" + proxy.Addr()
 	viaProxy.MaxRetries = -1
 
 	a := newCandidate(t, "a", &viaProxy)
@@ -180,7 +178,7 @@ func TestLeaderElectionHandoverWhenRenewalsAreCut(t *testing.T) {
 	eventually(t, "a reconciles", func() bool { return a.rec.count("one") > 0 })
 
 	cut := time.Now()
-	proxy.cut()
+	proxy.Cut()
 	select {
 	case err := <-a.done:
 		if !errors.Is(err, manager.ErrLeaderElectionLost) {
@@ -203,63 +201,4 @@ func TestLeaderElectionHandoverWhenRenewalsAreCut(t *testing.T) {
 	}
 	a.cancel()
 	checkExclusive(t, a, b)
-}
-
-// proxy forwards TCP connections to the API server until cut, which
-// closes every connection and the listener, so the client behind it sees
-// its requests fail at once.
-type proxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	conns  []net.Conn
-	wg     sync.WaitGroup
-}
-
-func newProxy(t *testing.T, host string) *proxy {
-	t.Helper()
-	u, err := url.Parse(host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{ln: ln, target: u.Host}
-	p.wg.Go(p.accept)
-	t.Cleanup(p.cut)
-	return p
-}
-
-func (p *proxy) addr() string { return p.ln.Addr().String() }
-
-func (p *proxy) accept() {
-	for {
-		in, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		out, err := net.Dial("tcp", p.target)
-		if err != nil {
-			in.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns = append(p.conns, in, out)
-		p.mu.Unlock()
-		p.wg.Go(func() { _, _ = io.Copy(out, in); out.Close() })
-		p.wg.Go(func() { _, _ = io.Copy(in, out); in.Close() })
-	}
-}
-
-func (p *proxy) cut() {
-	p.ln.Close()
-	p.mu.Lock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-	p.mu.Unlock()
-	p.wg.Wait()
 }

@@ -3,10 +3,8 @@ package sharding_test
 import (
 	"context"
 	"fmt"
-	"io"
+	"github.com/setpoint-dev/setpoint/internal/tcpproxy"
 	"log/slog"
-	"net"
-	"net/url"
 	"os"
 	"sort"
 	"sync"
@@ -146,16 +144,16 @@ func (r *recorder) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 type replica struct {
 	id     string
 	s      *sharding.Sharder
-	proxy  *proxy
+	proxy  *tcpproxy.Proxy
 	cancel context.CancelFunc
 	done   chan error
 }
 
 func startReplica(t *testing.T, cfg *rest.Config, id string, j *journal) *replica {
 	t.Helper()
-	p := newProxy(t, cfg.Host)
+	p := tcpproxy.New(t, cfg.Host)
 	c := *cfg
-	c.Host = "https://" + p.addr()
+	c.Host = "https://" + p.Addr()
 	c.MaxRetries = -1
 	mgr, err := manager.New(manager.Options{Config: &c, MetricsAddr: "0", HealthAddr: "0", Logger: testLogger(),
 		GracefulShutdownTimeout: -1})
@@ -276,63 +274,4 @@ func setAll(t *testing.T, c *rest.Client, keys []types.NamespacedName, v string)
 			t.Fatal(err)
 		}
 	}
-}
-
-// proxy forwards TCP connections to the API server until cut, which
-// closes every connection and the listener: the replica behind it can no
-// longer reach the server, as if its network were gone.
-type proxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	conns  []net.Conn
-	wg     sync.WaitGroup
-}
-
-func newProxy(t *testing.T, host string) *proxy {
-	t.Helper()
-	u, err := url.Parse(host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{ln: ln, target: u.Host}
-	p.wg.Go(p.accept)
-	t.Cleanup(p.cut)
-	return p
-}
-
-func (p *proxy) addr() string { return p.ln.Addr().String() }
-
-func (p *proxy) accept() {
-	for {
-		in, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		out, err := net.Dial("tcp", p.target)
-		if err != nil {
-			in.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns = append(p.conns, in, out)
-		p.mu.Unlock()
-		p.wg.Go(func() { _, _ = io.Copy(out, in); out.Close() })
-		p.wg.Go(func() { _, _ = io.Copy(in, out); in.Close() })
-	}
-}
-
-func (p *proxy) cut() {
-	p.ln.Close()
-	p.mu.Lock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-	p.mu.Unlock()
-	p.wg.Wait()
 }

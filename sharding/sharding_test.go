@@ -58,7 +58,7 @@ func TestShardsMoveOnJoinAndDeath(t *testing.T) {
 	}
 
 	cut := time.Now()
-	b.proxy.cut()
+	b.proxy.Cut()
 	took = eventually(t, 3*leaseDuration, "a owns every shard after b died", func() bool { return partition(a) })
 	t.Logf("a took b's shards %v after b's network was cut (lease duration %v)", took, leaseDuration)
 	if took > leaseDuration+renewDeadline {
@@ -126,7 +126,7 @@ func TestNoKeyReconciledByTwoReplicasAtOnce(t *testing.T) {
 				go r.cancel() // stopped for good by its cleanup
 			} else {
 				t.Logf("step %d: %s is cut off", step, r.id)
-				r.proxy.cut()
+				r.proxy.Cut()
 			}
 		}
 	}

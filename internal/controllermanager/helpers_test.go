@@ -3,10 +3,8 @@ package controllermanager_test
 import (
 	"context"
 	"fmt"
-	"io"
+	"github.com/setpoint-dev/setpoint/internal/tcpproxy"
 	"log/slog"
-	"net"
-	"net/url"
 	"os"
 	"sync"
 	"testing"
@@ -47,7 +45,7 @@ func testLogger() *slog.Logger {
 type replica struct {
 	id     string
 	mgr    *manager.Manager
-	proxy  *proxy
+	proxy  *tcpproxy.Proxy
 	cancel context.CancelFunc
 	done   chan error
 	once   sync.Once
@@ -56,9 +54,9 @@ type replica struct {
 
 func startReplica(t *testing.T, cfg *rest.Config, id string) *replica {
 	t.Helper()
-	p := newProxy(t, cfg.Host)
+	p := tcpproxy.New(t, cfg.Host)
 	c := *cfg
-	c.Host = "https://" + p.addr()
+	c.Host = "https://" + p.Addr()
 	c.MaxRetries = -1
 	mgr, err := controllermanager.NewControllerManager(controllermanager.ControllerManagerOptions{
 		Common: controllermanager.Common{Config: &c, Logger: testLogger().With("replica", id),
@@ -156,63 +154,4 @@ func holders(t *testing.T, c *rest.Client, prefix string) map[string]string {
 		}
 	}
 	return out
-}
-
-// proxy forwards TCP connections to the API server until cut, which
-// closes every connection and the listener: the replica behind it can no
-// longer reach the server, as if its network were gone.
-type proxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	conns  []net.Conn
-	wg     sync.WaitGroup
-}
-
-func newProxy(t *testing.T, host string) *proxy {
-	t.Helper()
-	u, err := url.Parse(host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{ln: ln, target: u.Host}
-	p.wg.Go(p.accept)
-	t.Cleanup(p.cut)
-	return p
-}
-
-func (p *proxy) addr() string { return p.ln.Addr().String() }
-
-func (p *proxy) accept() {
-	for {
-		in, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		out, err := net.Dial("tcp", p.target)
-		if err != nil {
-			in.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns = append(p.conns, in, out)
-		p.mu.Unlock()
-		p.wg.Go(func() { _, _ = io.Copy(out, in); out.Close() })
-		p.wg.Go(func() { _, _ = io.Copy(in, out); in.Close() })
-	}
-}
-
-func (p *proxy) cut() {
-	p.ln.Close()
-	p.mu.Lock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-	p.mu.Unlock()
-	p.wg.Wait()
 }

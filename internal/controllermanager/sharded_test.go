@@ -66,7 +66,7 @@ func TestShardedControllerManagerLeaderKilled(t *testing.T) {
 	eventually(t, 30*time.Second, "Deployments at 2 replicas", func() string { return converged(c, nss, 2) })
 
 	cut := time.Now()
-	a.proxy.cut()
+	a.proxy.Cut()
 	select {
 	case <-b.mgr.Elected():
 		took := time.Since(cut)
