@@ -49,8 +49,8 @@ func newCodecs(s *runtime.Scheme) *Codecs {
 	return &Codecs{
 		Scheme:     s,
 		Factory:    serializer.NewCodecFactory(s),
-		JSON:       json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, opts(false, false)),
-		StrictJSON: json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, opts(false, true)),
+		JSON:       json.NewSerializerWithOptions(leadingTypeMeta{}, s, s, opts(false, false)),
+		StrictJSON: json.NewSerializerWithOptions(leadingTypeMeta{}, s, s, opts(false, true)),
 		YAML:       json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, opts(true, false)),
 		StrictYAML: json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, opts(true, true)),
 		Proto:      protobuf.NewSerializer(s, s),
