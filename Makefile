@@ -22,10 +22,11 @@ unit:
 	$(GO) test -race -count=1 -timeout 20m ./...
 	cd conformance && $(GO) test -race -count=1 -timeout 20m ./...
 
-# Brief fuzzing of request-body decoding and selector parsing.
+# Brief fuzzing of request-body decoding, selector parsing and kind sniffing.
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeObject$$' -fuzztime $(FUZZTIME) ./internal/apiserver
 	$(GO) test -run '^$$' -fuzz '^FuzzSelectors$$' -fuzztime $(FUZZTIME) ./internal/apiserver
+	$(GO) test -run '^$$' -fuzz '^FuzzLeadingTypeMeta$$' -fuzztime $(FUZZTIME) ./internal/scheme
 
 # Benchmarks of docs/BENCHMARKS.md.
 bench:
