@@ -4,10 +4,12 @@ import (
 	"context"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/setpoint-dev/setpoint/controller"
 	"github.com/setpoint-dev/setpoint/handler"
+	"github.com/setpoint-dev/setpoint/informer"
 	"github.com/setpoint-dev/setpoint/predicate"
 	"github.com/setpoint-dev/setpoint/reconcile"
 	"github.com/setpoint-dev/setpoint/workqueue"
@@ -112,3 +114,47 @@ type everyReplica struct{ Runnable }
 
 // NeedLeaderElection implements manager.LeaderElectionRunnable.
 func (everyReplica) NeedLeaderElection() bool { return false }
+
+// NewController builds a controller of r watching sources. With s nil it
+// is a plain controller; otherwise its reconciler goes through
+// s.Reconciler, each source through s.Source, and acquired shards re-enqueue
+// their requests from list (see Resync). Sharded, the caller runs it on
+// every replica (EveryReplica).
+func NewController(s *Sharder, name string, r reconcile.Reconciler, opts controller.Options,
+	list func() []reconcile.Request, sources ...controller.Source) (*controller.Controller, error) {
+	if s != nil {
+		r = s.Reconciler(r)
+	}
+	c, err := controller.New(name, r, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, src := range sources {
+		if s != nil {
+			src = s.Source(src)
+		}
+		if err := c.Watch(src); err != nil {
+			return nil, err
+		}
+	}
+	if s != nil {
+		s.Resync(c.Queue(), list)
+	}
+	return c, nil
+}
+
+// CachedRequests returns a list function for NewController and Resync: a
+// request per object in inf's cache.
+func CachedRequests[T informer.Object](inf *informer.Informer[T]) func() []reconcile.Request {
+	return func() []reconcile.Request {
+		objs, err := inf.Lister().List(labels.Everything())
+		if err != nil {
+			return nil
+		}
+		out := make([]reconcile.Request, 0, len(objs))
+		for _, o := range objs {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}})
+		}
+		return out
+	}
+}

@@ -91,35 +91,28 @@ func specTotal(rss []*appsv1.ReplicaSet) int32 {
 	return n
 }
 
-// statusTotal sums status.replicas.
-func statusTotal(rss []*appsv1.ReplicaSet) int32 {
+// statusSum sums one status count over rss (nil entries count 0).
+func statusSum(rss []*appsv1.ReplicaSet, field func(*appsv1.ReplicaSetStatus) int32) int32 {
 	var n int32
 	for _, rs := range rss {
 		if rs != nil {
-			n += rs.Status.Replicas
+			n += field(&rs.Status)
 		}
 	}
 	return n
+}
+
+// statusTotal sums status.replicas.
+func statusTotal(rss []*appsv1.ReplicaSet) int32 {
+	return statusSum(rss, func(s *appsv1.ReplicaSetStatus) int32 { return s.Replicas })
 }
 
 func readyTotal(rss []*appsv1.ReplicaSet) int32 {
-	var n int32
-	for _, rs := range rss {
-		if rs != nil {
-			n += rs.Status.ReadyReplicas
-		}
-	}
-	return n
+	return statusSum(rss, func(s *appsv1.ReplicaSetStatus) int32 { return s.ReadyReplicas })
 }
 
 func availableTotal(rss []*appsv1.ReplicaSet) int32 {
-	var n int32
-	for _, rs := range rss {
-		if rs != nil {
-			n += rs.Status.AvailableReplicas
-		}
-	}
-	return n
+	return statusSum(rss, func(s *appsv1.ReplicaSetStatus) int32 { return s.AvailableReplicas })
 }
 
 // podsBound is the most pods rss may have running now: per ReplicaSet the

@@ -131,47 +131,19 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 	}
 	copts := mgr.ControllerOptions()
 	copts.MaxConcurrentReconciles = opts.Workers
-	var gated reconcile.Reconciler = r
-	shard := func(src controller.Source) controller.Source { return src }
-	if s := opts.Sharder; s != nil {
-		gated, shard = s.Reconciler(r), s.Source
-	}
-	c, err := controller.New(ControllerName, gated, copts)
-	if err != nil {
-		return nil, nil, fmt.Errorf("deployment: %w", err)
-	}
-	r.checks = newDeadlines(opts.Clock, c.Queue())
 	onlyDeletes := predicate.Funcs{
 		CreateFunc: func(predicate.CreateEvent) bool { return false },
 		UpdateFunc: func(predicate.UpdateEvent) bool { return false },
 	}
-	for _, src := range []controller.Source{
+	c, err := sharding.NewController(opts.Sharder, ControllerName, r, copts, sharding.CachedRequests(r.dInf),
 		controller.Kind(r.dInf, "apps/v1 deployments", handler.Object[*appsv1.Deployment]()),
 		controller.Kind(r.rsInf, "apps/v1 replicasets", r.deploymentsOfReplicaSet),
-		controller.Kind(r.podInf, "v1 pods", r.recreateDeploymentOfPod, onlyDeletes),
-	} {
-		if err := c.Watch(shard(src)); err != nil {
-			return nil, nil, fmt.Errorf("deployment: %w", err)
-		}
-	}
-	if s := opts.Sharder; s != nil {
-		s.Resync(c.Queue(), r.allDeployments)
-	}
-	return c, r, nil
-}
-
-// allDeployments lists a request per cached Deployment (the resync of newly
-// acquired shards).
-func (r *reconciler) allDeployments() []reconcile.Request {
-	ds, err := r.dInf.Lister().List(labels.Everything())
+		controller.Kind(r.podInf, "v1 pods", r.recreateDeploymentOfPod, onlyDeletes))
 	if err != nil {
-		return nil
+		return nil, nil, fmt.Errorf("deployment: %w", err)
 	}
-	out := make([]reconcile.Request, 0, len(ds))
-	for _, d := range ds {
-		out = append(out, request(d.Namespace, d.Name))
-	}
-	return out
+	r.checks = newDeadlines(opts.Clock, c.Queue())
+	return c, r, nil
 }
 
 func request(ns, name string) reconcile.Request {

@@ -7,8 +7,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/setpoint-dev/setpoint/controller"
@@ -17,7 +15,6 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/controllerref"
 	"github.com/setpoint-dev/setpoint/internal/controllers/expectations"
 	"github.com/setpoint-dev/setpoint/manager"
-	"github.com/setpoint-dev/setpoint/reconcile"
 	"github.com/setpoint-dev/setpoint/record"
 	"github.com/setpoint-dev/setpoint/rest"
 	"github.com/setpoint-dev/setpoint/sharding"
@@ -148,37 +145,11 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 	}
 	copts := mgr.ControllerOptions()
 	copts.MaxConcurrentReconciles = opts.Workers
-	var gated reconcile.Reconciler = r
-	shard := func(src controller.Source) controller.Source { return src }
-	if s := opts.Sharder; s != nil {
-		gated, shard = s.Reconciler(r), s.Source
-	}
-	ctrl, err := controller.New(ControllerName, gated, copts)
+	ctrl, err := sharding.NewController(opts.Sharder, ControllerName, r, copts, sharding.CachedRequests(r.rsInf),
+		controller.Kind(r.rsInf, "apps/v1 replicasets", handler.Object[*appsv1.ReplicaSet]()),
+		&podSource{r: r})
 	if err != nil {
 		return nil, nil, fmt.Errorf("replicaset: %w", err)
-	}
-	if err := ctrl.Watch(shard(controller.Kind(r.rsInf, "apps/v1 replicasets", handler.Object[*appsv1.ReplicaSet]()))); err != nil {
-		return nil, nil, fmt.Errorf("replicaset: %w", err)
-	}
-	if err := ctrl.Watch(shard(&podSource{r: r})); err != nil {
-		return nil, nil, fmt.Errorf("replicaset: %w", err)
-	}
-	if s := opts.Sharder; s != nil {
-		s.Resync(ctrl.Queue(), func() []reconcile.Request { return requestsOf(r.rsInf) })
 	}
 	return ctrl, r, nil
-}
-
-// requestsOf lists a request per object in inf's cache (the resync of
-// newly acquired shards).
-func requestsOf[T informer.Object](inf *informer.Informer[T]) []reconcile.Request {
-	objs, err := inf.Lister().List(labels.Everything())
-	if err != nil {
-		return nil
-	}
-	out := make([]reconcile.Request, 0, len(objs))
-	for _, o := range objs {
-		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}})
-	}
-	return out
 }
