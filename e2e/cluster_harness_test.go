@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -53,20 +52,7 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-func (p *proc) stop() {
-	select {
-	case <-p.exited:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(20 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	}
-}
+func (p *proc) stop() { stopProcess(p.cmd, p.exited, 20*time.Second) }
 
 // kill9 sends SIGKILL and waits until the process is gone.
 func (p *proc) kill9() {

@@ -113,18 +113,23 @@ func (s *server) ready() bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-func (s *server) stop() {
+func (s *server) stop() { stopProcess(s.cmd, s.exited, 15*time.Second) }
+
+// stopProcess sends SIGTERM to a process that has not exited, and SIGKILL
+// if it is still running after grace; it returns once the process is gone
+// (exited closes when it is).
+func stopProcess(cmd *exec.Cmd, exited <-chan struct{}, grace time.Duration) {
 	select {
-	case <-s.exited:
+	case <-exited:
 		return
 	default:
 	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-s.exited:
-	case <-time.After(15 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
+	case <-exited:
+	case <-time.After(grace):
+		_ = cmd.Process.Kill()
+		<-exited
 	}
 }
 
