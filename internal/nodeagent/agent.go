@@ -45,8 +45,14 @@ type Agent struct {
 	// nodes.
 	podInf  *informer.Informer[*corev1.Pod]
 	nodeInf *informer.Informer[*corev1.Node]
-	// queue holds pod keys; one worker per key at a time.
-	queue *workqueue.RateLimitingQueue[types.NamespacedName]
+	// queue holds pod keys; one worker per key at a time. Its delays
+	// (start, stop, restart back-off) run on opts.Clock, the simulated time.
+	queue *workqueue.Queue[types.NamespacedName]
+	// retry spaces out the retries of failed syncs. A failed write is a
+	// real-world event, so its back-off runs on wall-clock time (retryAfter)
+	// and never waits for a fake clock to be stepped.
+	retry      workqueue.RateLimiter[types.NamespacedName]
+	retryAfter func(time.Duration, func()) *time.Timer
 
 	// byName maps each simulated node's name to its state; the map is
 	// fixed by New.
@@ -112,9 +118,9 @@ func New(mgr *manager.Manager, opts Options) (*Agent, error) {
 		sims:       map[types.NamespacedName]*podState{},
 		registered: make(chan struct{}),
 		kick:       make(chan struct{}, 1),
-		queue: workqueue.NewRateLimiting(
-			workqueue.NewExponentialRateLimiter[types.NamespacedName](retryBase, retryMax),
-			workqueue.Config{Name: "nodeagent", Clock: opts.Clock}),
+		queue:      workqueue.NewWithConfig[types.NamespacedName](workqueue.Config{Name: "nodeagent", Clock: opts.Clock}),
+		retry:      workqueue.NewExponentialRateLimiter[types.NamespacedName](retryBase, retryMax),
+		retryAfter: time.AfterFunc,
 	}
 	for i := range opts.Count {
 		n := &node{name: opts.NamePrefix + strconv.Itoa(i), index: i, ip: nodeIP(i)}

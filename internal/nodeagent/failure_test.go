@@ -7,7 +7,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/setpoint-dev/setpoint/internal/nodeagent"
+	"github.com/setpoint-dev/setpoint/internal/testserver"
 )
 
 // CrashContainer follows the restart policy: Always and OnFailure (non-zero
@@ -126,4 +129,34 @@ func TestStopAndResumeHeartbeat(t *testing.T) {
 		return err == nil && l.Spec.RenewTime.Time.Equal(epoch.Add(10*time.Second))
 	})
 	e.waitPod("stuck", "running", running)
+}
+
+// A failed pod sync retries on wall-clock time, never waiting for the
+// simulated clock: on a node whose pod CIDR holds one address, a second
+// pod cannot start (no free IP) until the first is deleted, and then it
+// starts while the fake clock stands still.
+func TestFailedSyncRetriesOnWallClock(t *testing.T) {
+	e := newEnv(t, testserver.Start(t, testserver.Options{}))
+	tiny := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-0"},
+		Spec: corev1.NodeSpec{PodCIDR: "10.9.0.0/30", PodCIDRs: []string{"10.9.0.0/30"}}}
+	if _, err := e.nodes.Create(ctx(), tiny, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.startAgent(nodeagent.Options{})
+	e.createBound(newPod("first", corev1.RestartPolicyAlways, "app=nginx"), "node-0")
+	e.waitPod("first", "running", running)
+	e.createBound(newPod("second", corev1.RestartPolicyAlways, "app=nginx"), "node-0")
+	// Let the second pod's sync fail at least once before freeing the IP.
+	time.Sleep(100 * time.Millisecond)
+	if p := e.getPod("second"); p.Status.PodIP != "" {
+		t.Fatalf("second pod got %s in a full pod CIDR", p.Status.PodIP)
+	}
+	if err := e.pods.Namespace("default").Delete(ctx(), "first",
+		metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	p := e.waitPod("second", "running", running)
+	if p.Status.PodIP != "10.9.0.2" {
+		t.Errorf("second pod IP = %q, want 10.9.0.2", p.Status.PodIP)
+	}
 }

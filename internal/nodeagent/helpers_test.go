@@ -44,8 +44,16 @@ var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // opts.Clock is set) and waits until its nodes are registered.
 func startEnv(t testing.TB, opts nodeagent.Options) *env {
 	t.Helper()
-	srv := testserver.Start(t, testserver.Options{})
-	e := newEnv(t, srv)
+	e := newEnv(t, testserver.Start(t, testserver.Options{}))
+	e.startAgent(opts)
+	return e
+}
+
+// startAgent starts an agent with opts against e's server (a fake clock
+// at epoch unless opts has one) and waits for its nodes to register.
+func (e *env) startAgent(opts nodeagent.Options) {
+	t, srv := e.t, e.srv
+	t.Helper()
 	if opts.Clock == nil {
 		e.clk = clocktesting.NewFakeClock(epoch)
 		opts.Clock = e.clk
@@ -62,7 +70,6 @@ func startEnv(t testing.TB, opts nodeagent.Options) *env {
 	case <-time.After(30 * time.Second):
 		t.Fatal("nodes not registered")
 	}
-	return e
 }
 
 func newEnv(t testing.TB, srv *testserver.Server) *env {

@@ -14,8 +14,8 @@ import (
 	"github.com/setpoint-dev/setpoint/cache"
 )
 
-// Retry back-off of failed pod syncs (conflicts are retried at once a few
-// times first).
+// Retry back-off of failed pod syncs, in wall-clock time (conflicts are
+// retried at once a few times first).
 const (
 	retryBase             = 5 * time.Millisecond
 	retryMax              = 30 * time.Second
@@ -97,7 +97,7 @@ func (a *Agent) worker(ctx context.Context) {
 func (a *Agent) process(ctx context.Context, key types.NamespacedName) {
 	after, err := a.sync(ctx, key)
 	if err == nil {
-		a.queue.Forget(key)
+		a.retry.Forget(key)
 		a.setConflicts(key, 0)
 		if after > 0 {
 			a.queue.AddAfter(key, after)
@@ -111,8 +111,9 @@ func (a *Agent) process(ctx context.Context, key types.NamespacedName) {
 		a.queue.Add(key) // the cache will have caught up
 		return
 	}
-	a.log.Warn("pod sync failed; retrying", "pod", key, "err", err)
-	a.queue.AddRateLimited(key)
+	d := a.retry.When(key)
+	a.log.Warn("pod sync failed; retrying", "pod", key, "after", d, "err", err)
+	a.retryAfter(d, func() { a.queue.Add(key) })
 }
 
 // setConflicts adds delta to the pod's consecutive conflict count (delta
