@@ -147,11 +147,13 @@ func (a *Agent) dropLocked(key types.NamespacedName) {
 	}
 }
 
+// releaseIP returns the pod's address to the node's pool. ps.ip stays: a
+// terminal pod keeps reporting the address it had, as in Kubernetes, even
+// after another pod has taken it.
 func (ps *podState) releaseIP() {
 	if ps.node.ipam != nil {
 		ps.node.ipam.release(ps.uid)
 	}
-	ps.ip = ""
 }
 
 // sync moves one pod toward what its simulated containers imply. It

@@ -23,7 +23,8 @@ type podState struct {
 	// seenAt is when the agent first saw the pod bound (StartDelay counts
 	// from it); startedAt when its containers started (zero before).
 	seenAt, startedAt time.Time
-	// ip is the pod's address, held in node.ipam while non-empty.
+	// ip is the pod's address (empty before start); node.ipam holds it
+	// for the pod until the pod is terminal or gone.
 	ip string
 	// stopAt is when the containers of a deleted pod have stopped; zero
 	// until deletion is seen.

@@ -22,7 +22,9 @@ func (ps *podState) status(pod *corev1.Pod, now time.Time) corev1.PodStatus {
 	st.Phase = ps.phase()
 	st.StartTime = &start
 	st.HostIP, st.HostIPs = ps.node.ip, []corev1.HostIP{{IP: ps.node.ip}}
-	st.PodIP, st.PodIPs = ps.ip, []corev1.PodIP{{IP: ps.ip}}
+	if ps.ip != "" {
+		st.PodIP, st.PodIPs = ps.ip, []corev1.PodIP{{IP: ps.ip}}
+	}
 	st.InitContainerStatuses = ps.initStatuses(pod)
 	st.ContainerStatuses = make([]corev1.ContainerStatus, len(ps.containers))
 	var unready []string
