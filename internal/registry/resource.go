@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // Strategy is the per-kind write logic. obj and old are of the Resource's
@@ -97,6 +98,20 @@ type Resource struct {
 	// nodes, events, leases): it stays unset instead of 1, +1 per spec
 	// change.
 	NoGeneration bool
+	// Unstructured is true for custom resources: New and NewList return
+	// *unstructured.Unstructured and *unstructured.UnstructuredList, objects
+	// are stored as JSON, and the wire forms are JSON and YAML only (no
+	// protobuf, no strategic merge patch), as Kubernetes serves them.
+	Unstructured bool
+	// Schema is the OpenAPI v3 schema of an Unstructured resource's kind,
+	// with refs of the form "#/components/schemas/<model>" (ObjectMeta is
+	// io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta); ModelName is the
+	// model it is published under (Kubernetes' reversed-group form, e.g.
+	// "com.example.stable.v1.CronTab"). Both are unset for typed
+	// resources, whose schemas come from their Go types. Shared: never
+	// modified after the Resource is built.
+	Schema    *spec.Schema
+	ModelName string
 	// Attrs extracts labels and selectable fields.
 	Attrs AttrFunc
 	// Table renders `kubectl get` columns.
