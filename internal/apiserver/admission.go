@@ -35,7 +35,7 @@ func (s *Server) admitNamespace(ctx context.Context, res *registry.Resource, m m
 		return nil
 	}
 	name := m.GetNamespace()
-	nsEntry := s.entries[corev1.SchemeGroupVersion.WithResource("namespaces")]
+	nsEntry := s.entry(corev1.SchemeGroupVersion.WithResource("namespaces"))
 	cached, ok, _, err := nsEntry.cache.Get(nsEntry.res.Key("", name))
 	if err != nil || !ok {
 		// The cache may lag a namespace created a moment ago: ask storage.

@@ -19,14 +19,14 @@ var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-n
 // bootstrap creates the system namespaces and the kubernetes service when
 // they are missing (a restart finds them in storage and leaves them).
 func (s *Server) bootstrap(ctx context.Context) error {
-	nsEntry := s.entries[corev1.SchemeGroupVersion.WithResource("namespaces")]
+	nsEntry := s.entry(corev1.SchemeGroupVersion.WithResource("namespaces"))
 	for _, name := range systemNamespaces {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		if _, err := nsEntry.store.Create(ctx, "", ns, objects.WriteOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create namespace %s: %w", name, err)
 		}
 	}
-	svcEntry := s.entries[corev1.SchemeGroupVersion.WithResource("services")]
+	svcEntry := s.entry(corev1.SchemeGroupVersion.WithResource("services"))
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: "default",
 			Labels: map[string]string{"component": "apiserver", "provider": "kubernetes"}},
@@ -99,7 +99,7 @@ func (s *Server) refreshStorageMetrics(ctx context.Context) {
 	if rev, err := s.cfg.Storage.CurrentRevision(ctx); err == nil {
 		s.metrics.storageRevision.Set(float64(rev))
 	}
-	for gvr, e := range s.entries {
+	for gvr, e := range s.table.load() {
 		s.metrics.storageObjects.WithLabelValues(gvr.GroupResource().String()).Set(float64(e.cache.Metrics().Objects))
 	}
 }

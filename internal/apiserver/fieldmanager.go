@@ -25,7 +25,7 @@ func (s *Server) initFieldManagers(schemas map[string]*spec.Schema) error {
 	if err != nil {
 		return err
 	}
-	for _, e := range s.entries {
+	for _, e := range s.table.load() {
 		if e.fm, err = fieldmanager.New(tc, s.codecs.Scheme, e.res); err != nil {
 			return err
 		}

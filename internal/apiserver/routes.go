@@ -11,8 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 
-	"github.com/setpoint-dev/setpoint/internal/discovery"
-	"github.com/setpoint-dev/setpoint/internal/openapi"
 )
 
 // Version is what /version reports: the Kubernetes API level served.
@@ -23,17 +21,7 @@ var serverVersion = version.Info{
 
 // buildHandler assembles the filter chain and the routes.
 func (s *Server) buildHandler() http.Handler {
-	disc, err := discovery.New(s.cfg.Resources)
-	if err != nil {
-		panic(err) // the static resource table is inconsistent: a programming error
-	}
-	oapi, err := openapi.New(s.cfg.Resources, openapi.Options{Version: serverVersion.GitVersion, Logger: s.log})
-	if err != nil {
-		panic(err)
-	}
-	if err := s.initFieldManagers(oapi.Schemas()); err != nil {
-		panic(err)
-	}
+	disc, oapi := s.disc, s.oapi
 	oapiMux := http.NewServeMux()
 	oapi.Register(oapiMux)
 	metricsHandler := promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})
@@ -108,7 +96,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 // lookup finds the entry of a request, checking scope: a cluster-scoped
 // resource under a namespace path does not exist.
 func (s *Server) lookup(info requestInfo) *entry {
-	e := s.entries[schema.GroupVersionResource{Group: info.Group, Version: info.Version, Resource: info.Resource}]
+	e := s.entry(schema.GroupVersionResource{Group: info.Group, Version: info.Version, Resource: info.Resource})
 	if e == nil || (info.Namespace != "" && !e.res.Namespaced) {
 		return nil
 	}

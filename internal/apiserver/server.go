@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -23,8 +22,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
+	"github.com/setpoint-dev/setpoint/internal/discovery"
 	"github.com/setpoint-dev/setpoint/internal/fieldmanager"
 	"github.com/setpoint-dev/setpoint/internal/objects"
+	"github.com/setpoint-dev/setpoint/internal/openapi"
 	"github.com/setpoint-dev/setpoint/internal/pki"
 	"github.com/setpoint-dev/setpoint/internal/registry"
 	"github.com/setpoint-dev/setpoint/internal/scheme"
@@ -115,6 +116,11 @@ type entry struct {
 	fields fields.Set
 	// fm tracks managedFields and merges server-side apply (fieldmanager.go).
 	fm *fieldmanager.Resource
+	// stopCache ends the watch cache; nil until it runs.
+	stopCache context.CancelFunc
+	// crd is the state of the CustomResourceDefinition serving a custom
+	// resource (crd.go); nil for built-in resources.
+	crd *crdState
 }
 
 func (e *entry) gr() schema.GroupResource {
@@ -131,8 +137,12 @@ type Server struct {
 	tokens  *pki.Tokens
 	ca      *pki.CA
 	admin   string // the admin bearer token
-	// entries maps group/version/resource to its entry; immutable after New.
-	entries map[schema.GroupVersionResource]*entry
+	// table holds the served resources (resources.go).
+	table resourceTable
+	// disc and oapi serve discovery and OpenAPI documents; the table
+	// updates them when custom resources come and go.
+	disc    *discovery.Handler
+	oapi    *openapi.Service
 	handler http.Handler
 	// services allocates cluster IPs and node ports.
 	services *serviceAllocators
@@ -165,52 +175,30 @@ func New(cfg Config) (*Server, error) {
 		cfg: cfg, log: cfg.Logger, codecs: cfg.Codecs, ca: ca, tokens: tokens, admin: admin,
 		resp:          &responder{codecs: cfg.Codecs, log: cfg.Logger},
 		metrics:       newMetrics(),
-		entries:       map[schema.GroupVersionResource]*entry{},
 		readLimit:     make(inflightLimiter, cfg.MaxReadInFlight),
 		mutatingLimit: make(inflightLimiter, cfg.MaxMutatingInFlight),
 		ready:         make(chan struct{}),
 	}
 	s.services = newServiceAllocators(cfg.Storage)
 	s.watchCtx, s.cancelWatch = context.WithCancel(context.Background())
+	s.table.builtin = cfg.Resources
+	entries := entryMap{}
 	for _, res := range cfg.Resources {
-		if err := s.addResource(res); err != nil {
+		e, err := s.newEntry(res)
+		if err != nil {
 			return nil, err
 		}
+		entries[res.GVR()] = e
+	}
+	s.table.current.Store(&entries)
+	if err := s.newDocuments(); err != nil {
+		return nil, err
+	}
+	if err := s.initFieldManagers(s.oapi.Schemas()); err != nil {
+		return nil, err
 	}
 	s.handler = s.buildHandler()
 	return s, nil
-}
-
-func (s *Server) addResource(res *registry.Resource) error {
-	_, supported, err := res.Attrs(res.New())
-	if err != nil {
-		return fmt.Errorf("field set of %s: %w", res.GVR(), err)
-	}
-	e := &entry{res: res, returnDeleted: res.Group == "" && res.Resource == "pods", fields: supported}
-	e.store = objects.New(objects.Config{
-		Resource: res, Storage: s.cfg.Storage, Codecs: s.codecs, Clock: s.cfg.Clock, Admit: s.admit,
-		OnDeleted: s.services.release,
-	})
-	gvk := res.GVK()
-	e.cache = watchcache.New(watchcache.Config{
-		Store:      s.cfg.Storage,
-		Prefix:     res.KeyPrefix(),
-		Decode:     e.store.Decode,
-		Attrs:      res.Attrs,
-		Namespaced: res.Namespaced,
-		NewObject: func() runtime.Object {
-			obj := res.New()
-			obj.GetObjectKind().SetGroupVersionKind(gvk)
-			return obj
-		},
-		Encode:           func(obj runtime.Object, w io.Writer) error { return s.codecs.JSON.Encode(obj, w) },
-		Clock:            s.cfg.Clock,
-		WindowCapacity:   s.cfg.WatchCacheCapacity,
-		BookmarkInterval: s.cfg.BookmarkInterval,
-		Logger:           s.log.With("resource", res.GVR().String()),
-	})
-	s.entries[res.GVR()] = e
-	return nil
 }
 
 // Addr returns the bound address once Run is listening ("" before).
@@ -260,12 +248,8 @@ func (s *Server) Run(ctx context.Context) error {
 		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: 1000},
 	}
 	cacheCtx, stopCaches := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for _, e := range s.entries {
-		wg.Add(1)
-		go func() { defer wg.Done(); e.cache.Run(cacheCtx) }()
-	}
-	defer func() { stopCaches(); wg.Wait() }()
+	s.table.startCaches(cacheCtx)
+	defer func() { stopCaches(); s.table.caches.Wait() }()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
 	// The background loops stop (and are waited for) before the caches
@@ -299,7 +283,7 @@ func (s *Server) Run(ctx context.Context) error {
 // start waits for the caches, bootstraps the system objects, writes the
 // kubeconfig and marks the server ready.
 func (s *Server) start(ctx context.Context, host, port string) error {
-	for _, e := range s.entries {
+	for _, e := range s.table.load() {
 		if err := e.cache.WaitReady(ctx); err != nil {
 			return fmt.Errorf("watch cache %s: %w", e.res.GVR(), err)
 		}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/setpoint-dev/setpoint/internal/storage"
@@ -19,7 +20,14 @@ func (s *Store) Decode(kv storage.KeyValue) (runtime.Object, error) {
 
 func (s *Store) decodeAt(value []byte, rev int64) (runtime.Object, error) {
 	obj := s.res.New()
-	out, _, err := s.codecs.Proto.Decode(value, nil, obj)
+	var out runtime.Object
+	var err error
+	if s.res.Unstructured {
+		err = obj.(*unstructured.Unstructured).UnmarshalJSON(value)
+		out = obj
+	} else {
+		out, _, err = s.codecs.Proto.Decode(value, nil, obj)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("decode %s value: %w", s.res.Resource, err)
 	}
@@ -30,8 +38,10 @@ func (s *Store) decodeAt(value []byte, rev int64) (runtime.Object, error) {
 	return out, nil
 }
 
-// encode returns the storage value of obj: protobuf with resourceVersion
-// cleared (obj itself is left unchanged).
+// encode returns the storage value of obj with resourceVersion cleared
+// (obj itself is left unchanged): protobuf for typed resources; JSON for
+// custom resources, whose apiVersion is then the storage version, as
+// Kubernetes stores them.
 func (s *Store) encode(obj runtime.Object) ([]byte, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -39,9 +49,17 @@ func (s *Store) encode(obj runtime.Object) ([]byte, error) {
 	}
 	rv := m.GetResourceVersion()
 	m.SetResourceVersion("")
-	obj.GetObjectKind().SetGroupVersionKind(s.gvk)
 	var buf bytes.Buffer
-	err = s.codecs.Proto.Encode(obj, &buf)
+	if s.res.Unstructured {
+		obj.GetObjectKind().SetGroupVersionKind(s.gvk.GroupKind().WithVersion(s.storageVersion()))
+		var b []byte
+		b, err = obj.(*unstructured.Unstructured).MarshalJSON()
+		buf.Write(b)
+		obj.GetObjectKind().SetGroupVersionKind(s.gvk)
+	} else {
+		obj.GetObjectKind().SetGroupVersionKind(s.gvk)
+		err = s.codecs.Proto.Encode(obj, &buf)
+	}
 	m.SetResourceVersion(rv)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", s.res.Resource, err)
@@ -66,4 +84,12 @@ func ParseResourceVersion(rv string) (int64, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// storageVersion is the version objects of the resource are stored at.
+func (s *Store) storageVersion() string {
+	if s.res.StorageVersion != "" {
+		return s.res.StorageVersion
+	}
+	return s.res.Version
 }

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
 )
@@ -64,7 +65,13 @@ func carryUpdateMeta(m, old metav1.Object) {
 // specChanged reports whether anything besides metadata and status differs
 // between two objects of the same Go struct type: that is what bumps
 // metadata.generation.
-func specChanged(obj, old runtime.Object) bool {
+func (s *Store) specChanged(obj, old runtime.Object) bool {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if o, ok := old.(*unstructured.Unstructured); ok {
+			return unstructuredSpecChanged(u.Object, o.Object, s.res.Status != nil)
+		}
+		return true
+	}
 	a, b := reflect.ValueOf(obj), reflect.ValueOf(old)
 	if a.Kind() != reflect.Pointer || b.Kind() != reflect.Pointer || a.Type() != b.Type() {
 		return true
@@ -84,4 +91,32 @@ func specChanged(obj, old runtime.Object) bool {
 		}
 	}
 	return false
+}
+
+// unstructuredSpecChanged compares two custom resources on everything but
+// apiVersion, kind and metadata, and also status when the kind has a
+// status subresource, as Kubernetes' custom-resource strategy decides
+// generation: without the subresource, status is a client field like any
+// other and a change to it moves the generation.
+func unstructuredSpecChanged(a, b map[string]any, statusSubresource bool) bool {
+	skip := func(k string) bool {
+		return k == "apiVersion" || k == "kind" || k == "metadata" || (statusSubresource && k == "status")
+	}
+	n := 0
+	for k, va := range a {
+		if skip(k) {
+			continue
+		}
+		n++
+		vb, ok := b[k]
+		if !ok || !equality.Semantic.DeepEqual(va, vb) {
+			return true
+		}
+	}
+	for k := range b {
+		if !skip(k) {
+			n--
+		}
+	}
+	return n != 0
 }

@@ -103,7 +103,7 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 	if err := s.prepareUpdate(obj, current, opts.Subresource); err != nil {
 		return nil, conditional, err
 	}
-	if !s.res.NoGeneration && specChanged(obj, current) {
+	if !s.res.NoGeneration && s.specChanged(obj, current) {
 		m.SetGeneration(old.GetGeneration() + 1)
 	}
 	value, err := s.encode(obj)

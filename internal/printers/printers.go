@@ -42,6 +42,8 @@ func ForClock(group, kind string, now func() time.Time) registry.TableConvertor 
 		return newTable(deploymentColumns, deploymentCells, now)
 	case "apps/ReplicaSet":
 		return newTable(replicaSetColumns, replicaSetCells, now)
+	case "apiextensions.k8s.io/CustomResourceDefinition":
+		return newTable(crdColumns, crdCells, now)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package scheme
 
 import (
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -32,7 +33,7 @@ func New() *Codecs {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		corev1.AddToScheme, appsv1.AddToScheme, coordinationv1.AddToScheme,
-		autoscalingv1.AddToScheme, metav1.AddMetaToScheme,
+		autoscalingv1.AddToScheme, apiextv1.AddToScheme, metav1.AddMetaToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err) // the static scheme is broken: a programming error

@@ -1,0 +1,221 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/setpoint-dev/setpoint/internal/discovery"
+	"github.com/setpoint-dev/setpoint/internal/fieldmanager"
+	"github.com/setpoint-dev/setpoint/internal/objects"
+	"github.com/setpoint-dev/setpoint/internal/openapi"
+	"github.com/setpoint-dev/setpoint/internal/registry"
+	"github.com/setpoint-dev/setpoint/internal/watchcache"
+)
+
+// entryMap maps group/version/resource to its entry. A published map is
+// never modified: writers copy it.
+type entryMap map[schema.GroupVersionResource]*entry
+
+// resourceTable is the set of served resources. The built-in entries are
+// added by New and live as long as the server; custom resources come and
+// go with their CustomResourceDefinitions (crd.go).
+//
+// Readers call load and never block; writers serialize on mu, build a new
+// map, start and stop watch caches, then publish the map and the new
+// discovery and OpenAPI documents, in that order, so that a resource is in
+// discovery only once requests for it are served.
+type resourceTable struct {
+	mu      sync.Mutex
+	current atomic.Pointer[entryMap]
+	// builtin is the configured resources, in configuration order: they
+	// come first in discovery.
+	builtin []*registry.Resource
+	// cacheCtx is the context of every watch cache; nil until Run starts
+	// the caches (entries added before then are started by Run).
+	cacheCtx context.Context
+	// caches counts running watch caches; Run waits for it on shutdown.
+	caches sync.WaitGroup
+}
+
+func (t *resourceTable) load() entryMap {
+	if m := t.current.Load(); m != nil {
+		return *m
+	}
+	return nil
+}
+
+// entry returns the entry of gvr, nil when it is not served.
+func (s *Server) entry(gvr schema.GroupVersionResource) *entry { return s.table.load()[gvr] }
+
+// newEntry builds the object layer and watch cache of res; its cache is
+// not running yet.
+func (s *Server) newEntry(res *registry.Resource) (*entry, error) {
+	_, supported, err := res.Attrs(res.New())
+	if err != nil {
+		return nil, fmt.Errorf("field set of %s: %w", res.GVR(), err)
+	}
+	e := &entry{res: res, returnDeleted: res.Group == "" && res.Resource == "pods", fields: supported}
+	e.store = objects.New(objects.Config{
+		Resource: res, Storage: s.cfg.Storage, Codecs: s.codecs, Clock: s.cfg.Clock, Admit: s.admit,
+		OnDeleted: s.services.release,
+	})
+	gvk := res.GVK()
+	e.cache = watchcache.New(watchcache.Config{
+		Store:      s.cfg.Storage,
+		Prefix:     res.KeyPrefix(),
+		Decode:     e.store.Decode,
+		Attrs:      res.Attrs,
+		Namespaced: res.Namespaced,
+		NewObject: func() runtime.Object {
+			obj := res.New()
+			obj.GetObjectKind().SetGroupVersionKind(gvk)
+			return obj
+		},
+		Encode:           func(obj runtime.Object, w io.Writer) error { return s.codecs.JSON.Encode(obj, w) },
+		Clock:            s.cfg.Clock,
+		WindowCapacity:   s.cfg.WatchCacheCapacity,
+		BookmarkInterval: s.cfg.BookmarkInterval,
+		Logger:           s.log.With("resource", res.GVR().String()),
+	})
+	return e, nil
+}
+
+// startCacheLocked runs e's watch cache under the table's cache context;
+// the caller holds t.mu and the caches have been started (cacheCtx set).
+func (t *resourceTable) startCacheLocked(e *entry) {
+	ctx, cancel := context.WithCancel(t.cacheCtx)
+	e.stopCache = cancel
+	t.caches.Add(1)
+	go func() { defer t.caches.Done(); e.cache.Run(ctx) }()
+}
+
+// startCaches starts the watch caches of every entry so far and of every
+// entry added later, all ending when ctx does.
+func (t *resourceTable) startCaches(ctx context.Context) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cacheCtx = ctx
+	for _, e := range t.load() {
+		t.startCacheLocked(e)
+	}
+}
+
+// replace swaps the entries of custom resources: the entries named in
+// remove stop being served and those of add start (an entry of add
+// replaces one of the same group/version/resource). New caches are ready
+// before the entries are published; the discovery and OpenAPI documents
+// follow the new table. owner is the CRD state of the added entries.
+func (s *Server) replace(ctx context.Context, add []*registry.Resource, remove []schema.GroupVersionResource, owner *crdState) error {
+	t := &s.table
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	next := maps.Clone(t.load())
+	var stopped, started []*entry
+	for _, gvr := range remove {
+		if e := next[gvr]; e != nil {
+			stopped = append(stopped, e)
+			delete(next, gvr)
+		}
+	}
+	for _, res := range add {
+		e, err := s.newEntry(res)
+		if err != nil {
+			return err
+		}
+		if old := next[res.GVR()]; old != nil {
+			stopped = append(stopped, old)
+		}
+		e.crd = owner
+		next[res.GVR()] = e
+		started = append(started, e)
+	}
+	resources := orderedResources(t.builtin, next)
+	if err := s.oapi.Update(resources); err != nil {
+		return fmt.Errorf("openapi: %w", err)
+	}
+	if len(started) > 0 {
+		tc, err := fieldmanager.NewTypeConverter(s.oapi.Schemas())
+		if err != nil {
+			return err
+		}
+		for _, e := range started {
+			if e.fm, err = fieldmanager.New(tc, s.codecs.Scheme, e.res); err != nil {
+				return err
+			}
+		}
+	}
+	if t.cacheCtx != nil {
+		for _, e := range started {
+			t.startCacheLocked(e)
+		}
+		for _, e := range started {
+			if err := e.cache.WaitReady(ctx); err != nil {
+				return fmt.Errorf("watch cache %s: %w", e.res.GVR(), err)
+			}
+		}
+	}
+	t.current.Store(&next)
+	for _, e := range stopped {
+		if e.stopCache != nil {
+			e.stopCache()
+		}
+	}
+	return s.disc.Update(resources)
+}
+
+// orderedResources lists the built-in resources in configuration order,
+// then the custom ones by group, resource and version priority (the
+// preferred version of a group first, as Kubernetes orders CRD versions).
+func orderedResources(builtin []*registry.Resource, m entryMap) []*registry.Resource {
+	out := slices.Clone(builtin)
+	var custom []*registry.Resource
+	for _, e := range m {
+		if e.res.Unstructured {
+			custom = append(custom, e.res)
+		}
+	}
+	slices.SortFunc(custom, func(a, b *registry.Resource) int {
+		if a.Group != b.Group {
+			return compareStrings(a.Group, b.Group)
+		}
+		if c := -version.CompareKubeAwareVersionStrings(a.Version, b.Version); c != 0 {
+			return c
+		}
+		return compareStrings(a.Resource, b.Resource)
+	})
+	return append(out, custom...)
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// newDocuments builds the discovery and OpenAPI services of the built-in
+// resources.
+func (s *Server) newDocuments() error {
+	var err error
+	if s.disc, err = discovery.New(s.table.builtin); err != nil {
+		return err
+	}
+	s.oapi, err = openapi.New(s.table.builtin, openapi.Options{Version: serverVersion.GitVersion, Logger: s.log})
+	return err
+}
+
+// crdState is the CustomResourceDefinition state of a custom resource's
+// entries.
+type crdState struct{}
