@@ -112,6 +112,10 @@ type Resource struct {
 	// modified after the Resource is built.
 	Schema    *spec.Schema
 	ModelName string
+	// StorageVersion is the version objects are stored at when it is not
+	// Version (a custom resource served at several versions); empty means
+	// Version. Versions of one group/resource share one storage prefix.
+	StorageVersion string
 	// Attrs extracts labels and selectable fields.
 	Attrs AttrFunc
 	// Table renders `kubectl get` columns.
@@ -192,4 +196,13 @@ type DeletionHolder interface {
 	// HoldsDeletion reports whether obj must stay until something else
 	// (a controller) releases it.
 	HoldsDeletion(obj runtime.Object) bool
+}
+
+// Pruner is implemented by strategies of kinds whose decoded objects may
+// carry fields the schema does not know (custom resources): Prune drops
+// them in place and returns their paths ("spec.foo"), which the server
+// reports as unknown fields (an error under fieldValidation=Strict, a
+// warning under Warn).
+type Pruner interface {
+	Prune(obj runtime.Object) []string
 }
