@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+
+	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
 // DefaultMaxBodyBytes is Kubernetes' limit on request bodies (3 MiB).
@@ -80,6 +82,9 @@ func (s *Server) decodeObject(w http.ResponseWriter, r *http.Request, e *entry, 
 	case mimeYAML, "application/x-yaml", "text/yaml":
 		dec = pick(fv, s.codecs.StrictYAML, s.codecs.YAML)
 	case mimeProtobuf:
+		if e.res.Unstructured {
+			return nil, unsupportedMediaType(ctype) // as Kubernetes: custom resources have no protobuf form
+		}
 		dec = s.codecs.Proto
 	default:
 		return nil, unsupportedMediaType(ctype)
@@ -151,7 +156,38 @@ func (s *Server) decodeInto(w http.ResponseWriter, e *entry, dec runtime.Decoder
 			gvk.Kind, gvk.GroupVersion().String(), want.Kind, want.GroupVersion().WithKind(want.Kind)))
 	}
 	obj.GetObjectKind().SetGroupVersionKind(want)
+	if err := s.pruneUnknown(w, e, fv, obj); err != nil {
+		return nil, err
+	}
 	return obj, nil
+}
+
+// pruneUnknown drops the fields a custom resource's schema does not know
+// and applies field-validation policy fv to them, as Kubernetes does:
+// Strict refuses the object (400, naming every field), Warn sends one
+// warning per field, Ignore drops them silently.
+func (s *Server) pruneUnknown(w http.ResponseWriter, e *entry, fv fieldValidation, obj runtime.Object) error {
+	p, ok := e.res.Strategy.(registry.Pruner)
+	if !ok {
+		return nil
+	}
+	pruned := p.Prune(obj)
+	if len(pruned) == 0 || fv == validationIgnore {
+		return nil
+	}
+	msgs := make([]string, len(pruned))
+	for i, path := range pruned {
+		msgs[i] = fmt.Sprintf("unknown field %q", path)
+	}
+	if fv == validationStrict {
+		want := e.res.GVK()
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: strict decoding error: %s",
+			want.Kind, want.Version, want.Kind, strings.Join(msgs, ", ")))
+	}
+	for _, msg := range msgs {
+		addWarning(w, msg)
+	}
+	return nil
 }
 
 func decodeError(want schema.GroupVersionKind, err error) error {

@@ -100,6 +100,12 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, e *entry, i
 				addWarning(w, msg)
 			}
 		}
+		if err := s.pruneUnknown(w, e, fv, obj); err != nil {
+			return nil, err
+		}
+		if current == nil && e.terminating() {
+			return nil, errTerminatingCRD()
+		}
 		m := objectMeta(obj)
 		if !conditional || current == nil {
 			m.SetResourceVersion("")

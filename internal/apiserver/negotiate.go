@@ -23,7 +23,12 @@ const (
 // negotiate picks the first acceptable format in the Accept header (in
 // order of preference as written, skipping q=0). ok is false when the
 // client accepts nothing we can produce.
-func negotiate(accept string) (mediaType, bool) {
+func negotiate(accept string) (mediaType, bool) { return negotiateFor(accept, true) }
+
+// negotiateFor is negotiate for a resource that may have no protobuf form
+// (custom resources): then protobuf is skipped, so a client that also
+// accepts JSON gets JSON, and one that accepts only protobuf gets 406.
+func negotiateFor(accept string, protobuf bool) (mediaType, bool) {
 	if strings.TrimSpace(accept) == "" {
 		return mediaType{Type: mimeJSON}, true
 	}
@@ -39,6 +44,9 @@ func negotiate(accept string) (mediaType, bool) {
 		case mimeYAML:
 			mt.Type = mimeYAML
 		case mimeProtobuf:
+			if !protobuf {
+				continue
+			}
 			mt.Type = mimeProtobuf
 		default:
 			continue

@@ -140,6 +140,13 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, e *entry, i
 		s.resp.writeError(w, r, err)
 		return
 	}
+	if p.kind == patchStrategic && e.res.Unstructured {
+		// As Kubernetes: strategic merge needs a Go type's patch tags.
+		s.resp.writeError(w, r, newStatusError(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
+			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s",
+				patchJSON, patchMerge, patchApply)))
+		return
+	}
 	if p.kind == patchApply {
 		s.handleApply(w, r, e, info, mt, p, dry, fv)
 		return

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
@@ -218,4 +220,15 @@ func (s *Server) newDocuments() error {
 
 // crdState is the CustomResourceDefinition state of a custom resource's
 // entries.
-type crdState struct{}
+type crdState struct{ terminating atomic.Bool }
+
+// terminating reports whether e is a custom resource whose CRD is being
+// deleted: its objects are being removed and creates are refused.
+func (e *entry) terminating() bool { return e.crd != nil && e.crd.terminating.Load() }
+
+// errTerminatingCRD is Kubernetes' answer to a create of a custom
+// resource whose definition is being deleted.
+func errTerminatingCRD() error {
+	return newStatusError(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
+		"create not allowed while custom resource definition is terminating")
+}

@@ -76,7 +76,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.resp.writeError(w, r, resourceNotFound())
 		return
 	}
-	mt, ok := negotiate(r.Header.Get("Accept"))
+	mt, ok := negotiateFor(r.Header.Get("Accept"), !e.res.Unstructured)
 	if !ok {
 		s.resp.writeError(w, r, notAcceptable())
 		return

@@ -45,6 +45,10 @@ func (s *Server) readObject(w http.ResponseWriter, r *http.Request, e *entry) (b
 }
 
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
+	if e.terminating() {
+		s.resp.writeError(w, r, errTerminatingCRD())
+		return
+	}
 	dry, obj, err := s.readObject(w, r, e)
 	var manager string
 	if err == nil {

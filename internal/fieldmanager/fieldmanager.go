@@ -49,7 +49,8 @@ type defaulter struct{ s registry.Strategy }
 func (d defaulter) Default(obj runtime.Object) { d.s.Default(obj) }
 
 // New builds the field managers of res. scheme must know res's kind (it
-// creates and converts its objects).
+// creates and converts its objects), unless res is Unstructured (a custom
+// resource, whose versions differ only in apiVersion).
 func New(tc TypeConverter, scheme *runtime.Scheme, res *registry.Resource) (*Resource, error) {
 	r := &Resource{res: res, gvk: res.GVK(), scheme: scheme, managers: map[string]*managedfields.FieldManager{}}
 	version := fieldpath.APIVersion(r.gvk.GroupVersion().String())
@@ -72,7 +73,12 @@ func New(tc TypeConverter, scheme *runtime.Scheme, res *registry.Resource) (*Res
 		if reset != nil {
 			filters = map[fieldpath.APIVersion]fieldpath.Filter{version: fieldpath.NewExcludeSetFilter(reset)}
 		}
-		fm, err := managedfields.NewDefaultFieldManager(tc, scheme, defaulter{res.Strategy}, scheme,
+		var conv runtime.ObjectConvertor = scheme
+		var creater runtime.ObjectCreater = scheme
+		if res.Unstructured {
+			conv, creater = unstructuredConvertor{}, unstructuredCreater{}
+		}
+		fm, err := managedfields.NewDefaultFieldManager(tc, conv, defaulter{res.Strategy}, creater,
 			r.gvk, r.gvk.GroupVersion(), sub, filters)
 		if err != nil {
 			return nil, fmt.Errorf("fieldmanager: %s %q: %w", r.gvk, sub, err)
@@ -140,7 +146,7 @@ func (r *Resource) Apply(live runtime.Object, patch []byte, manager, subresource
 		}
 		warnings = append(warnings, err.Error())
 	}
-	if _, ok := out.(*unstructured.Unstructured); ok {
+	if _, ok := out.(*unstructured.Unstructured); ok && !r.res.Unstructured {
 		typed := r.res.New()
 		if err := r.scheme.Convert(out, typed, nil); err != nil {
 			return nil, nil, apierrors.NewInternalError(err)
