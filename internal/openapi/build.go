@@ -52,38 +52,54 @@ type plan struct {
 	gvs []*groupVersion
 	// kinds maps the Go type of every top-level kind to its GVKs.
 	kinds map[reflect.Type][]schema.GroupVersionKind
+	// customs are the custom resources among gvs' kinds, in input order;
+	// their model names are distinct.
+	customs []kindInfo
 }
 
 var unstructuredType = reflect.TypeFor[unstructured.Unstructured]()
 
-// newPlan validates resources and resolves their Go types.
+// newPlan validates resources and resolves their models.
 func newPlan(resources []*registry.Resource) (*plan, error) {
 	p := &plan{kinds: map[reflect.Type][]schema.GroupVersionKind{}}
 	byGV := map[schema.GroupVersion]*groupVersion{}
-	claimed := map[schema.GroupVersionKind]reflect.Type{}
-	claim := func(t reflect.Type, gvk schema.GroupVersionKind) error {
+	// claimed maps each GVK to the Go type or the custom model name
+	// serving it.
+	claimed := map[schema.GroupVersionKind]any{}
+	claim := func(by any, gvk schema.GroupVersionKind) error {
 		if prev, ok := claimed[gvk]; ok {
-			if prev != t {
-				return fmt.Errorf("openapi: %v is served as both %v and %v", gvk, prev, t)
+			if prev != by {
+				return fmt.Errorf("openapi: %v is served as both %v and %v", gvk, prev, by)
 			}
 			return nil
 		}
-		claimed[gvk] = t
-		p.kinds[t] = append(p.kinds[t], gvk)
+		claimed[gvk] = by
+		if t, typed := by.(reflect.Type); typed {
+			p.kinds[t] = append(p.kinds[t], gvk)
+		}
 		return nil
 	}
+	models := map[string]schema.GroupVersionResource{}
 	for i, r := range resources {
-		if r == nil || r.New == nil || r.NewList == nil || r.Kind == "" || r.ListKind == "" || r.Resource == "" {
-			return nil, fmt.Errorf("openapi: resource %d: resource, kind, list kind, New and NewList are required", i)
-		}
-		k := resolveKind(r)
-		if k.obj.Kind() != reflect.Struct || k.objList.Kind() != reflect.Struct || k.obj == unstructuredType {
-			return nil, fmt.Errorf("openapi: resource %s: New and NewList must return typed Go structs", r.GVR())
-		}
-		if err := claim(k.obj, r.GVK()); err != nil {
+		k, err := checkResource(i, r)
+		if err != nil {
 			return nil, err
 		}
-		if err := claim(k.objList, r.GroupVersion().WithKind(r.ListKind)); err != nil {
+		objKey, listKey := any(k.obj.t), any(k.objList.t)
+		if r.Unstructured {
+			for _, name := range []string{k.obj.name, k.objList.name} {
+				if prev, dup := models[name]; dup {
+					return nil, fmt.Errorf("openapi: resources %s and %s both publish the model %s", prev, r.GVR(), name)
+				}
+				models[name] = r.GVR()
+			}
+			objKey, listKey = k.obj.name, k.objList.name
+			p.customs = append(p.customs, k)
+		}
+		if err := claim(objKey, r.GVK()); err != nil {
+			return nil, err
+		}
+		if err := claim(listKey, r.GroupVersion().WithKind(r.ListKind)); err != nil {
 			return nil, err
 		}
 		g := byGV[r.GroupVersion()]
@@ -97,6 +113,24 @@ func newPlan(resources []*registry.Resource) (*plan, error) {
 	return p, p.claimSharedKinds(claim)
 }
 
+// checkResource validates one resource descriptor and resolves its models.
+func checkResource(i int, r *registry.Resource) (kindInfo, error) {
+	if r == nil || r.New == nil || r.NewList == nil || r.Kind == "" || r.ListKind == "" || r.Resource == "" {
+		return kindInfo{}, fmt.Errorf("openapi: resource %d: resource, kind, list kind, New and NewList are required", i)
+	}
+	if r.Unstructured {
+		if r.Schema == nil || r.ModelName == "" {
+			return kindInfo{}, fmt.Errorf("openapi: custom resource %s: Schema and ModelName are required", r.GVR())
+		}
+		return resolveKind(r), nil
+	}
+	k := resolveKind(r)
+	if k.obj.t.Kind() != reflect.Struct || k.objList.t.Kind() != reflect.Struct || k.obj.t == unstructuredType {
+		return kindInfo{}, fmt.Errorf("openapi: resource %s: New and NewList must return typed Go structs (custom resources set Unstructured, Schema and ModelName)", r.GVR())
+	}
+	return k, nil
+}
+
 // kindClaim is one Go type served as one GVK.
 type kindClaim struct {
 	t   reflect.Type
@@ -106,10 +140,14 @@ type kindClaim struct {
 // claimSharedKinds adds the GVKs of the kinds the operations share:
 // Status, the subresource kinds, and DeleteOptions and WatchEvent in
 // every served group-version (and the core one), as Kubernetes lists them.
-func (p *plan) claimSharedKinds(claim func(reflect.Type, schema.GroupVersionKind) error) error {
+//
+// Group-versions of custom resources only are not listed, as Kubernetes
+// does not list them: so the documents of the built-in group-versions do
+// not change when custom resources come and go.
+func (p *plan) claimSharedKinds(claim func(any, schema.GroupVersionKind) error) error {
 	gvs := []schema.GroupVersion{{Version: "v1"}}
 	for _, g := range p.gvs {
-		if g.gv != gvs[0] {
+		if g.gv != gvs[0] && g.hasTyped() {
 			gvs = append(gvs, g.gv)
 		}
 	}
@@ -137,6 +175,16 @@ func (p *plan) claimSharedKinds(claim func(reflect.Type, schema.GroupVersionKind
 	return nil
 }
 
+// hasTyped reports whether g serves a kind that is not a custom resource.
+func (g *groupVersion) hasTyped() bool {
+	for _, k := range g.kinds {
+		if !k.r.Unstructured {
+			return true
+		}
+	}
+	return false
+}
+
 // routes returns all routes of one group-version.
 func (g *groupVersion) routes() []route {
 	out := []route{resourceListRoute(g.gv)}
@@ -160,6 +208,7 @@ type v3Set struct {
 // renderV3 renders one OpenAPI 3.0 document per group-version.
 func (p *plan) renderV3(version string) (*v3Set, error) {
 	gen := newGenerator(openapi3, p.kinds)
+	gen.defineCustoms(p.customs)
 	out := &v3Set{docs: map[string]document{}}
 	disco := discoveryV3{Paths: map[string]discoveryV3Entry{}}
 	for _, g := range p.gvs {
@@ -196,6 +245,7 @@ type discoveryV3Entry struct {
 // renderV2 renders the Swagger 2.0 document of all group-versions as JSON.
 func (p *plan) renderV2(version string) (document, error) {
 	gen := newGenerator(swagger2, p.kinds)
+	gen.defineCustoms(p.customs)
 	r := &v2Renderer{gen: gen}
 	paths := &spec.Paths{Paths: map[string]spec.PathItem{}}
 	for _, g := range p.gvs {

@@ -20,6 +20,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/discovery"
 	"github.com/setpoint-dev/setpoint/internal/discovery/discoverytest"
 	"github.com/setpoint-dev/setpoint/internal/openapi"
+	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
 const kubectlPath = "/usr/bin/kubectl"
@@ -63,14 +64,21 @@ type kubectlEnv struct {
 
 func newKubectlEnv(t *testing.T) *kubectlEnv {
 	t.Helper()
+	return newKubectlEnvWith(t, discoverytest.Resources)
+}
+
+// newKubectlEnvWith serves the discovery and OpenAPI documents of the
+// resources that resources returns (called once for each).
+func newKubectlEnvWith(t *testing.T, resources func() []*registry.Resource) *kubectlEnv {
+	t.Helper()
 	if _, err := os.Stat(kubectlPath); err != nil {
 		t.Fatalf("this test runs the real kubectl 1.32, expected at %s: %v", kubectlPath, err)
 	}
-	disco, err := discovery.New(discoverytest.Resources())
+	disco, err := discovery.New(resources())
 	if err != nil {
 		t.Fatal(err)
 	}
-	oapi, err := openapi.New(discoverytest.Resources(), openapi.Options{Version: "v1.37.0-setpoint"})
+	oapi, err := openapi.New(resources(), openapi.Options{Version: "v1.37.0-setpoint"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,6 +253,60 @@ func TestKubectlExplain(t *testing.T) {
 	if got := env.log.matching("GET /openapi/v2"); len(got) == 0 || !strings.Contains(got[0], "protobuf") {
 		t.Errorf("kubectl did not fetch /openapi/v2 as protobuf: %v", got)
 	}
+}
+
+// TestKubectlExplainCustomResource: kubectl explain finds a custom
+// resource through discovery and shows its schema's field descriptions,
+// from OpenAPI v3 and from the Swagger 2.0 protobuf document.
+func TestKubectlExplainCustomResource(t *testing.T) {
+	env := newKubectlEnvWith(t, func() []*registry.Resource {
+		return []*registry.Resource{minimalCronTab(t)}
+	})
+
+	out := env.run("explain", "crontabs.spec", "--api-version=stable.example.com/v1")
+	requireContains(t, "explain crontabs.spec", out,
+		"GROUP:      stable.example.com", "KIND:       CronTab", "VERSION:    v1",
+		"FIELD: spec <Object>",
+		"The desired state of the cron job.",
+		"cronSpec\t<string> -required-",
+		"The cron schedule of the job, in cron format.",
+		"replicas\t<integer>",
+		"How many copies of the job run at once; at least 1.")
+
+	out = env.run("explain", "crontab", "--api-version=stable.example.com/v1")
+	requireContains(t, "explain crontab", out,
+		"A CronTab runs a job on a schedule.",
+		"metadata\t<ObjectMeta>", "spec\t<Object>", "status\t<Object>")
+
+	out = env.run("explain", "crontabs.spec.replicas", "--api-version=stable.example.com/v1", "--output=plaintext-openapiv2")
+	requireContains(t, "explain --output=plaintext-openapiv2", out,
+		"KIND:     CronTab", "FIELD:    replicas <integer>",
+		"How many copies of the job run at once; at least 1.")
+}
+
+// minimalCronTab is a custom resource with a small published schema.
+func minimalCronTab(t *testing.T) *registry.Resource {
+	r := cronTab(t, "v1", `{
+  "type": "object",
+  "description": "A CronTab runs a job on a schedule.",
+  "properties": {
+    "apiVersion": {"type": "string"},
+    "kind": {"type": "string"},
+    "metadata": {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"},
+    "spec": {
+      "type": "object",
+      "description": "The desired state of the cron job.",
+      "required": ["cronSpec"],
+      "properties": {
+        "cronSpec": {"type": "string", "description": "The cron schedule of the job, in cron format."},
+        "replicas": {"type": "integer", "minimum": 1, "description": "How many copies of the job run at once; at least 1."}
+      }
+    },
+    "status": {"type": "object", "description": "The observed state.", "x-kubernetes-preserve-unknown-fields": true}
+  }
+}`)
+	r.Status, r.Scale = nil, nil
+	return r
 }
 
 // TestKubectlSendsStrictFieldValidation runs kubectl create and apply

@@ -29,8 +29,8 @@ type operation struct {
 	tag    string
 	gvk    schema.GroupVersionKind
 	query  []param
-	// body is the request body's Go type, nil for none.
-	body reflect.Type
+	// body is the request body's model, the zero model for none.
+	body model
 	// consumes lists the request media types (patch types for patch).
 	consumes []string
 	// produces lists the response media types.
@@ -41,8 +41,20 @@ type operation struct {
 type response struct {
 	code int
 	desc string
-	typ  reflect.Type
+	typ  model
 }
+
+// model is the schema of a request or response body: a Go type whose
+// definition is derived by reflection, or (t nil) a custom resource's
+// published model, named name. The zero model means no body.
+type model struct {
+	t    reflect.Type
+	name string
+}
+
+func typeModel(t reflect.Type) model { return model{t: t} }
+
+func (m model) isZero() bool { return m.t == nil && m.name == "" }
 
 // Media types served and accepted by the API server.
 var (
@@ -56,6 +68,14 @@ var (
 		"application/strategic-merge-patch+json", "application/apply-patch+yaml",
 	}
 	anyMediaType = []string{"*/*"}
+
+	// Custom resources are served as JSON and YAML only, and take no
+	// strategic merge patch (as Kubernetes serves them).
+	customMediaTypes      = []string{"application/json", "application/yaml"}
+	customWatchMediaTypes = []string{"application/json", "application/yaml", "application/json;stream=watch"}
+	customPatchMediaTypes = []string{
+		"application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml",
+	}
 )
 
 // Go types of the meta kinds every group-version's operations use.
@@ -69,11 +89,13 @@ var (
 	bindingType       = reflect.TypeFor[corev1.Binding]()
 )
 
-// kindInfo is one served resource with its Go types resolved.
+// kindInfo is one served resource with its models resolved: Go types for
+// typed resources; for custom resources (r.Unstructured) the models
+// r.ModelName and r.ModelName+"List".
 type kindInfo struct {
 	r        *registry.Resource
-	obj      reflect.Type
-	objList  reflect.Type
+	obj      model
+	objList  model
 	gvPrefix string // e.g. "AppsV1"
 }
 
@@ -81,10 +103,14 @@ type kindInfo struct {
 // Swagger 2.0 form) do not depend on the caller leaving r unchanged.
 func resolveKind(r *registry.Resource) kindInfo {
 	r = ptrTo(*r)
-	return kindInfo{
-		r: r, obj: deref(reflect.TypeOf(r.New())), objList: deref(reflect.TypeOf(r.NewList())),
-		gvPrefix: gvPrefix(r.GroupVersion()),
+	k := kindInfo{r: r, gvPrefix: gvPrefix(r.GroupVersion())}
+	if r.Unstructured {
+		k.obj, k.objList = model{name: r.ModelName}, model{name: listModelName(r.ModelName)}
+	} else {
+		k.obj = typeModel(deref(reflect.TypeOf(r.New())))
+		k.objList = typeModel(deref(reflect.TypeOf(r.NewList())))
 	}
+	return k
 }
 
 // routes returns every route of one resource, in a fixed order.
@@ -146,18 +172,19 @@ func (k kindInfo) subresourceRoutes(item string, itemParams []param, scope strin
 		op.id = "create" + k.gvPrefix + scope + r.Kind + "Binding"
 		op.desc = "create binding of a " + r.Kind
 		op.gvk = schema.GroupVersionKind{Version: "v1", Kind: "Binding"}
-		op.body = bindingType
-		op.responses = okCreatedAccepted(bindingType)
+		op.body = typeModel(bindingType)
+		op.responses = okCreatedAccepted(op.body)
 		out = append(out, route{path: item + "/binding", params: with(itemParams, prettyParam), ops: []operation{op}})
 	}
 	if r.Scale != nil {
 		gvk := schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
 		name := k.gvPrefix + scope + r.Kind + "Scale"
-		read := k.read("read"+name, "read scale of the specified "+r.Kind, scaleType)
-		replace := k.replace("replace"+name, "replace scale of the specified "+r.Kind, scaleType)
+		scale := typeModel(scaleType)
+		read := k.read("read"+name, "read scale of the specified "+r.Kind, scale)
+		replace := k.replace("replace"+name, "replace scale of the specified "+r.Kind, scale)
 		read.gvk, replace.gvk = gvk, gvk
 		out = append(out, route{path: item + "/scale", params: with(itemParams, prettyParam), ops: []operation{
-			read, replace, k.patch("patch"+name, "partially update scale of the specified "+r.Kind, gvk, scaleType),
+			read, replace, k.patch("patch"+name, "partially update scale of the specified "+r.Kind, gvk, scale),
 		}})
 	}
 	if r.Status != nil {
@@ -171,17 +198,48 @@ func (k kindInfo) subresourceRoutes(item string, itemParams []param, scope strin
 	return out
 }
 
+// Media types of one kind's operations: what its objects are served as,
+// what its lists and watches are served as, what its writes accept, and
+// the patch types it takes.
+func (k kindInfo) objectTypes() []string {
+	if k.r.Unstructured {
+		return customMediaTypes
+	}
+	return objectMediaTypes
+}
+
+func (k kindInfo) watchTypes() []string {
+	if k.r.Unstructured {
+		return customWatchMediaTypes
+	}
+	return watchMediaTypes
+}
+
+func (k kindInfo) bodyTypes() []string {
+	if k.r.Unstructured {
+		return customMediaTypes
+	}
+	return anyMediaType
+}
+
+func (k kindInfo) patchTypes() []string {
+	if k.r.Unstructured {
+		return customPatchMediaTypes
+	}
+	return patchMediaTypes
+}
+
 func (k kindInfo) op(method, action, id, desc string) operation {
 	return operation{
 		method: method, action: action, id: id, desc: desc,
-		tag: gvTag(k.r.GroupVersion()), gvk: k.r.GVK(), produces: objectMediaTypes,
+		tag: gvTag(k.r.GroupVersion()), gvk: k.r.GVK(), produces: k.objectTypes(),
 	}
 }
 
 func (k kindInfo) list(id, desc string) operation {
 	op := k.op("get", "list", id, desc)
 	op.query = listParams
-	op.produces = watchMediaTypes
+	op.produces = k.watchTypes()
 	op.responses = []response{{200, "OK", k.objList}}
 	return op
 }
@@ -189,47 +247,53 @@ func (k kindInfo) list(id, desc string) operation {
 func (k kindInfo) watch(id, action, desc string) operation {
 	op := k.op("get", action, id, desc)
 	op.query = listParams
-	op.produces = watchMediaTypes
-	op.responses = []response{{200, "OK", watchEventType}}
+	op.produces = k.watchTypes()
+	op.responses = []response{{200, "OK", typeModel(watchEventType)}}
 	return op
 }
 
 func (k kindInfo) create() operation {
 	op := k.op("post", "post", "create"+k.gvPrefix+scopeOf(k.r)+k.r.Kind, "create a "+k.r.Kind)
 	op.query = writeParams
-	op.body, op.consumes = k.obj, anyMediaType
+	op.body, op.consumes = k.obj, k.bodyTypes()
 	op.responses = okCreatedAccepted(k.obj)
 	return op
 }
 
-func (k kindInfo) read(id, desc string, t reflect.Type) operation {
+func (k kindInfo) read(id, desc string, m model) operation {
 	op := k.op("get", "get", id, desc)
-	op.responses = []response{{200, "OK", t}}
+	op.responses = []response{{200, "OK", m}}
 	return op
 }
 
-func (k kindInfo) replace(id, desc string, t reflect.Type) operation {
+func (k kindInfo) replace(id, desc string, m model) operation {
 	op := k.op("put", "put", id, desc)
 	op.query = writeParams
-	op.body, op.consumes = t, anyMediaType
-	op.responses = []response{{200, "OK", t}, {201, "Created", t}}
+	op.body, op.consumes = m, k.bodyTypes()
+	op.responses = []response{{200, "OK", m}, {201, "Created", m}}
 	return op
 }
 
-func (k kindInfo) patch(id, desc string, gvk schema.GroupVersionKind, t reflect.Type) operation {
+func (k kindInfo) patch(id, desc string, gvk schema.GroupVersionKind, m model) operation {
 	op := k.op("patch", "patch", id, desc)
 	op.gvk = gvk
 	op.query = patchParams
-	op.body, op.consumes = patchType, patchMediaTypes
-	op.responses = []response{{200, "OK", t}, {201, "Created", t}}
+	op.body, op.consumes = typeModel(patchType), k.patchTypes()
+	op.responses = []response{{200, "OK", m}, {201, "Created", m}}
 	return op
 }
 
+// delete answers with the object for typed kinds; custom resources
+// document a Status, as Kubernetes publishes them.
 func (k kindInfo) delete(scope string) operation {
 	op := k.op("delete", "delete", "delete"+k.gvPrefix+scope+k.r.Kind, "delete a "+k.r.Kind)
 	op.query = deleteParams
-	op.body, op.consumes = deleteOptionsType, anyMediaType
-	op.responses = []response{{200, "OK", k.obj}, {202, "Accepted", k.obj}}
+	op.body, op.consumes = typeModel(deleteOptionsType), k.bodyTypes()
+	answer := k.obj
+	if k.r.Unstructured {
+		answer = typeModel(statusType)
+	}
+	op.responses = []response{{200, "OK", answer}, {202, "Accepted", answer}}
 	return op
 }
 
@@ -237,8 +301,8 @@ func (k kindInfo) deleteCollection(scope string) operation {
 	op := k.op("delete", "deletecollection", "delete"+k.gvPrefix+"Collection"+scope+k.r.Kind,
 		"delete collection of "+k.r.Kind)
 	op.query = deleteCollectionParams
-	op.body, op.consumes = deleteOptionsType, anyMediaType
-	op.responses = []response{{200, "OK", statusType}}
+	op.body, op.consumes = typeModel(deleteOptionsType), k.bodyTypes()
+	op.responses = []response{{200, "OK", typeModel(statusType)}}
 	return op
 }
 
@@ -248,8 +312,8 @@ func with(ps []param, more ...param) []param {
 	return append(append(out, ps...), more...)
 }
 
-func okCreatedAccepted(t reflect.Type) []response {
-	return []response{{200, "OK", t}, {201, "Created", t}, {202, "Accepted", t}}
+func okCreatedAccepted(m model) []response {
+	return []response{{200, "OK", m}, {201, "Created", m}, {202, "Accepted", m}}
 }
 
 func scopeOf(r *registry.Resource) string {
@@ -264,7 +328,7 @@ func resourceListRoute(gv schema.GroupVersion) route {
 	return route{path: "/" + gvPath(gv) + "/", ops: []operation{{
 		method: "get", id: "get" + gvPrefix(gv) + "APIResources",
 		desc: "get available resources", tag: gvTag(gv), produces: objectMediaTypes,
-		responses: []response{{200, "OK", resourceListType}},
+		responses: []response{{200, "OK", typeModel(resourceListType)}},
 	}}}
 }
 

@@ -47,7 +47,8 @@ const (
 //
 // Invariants: every named struct type reached gets exactly one entry in
 // defs, under ModelName; types maps each entry back to its Go type (two
-// types with one name are an error); refs records, per definition, the
+// types with one name are an error), or to nil for the models of custom
+// resources (defined first, by defineCustoms); refs records, per definition, the
 // definitions its schema refers to directly ("" collects the references
 // of operations), so that closures can be taken per document.
 type generator struct {
@@ -77,8 +78,11 @@ func (g *generator) refTo(t reflect.Type) string {
 	name := ModelName(t)
 	g.refs[g.current] = append(g.refs[g.current], name)
 	if prev, ok := g.types[name]; ok {
-		if prev != t && g.err == nil {
-			g.err = fmt.Errorf("openapi: types %v and %v share the model name %s", prev, t, name)
+		switch {
+		case prev == nil:
+			g.fail(fmt.Errorf("openapi: custom resource model %s has the name of the Go type %v", name, t))
+		case prev != t:
+			g.fail(fmt.Errorf("openapi: types %v and %v share the model name %s", prev, t, name))
 		}
 		return name
 	}

@@ -1,8 +1,6 @@
 package openapi
 
 import (
-	"reflect"
-
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
@@ -11,8 +9,8 @@ type v2Renderer struct {
 	gen *generator
 }
 
-func (v *v2Renderer) ref(t reflect.Type) *spec.Schema {
-	return &spec.Schema{SchemaProps: spec.SchemaProps{Ref: v.gen.dialect.ref(v.gen.refTo(t))}}
+func (v *v2Renderer) ref(m model) *spec.Schema {
+	return &spec.Schema{SchemaProps: spec.SchemaProps{Ref: v.gen.dialect.ref(v.gen.refModel(m))}}
 }
 
 func (v *v2Renderer) addPaths(paths *spec.Paths, routes []route) {
@@ -48,7 +46,7 @@ func (v *v2Renderer) operation(op operation) *spec.Operation {
 	o.Schemes = []string{"https"}
 	o.Tags = []string{op.tag}
 	o.ID = op.id
-	if op.body != nil {
+	if !op.body.isZero() {
 		body := spec.Parameter{ParamProps: spec.ParamProps{
 			Name: "body", In: "body", Required: op.method != "delete", Schema: v.ref(op.body),
 		}}

@@ -1,8 +1,6 @@
 package openapi
 
 import (
-	"reflect"
-
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -16,8 +14,8 @@ type v3Renderer struct {
 
 // ref returns a bare reference to t's definition and records it as a root
 // of the document.
-func (v *v3Renderer) ref(t reflect.Type) *spec.Schema {
-	name := v.gen.refTo(t)
+func (v *v3Renderer) ref(m model) *spec.Schema {
+	name := v.gen.refModel(m)
 	v.roots = append(v.roots, name)
 	return &spec.Schema{SchemaProps: spec.SchemaProps{Ref: v.gen.dialect.ref(name)}}
 }
@@ -59,7 +57,7 @@ func (v *v3Renderer) operation(op operation) *spec3.Operation {
 	for _, prm := range op.query {
 		o.Parameters = append(o.Parameters, parameter3(prm))
 	}
-	if op.body != nil {
+	if !op.body.isZero() {
 		body := &spec3.RequestBody{}
 		body.Required = op.method != "delete"
 		body.Content = v.content(op.consumes, op.body)
@@ -81,9 +79,9 @@ func (v *v3Renderer) operation(op operation) *spec3.Operation {
 	return o
 }
 
-func (v *v3Renderer) content(mediaTypes []string, t reflect.Type) map[string]*spec3.MediaType {
+func (v *v3Renderer) content(mediaTypes []string, m model) map[string]*spec3.MediaType {
 	out := make(map[string]*spec3.MediaType, len(mediaTypes))
-	ref := v.ref(t)
+	ref := v.ref(m)
 	for _, mt := range mediaTypes {
 		out[mt] = &spec3.MediaType{MediaTypeProps: spec3.MediaTypeProps{Schema: ref}}
 	}
