@@ -1,0 +1,250 @@
+package autoservice_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/setpoint-dev/setpoint/examples/autoservice"
+	"github.com/setpoint-dev/setpoint/manager"
+	"github.com/setpoint-dev/setpoint/rest"
+	"github.com/setpoint-dev/setpoint/testenv"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// lockedBuffer collects the controller's logs, shown when a test fails.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// fixture is a control plane with controllers (so the garbage collector
+// runs), the auto-service controller on a manager, and typed clients.
+type fixture struct {
+	env         *testenv.Environment
+	deployments *rest.Resource[*appsv1.Deployment, *appsv1.DeploymentList]
+	services    *rest.Resource[*corev1.Service, *corev1.ServiceList]
+	events      *rest.Resource[*corev1.Event, *corev1.EventList]
+	configMaps  *rest.Resource[*corev1.ConfigMap, *corev1.ConfigMapList]
+}
+
+// start runs the environment and the controller (one worker, so requests
+// are reconciled in the order they were queued); both stop when the test
+// ends, the controller first.
+func start(t *testing.T) *fixture {
+	t.Helper()
+	env, err := testenv.Start(testenv.Options{Controllers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stop environment: %v", err)
+		}
+	})
+	client, err := rest.New(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.CloseIdleConnections)
+	f := &fixture{
+		env:         env,
+		deployments: rest.For[*appsv1.Deployment, *appsv1.DeploymentList](client, appsv1.SchemeGroupVersion.WithResource("deployments"), true).Namespace("default"),
+		services:    rest.For[*corev1.Service, *corev1.ServiceList](client, corev1.SchemeGroupVersion.WithResource("services"), true).Namespace("default"),
+		events:      rest.For[*corev1.Event, *corev1.EventList](client, corev1.SchemeGroupVersion.WithResource("events"), true).Namespace("default"),
+		configMaps:  rest.For[*corev1.ConfigMap, *corev1.ConfigMapList](client, corev1.SchemeGroupVersion.WithResource("configmaps"), true).Namespace("default"),
+	}
+	logs := &lockedBuffer{}
+	mgr, err := manager.New(manager.Options{Config: env.Config, MetricsAddr: "0", HealthAddr: "0",
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := autoservice.Add(mgr, autoservice.Options{MaxConcurrentReconciles: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+		mgr.Client().CloseIdleConnections()
+		if t.Failed() {
+			t.Logf("controller logs:\n%s", logs.String())
+		}
+	})
+	select {
+	case <-mgr.Elected():
+	case err := <-done:
+		t.Fatalf("manager stopped: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("manager not running after 30s")
+	}
+	return f
+}
+
+// eventually polls cond every 50 ms until it returns "" or 30 s passed,
+// when the test fails with the last reason cond gave.
+func eventually(t *testing.T, what string, cond func() string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		why := cond()
+		if why == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached within 30s: %s", what, why)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// deployment is a Deployment of pods app=<name> whose containers have
+// the given ports (one container per slice); annotation "" means none.
+func deployment(name, annotation string, containerPorts ...[]corev1.ContainerPort) *appsv1.Deployment {
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name, "tier": "web"}},
+			},
+		},
+	}
+	if annotation != "" {
+		d.Annotations = map[string]string{autoservice.Annotation: annotation}
+	}
+	if len(containerPorts) == 0 {
+		containerPorts = [][]corev1.ContainerPort{nil}
+	}
+	for i, ports := range containerPorts {
+		d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers,
+			corev1.Container{Name: fmt.Sprintf("c%d", i), Image: "nginx:1.25", Ports: ports})
+	}
+	return d
+}
+
+func (f *fixture) create(t *testing.T, d *appsv1.Deployment) *appsv1.Deployment {
+	t.Helper()
+	out, err := f.deployments.Create(context.Background(), d, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create deployment %s: %v", d.Name, err)
+	}
+	return out
+}
+
+// setAnnotation sets (or, with value "", removes) the auto-service
+// annotation, retrying conflicts with the deployment controller's writes.
+func (f *fixture) setAnnotation(t *testing.T, name, value string) {
+	t.Helper()
+	f.updateDeployment(t, name, func(d *appsv1.Deployment) {
+		if value == "" {
+			delete(d.Annotations, autoservice.Annotation)
+			return
+		}
+		if d.Annotations == nil {
+			d.Annotations = map[string]string{}
+		}
+		d.Annotations[autoservice.Annotation] = value
+	})
+}
+
+func (f *fixture) updateDeployment(t *testing.T, name string, mutate func(*appsv1.Deployment)) {
+	t.Helper()
+	ctx := context.Background()
+	for range 10 {
+		d, err := f.deployments.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("get deployment %s: %v", name, err)
+		}
+		mutate(d)
+		if _, err = f.deployments.Update(ctx, d, metav1.UpdateOptions{}); err == nil {
+			return
+		} else if !apierrors.IsConflict(err) {
+			t.Fatalf("update deployment %s: %v", name, err)
+		}
+	}
+	t.Fatalf("update deployment %s: conflicts 10 times in a row", name)
+}
+
+func (f *fixture) updateService(t *testing.T, name string, mutate func(*corev1.Service)) {
+	t.Helper()
+	ctx := context.Background()
+	for range 10 {
+		s, err := f.services.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("get service %s: %v", name, err)
+		}
+		mutate(s)
+		if _, err = f.services.Update(ctx, s, metav1.UpdateOptions{}); err == nil {
+			return
+		} else if !apierrors.IsConflict(err) {
+			t.Fatalf("update service %s: %v", name, err)
+		}
+	}
+	t.Fatalf("update service %s: conflicts 10 times in a row", name)
+}
+
+// service returns the Service, or nil when it does not exist.
+func (f *fixture) service(t *testing.T, name string) *corev1.Service {
+	t.Helper()
+	s, err := f.services.Get(context.Background(), name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("get service %s: %v", name, err)
+	}
+	return s
+}
+
+// waitEvent waits for an Event of the given type and reason about the
+// object with uid, whose message contains msg, and returns it.
+func (f *fixture) waitEvent(t *testing.T, uid, eventType, reason, msg string) *corev1.Event {
+	t.Helper()
+	var found *corev1.Event
+	eventually(t, "event "+reason, func() string {
+		list, err := f.events.List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.uid=" + uid})
+		if err != nil {
+			return err.Error()
+		}
+		var seen []string
+		for i, e := range list.Items {
+			if e.Type == eventType && e.Reason == reason && strings.Contains(e.Message, msg) {
+				found = &list.Items[i]
+				return ""
+			}
+			seen = append(seen, e.Type+" "+e.Reason+": "+e.Message)
+		}
+		return fmt.Sprintf("events of %s: %q", uid, seen)
+	})
+	return found
+}
