@@ -218,10 +218,6 @@ func (s *Server) newDocuments() error {
 	return err
 }
 
-// crdState is the CustomResourceDefinition state of a custom resource's
-// entries.
-type crdState struct{ terminating atomic.Bool }
-
 // terminating reports whether e is a custom resource whose CRD is being
 // deleted: its objects are being removed and creates are refused.
 func (e *entry) terminating() bool { return e.crd != nil && e.crd.terminating.Load() }

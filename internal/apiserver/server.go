@@ -139,6 +139,8 @@ type Server struct {
 	admin   string // the admin bearer token
 	// table holds the served resources (resources.go).
 	table resourceTable
+	// crds serves the resources of CustomResourceDefinitions (crd.go).
+	crds *crdController
 	// disc and oapi serve discovery and OpenAPI documents; the table
 	// updates them when custom resources come and go.
 	disc    *discovery.Handler
@@ -182,6 +184,7 @@ func New(cfg Config) (*Server, error) {
 	s.services = newServiceAllocators(cfg.Storage)
 	s.watchCtx, s.cancelWatch = context.WithCancel(context.Background())
 	s.table.builtin = cfg.Resources
+	s.crds = &crdController{s: s, installed: map[string]*crdState{}}
 	entries := entryMap{}
 	for _, res := range cfg.Resources {
 		e, err := s.newEntry(res)
@@ -261,7 +264,7 @@ func (s *Server) Run(ctx context.Context) error {
 		srv.Close()
 		return err
 	}
-	for _, loop := range []func(context.Context){s.compactLoop, s.storageMetricsLoop} {
+	for _, loop := range []func(context.Context){s.compactLoop, s.storageMetricsLoop, s.crds.run} {
 		loops.Add(1)
 		go func() { defer loops.Done(); loop(loopCtx) }()
 	}
@@ -290,6 +293,13 @@ func (s *Server) start(ctx context.Context, host, port string) error {
 	}
 	if err := s.bootstrap(ctx); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if s.entry(crdGVR) != nil {
+		// Serve the custom resources of existing CRDs before reporting
+		// ready; a CRD that fails here is retried by the controller.
+		if _, err := s.crds.sync(ctx); err != nil {
+			s.log.Warn("serving custom resources", "err", err)
+		}
 	}
 	if err := s.writeKubeconfigs(host, port); err != nil {
 		return err

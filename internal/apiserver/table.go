@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -134,7 +135,15 @@ func toPartial(obj runtime.Object) (runtime.Object, error) {
 	// Every served kind embeds ObjectMeta; GetObjectMeta reaches it (an
 	// Accessor would return the object itself).
 	var om *metav1.ObjectMeta
-	if acc, ok := obj.(metav1.ObjectMetaAccessor); ok {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		// A custom resource: its metadata is a map, read into ObjectMeta.
+		om = &metav1.ObjectMeta{}
+		if raw, _ := u.Object["metadata"].(map[string]any); raw != nil {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, om); err != nil {
+				return nil, apierrors.NewInternalError(err)
+			}
+		}
+	} else if acc, ok := obj.(metav1.ObjectMetaAccessor); ok {
 		om, _ = acc.GetObjectMeta().(*metav1.ObjectMeta)
 	}
 	if om == nil {

@@ -1,0 +1,277 @@
+package apiserver_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/setpoint-dev/setpoint/internal/testserver"
+)
+
+const (
+	crdPath     = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	widgetsPath = "/apis/example.com/v1/namespaces/default/widgets"
+)
+
+// widgetCRD is a namespaced CRD with two versions (v1 stored), status and
+// scale subresources, a schema with required, enum, range, pattern,
+// default and preserve-unknown fields, and printer columns.
+const widgetCRD = `{
+ "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+ "metadata": {"name": "widgets.example.com"},
+ "spec": {
+  "group": "example.com", "scope": "Namespaced",
+  "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wd"]},
+  "versions": [
+   {"name": "v1", "served": true, "storage": true,
+    "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas", "labelSelectorPath": ".status.selector"}},
+    "additionalPrinterColumns": [
+     {"name": "Image", "type": "string", "jsonPath": ".spec.image"},
+     {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
+     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}],
+    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+     "spec": {"type": "object", "required": ["image"], "properties": {
+       "image": {"type": "string", "description": "the container image"},
+       "replicas": {"type": "integer", "minimum": 1, "maximum": 10, "default": 1},
+       "color": {"type": "string", "enum": ["red", "blue"]},
+       "name": {"type": "string", "pattern": "^[a-z]+$"},
+       "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}},
+     "status": {"type": "object", "properties": {
+       "replicas": {"type": "integer"}, "selector": {"type": "string"}, "phase": {"type": "string"}}}}}}},
+   {"name": "v1beta1", "served": true, "storage": false,
+    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]
+ }
+}`
+
+func do(t *testing.T, s *testserver.Server, method, path, ctype, body string) (int, []byte, http.Header) {
+	t.Helper()
+	var r *strings.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	if r == nil {
+		return s.Do(t, method, path, ctype, nil)
+	}
+	return s.Do(t, method, path, ctype, r)
+}
+
+// createWidgetCRD creates the CRD and waits until widgets are served.
+func createWidgetCRD(t *testing.T, s *testserver.Server) {
+	t.Helper()
+	if code, body, _ := do(t, s, http.MethodPost, crdPath, "application/json", widgetCRD); code != http.StatusCreated {
+		t.Fatalf("create CRD: %d %s", code, body)
+	}
+	waitFor(t, "widgets served", func() bool {
+		code, _, _ := do(t, s, http.MethodGet, widgetsPath, "", "")
+		return code == http.StatusOK
+	})
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type crdObj struct {
+	Metadata struct {
+		Finalizers []string `json:"finalizers"`
+	} `json:"metadata"`
+	Status struct {
+		Conditions []struct {
+			Type, Status, Reason string
+		} `json:"conditions"`
+		AcceptedNames struct {
+			Plural, Kind string
+		} `json:"acceptedNames"`
+		StoredVersions []string `json:"storedVersions"`
+	} `json:"status"`
+}
+
+func TestCRDServesItsResource(t *testing.T) {
+	s, _ := start(t, nil)
+	createWidgetCRD(t, s)
+
+	// The CRD reports Established and NamesAccepted.
+	var crd crdObj
+	waitFor(t, "CRD established", func() bool {
+		_, body, _ := do(t, s, http.MethodGet, crdPath+"/widgets.example.com", "", "")
+		crd = decode[crdObj](t, body)
+		ok := 0
+		for _, c := range crd.Status.Conditions {
+			if (c.Type == "Established" || c.Type == "NamesAccepted") && c.Status == "True" {
+				ok++
+			}
+		}
+		return ok == 2
+	})
+	if crd.Status.AcceptedNames.Plural != "widgets" || crd.Status.AcceptedNames.Kind != "Widget" ||
+		len(crd.Status.StoredVersions) != 1 || crd.Status.StoredVersions[0] != "v1" {
+		t.Errorf("CRD status = %+v", crd.Status)
+	}
+
+	// Discovery lists both versions, v1 preferred, with the subresources.
+	_, body, _ := do(t, s, http.MethodGet, "/apis/example.com", "", "")
+	group := decode[struct {
+		Versions         []struct{ Version string } `json:"versions"`
+		PreferredVersion struct{ Version string }   `json:"preferredVersion"`
+	}](t, body)
+	if len(group.Versions) != 2 || group.PreferredVersion.Version != "v1" {
+		t.Errorf("group discovery = %s", body)
+	}
+	_, body, _ = do(t, s, http.MethodGet, "/apis/example.com/v1", "", "")
+	for _, want := range []string{`"name":"widgets"`, `"name":"widgets/status"`, `"name":"widgets/scale"`, `"shortNames":["wd"]`} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("v1 discovery lacks %s: %s", want, body)
+		}
+	}
+	// OpenAPI v3 of the group-version has the schema.
+	code, body, _ := do(t, s, http.MethodGet, "/openapi/v3/apis/example.com/v1", "", "")
+	if code != http.StatusOK || !bytes.Contains(body, []byte("com.example.v1.Widget")) || !bytes.Contains(body, []byte("the container image")) {
+		t.Errorf("openapi v3: %d %.300s", code, body)
+	}
+}
+
+func TestCustomResourceWrites(t *testing.T) {
+	s, _ := start(t, nil)
+	createWidgetCRD(t, s)
+
+	// A valid object: defaults applied, unknown fields pruned with a warning.
+	code, body, hdr := do(t, s, http.MethodPost, widgetsPath, "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"},"spec":{"image":"nginx","bogus":1,"extra":{"free":"form"}},"status":{"phase":"ignored"}}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	var w map[string]any
+	w = decode[map[string]any](t, body)
+	spec := w["spec"].(map[string]any)
+	if spec["replicas"] != float64(1) || spec["bogus"] != nil || spec["extra"].(map[string]any)["free"] != "form" || w["status"] != nil {
+		t.Errorf("created object = %s", body)
+	}
+	if !strings.Contains(strings.Join(hdr.Values("Warning"), "\n"), `unknown field \"spec.bogus\"`) {
+		t.Errorf("warnings = %q", hdr.Values("Warning"))
+	}
+	if md := w["metadata"].(map[string]any); md["generation"] != float64(1) || md["uid"] == nil {
+		t.Errorf("metadata = %v", md)
+	}
+
+	// Strict field validation refuses unknown fields, naming them.
+	code, body, _ = do(t, s, http.MethodPost, widgetsPath+"?fieldValidation=Strict", "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w2"},"spec":{"image":"nginx","bogus":1}}`)
+	if st := decode[status](t, body); code != http.StatusBadRequest || !strings.Contains(st.Message, `unknown field "spec.bogus"`) {
+		t.Errorf("strict unknown field: %d %s", code, body)
+	}
+
+	// Schema violations: 422 with the field path.
+	for _, c := range []struct{ name, spec, field, reason string }{
+		{"wrongtype", `{"image":"nginx","replicas":"three"}`, "spec.replicas", "FieldValueTypeInvalid"},
+		{"required", `{"replicas":2}`, "spec.image", "FieldValueRequired"},
+		{"range", `{"image":"nginx","replicas":11}`, "spec.replicas", "FieldValueInvalid"},
+		{"enum", `{"image":"nginx","color":"green"}`, "spec.color", "FieldValueNotSupported"},
+		{"pattern", `{"image":"nginx","name":"NO"}`, "spec.name", "FieldValueInvalid"},
+	} {
+		code, body, _ := do(t, s, http.MethodPost, widgetsPath, "application/json",
+			`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"bad-`+c.name+`"},"spec":`+c.spec+`}`)
+		st := decode[status](t, body)
+		found := false
+		for _, cause := range st.Details.Causes {
+			found = found || cause.Field == c.field
+		}
+		if code != http.StatusUnprocessableEntity || st.Reason != "Invalid" || !found {
+			t.Errorf("%s: %d %s", c.name, code, body)
+		}
+		if !bytes.Contains(body, []byte(c.reason)) {
+			t.Errorf("%s: cause type %s missing: %s", c.name, c.reason, body)
+		}
+	}
+
+	// Another version of the same object.
+	code, body, _ = do(t, s, http.MethodGet, "/apis/example.com/v1beta1/namespaces/default/widgets/w1", "", "")
+	if code != http.StatusOK || decode[map[string]any](t, body)["apiVersion"] != "example.com/v1beta1" {
+		t.Errorf("get v1beta1: %d %s", code, body)
+	}
+
+	// Status subresource: the main resource ignores status; /status
+	// changes only status; generation follows spec only.
+	code, body, _ = do(t, s, http.MethodPatch, widgetsPath+"/w1/status", "application/merge-patch+json",
+		`{"spec":{"image":"changed"},"status":{"replicas":3,"selector":"app=w1","phase":"Running"}}`)
+	w = decode[map[string]any](t, body)
+	if code != http.StatusOK || w["status"].(map[string]any)["phase"] != "Running" || w["spec"].(map[string]any)["image"] != "nginx" ||
+		w["metadata"].(map[string]any)["generation"] != float64(1) {
+		t.Errorf("patch status: %d %s", code, body)
+	}
+	code, body, _ = do(t, s, http.MethodPatch, widgetsPath+"/w1", "application/merge-patch+json",
+		`{"spec":{"replicas":4},"status":{"phase":"Lost"}}`)
+	w = decode[map[string]any](t, body)
+	if code != http.StatusOK || w["status"].(map[string]any)["phase"] != "Running" || w["metadata"].(map[string]any)["generation"] != float64(2) {
+		t.Errorf("patch main: %d %s", code, body)
+	}
+
+	// Scale subresource.
+	code, body, _ = do(t, s, http.MethodGet, widgetsPath+"/w1/scale", "", "")
+	if code != http.StatusOK || !bytes.Contains(body, []byte(`"replicas":4`)) || !bytes.Contains(body, []byte(`"selector":"app=w1"`)) {
+		t.Errorf("get scale: %d %s", code, body)
+	}
+	code, body, _ = do(t, s, http.MethodPatch, widgetsPath+"/w1/scale", "application/merge-patch+json", `{"spec":{"replicas":6}}`)
+	if code != http.StatusOK {
+		t.Errorf("patch scale: %d %s", code, body)
+	}
+	_, body, _ = do(t, s, http.MethodGet, widgetsPath+"/w1", "", "")
+	if decode[map[string]any](t, body)["spec"].(map[string]any)["replicas"] != float64(6) {
+		t.Errorf("after scale: %s", body)
+	}
+
+	// No strategic merge patch and no protobuf for custom resources.
+	if code, body, _ := do(t, s, http.MethodPatch, widgetsPath+"/w1", "application/strategic-merge-patch+json", `{"spec":{"replicas":2}}`); code != http.StatusUnsupportedMediaType {
+		t.Errorf("strategic merge patch: %d %s", code, body)
+	}
+	req, _ := http.NewRequest(http.MethodGet, s.URL+widgetsPath+"/w1", nil)
+	req.Header.Set("Accept", "application/vnd.kubernetes.protobuf")
+	if code, _, _ := doRequest(t, s, req); code != http.StatusNotAcceptable {
+		t.Errorf("protobuf-only accept: %d", code)
+	}
+
+	// Table with the printer columns.
+	req, _ = http.NewRequest(http.MethodGet, s.URL+widgetsPath, nil)
+	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	code, body, _ = doRequest(t, s, req)
+	var tbl struct {
+		ColumnDefinitions []struct{ Name string } `json:"columnDefinitions"`
+		Rows              []struct{ Cells []any } `json:"rows"`
+	}
+	if err := json.Unmarshal(body, &tbl); err != nil || code != http.StatusOK {
+		t.Fatalf("table: %d %s", code, body)
+	}
+	var names []string
+	for _, c := range tbl.ColumnDefinitions {
+		names = append(names, c.Name)
+	}
+	if strings.Join(names, ",") != "Name,Image,Replicas,Age" || len(tbl.Rows) != 1 ||
+		tbl.Rows[0].Cells[0] != "w1" || tbl.Rows[0].Cells[1] != "nginx" || tbl.Rows[0].Cells[2] != float64(6) {
+		t.Errorf("table = %s", body)
+	}
+}
+
+// doRequest sends req with the server's credentials.
+func doRequest(t *testing.T, s *testserver.Server, req *http.Request) (int, []byte, http.Header) {
+	t.Helper()
+	req.Header.Set("Authorization", "Bearer "+s.Token)
+	resp, err := s.Client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, buf.Bytes(), resp.Header
+}

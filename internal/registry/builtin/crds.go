@@ -1,0 +1,86 @@
+package builtin
+
+import (
+	"slices"
+	"time"
+
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/setpoint-dev/setpoint/internal/crdschema"
+	"github.com/setpoint-dev/setpoint/internal/printers"
+	"github.com/setpoint-dev/setpoint/internal/registry"
+)
+
+// CRDCleanupFinalizer holds a deleted CustomResourceDefinition until the
+// API server has removed its objects.
+const CRDCleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io"
+
+func crdsResource() *registry.Resource {
+	return &registry.Resource{
+		Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions",
+		Kind: "CustomResourceDefinition", ListKind: "CustomResourceDefinitionList",
+		Singular: "customresourcedefinition", ShortNames: []string{"crd", "crds"}, Categories: []string{"api-extensions"},
+		New:     func() runtime.Object { return &apiextv1.CustomResourceDefinition{} },
+		NewList: func() runtime.Object { return &apiextv1.CustomResourceDefinitionList{} },
+		Strategy: crdStrategy{typed[*apiextv1.CustomResourceDefinition]{
+			prepareCreate: func(c *apiextv1.CustomResourceDefinition) { c.Status = apiextv1.CustomResourceDefinitionStatus{} },
+			prepareUpdate: func(c, old *apiextv1.CustomResourceDefinition) { c.Status = *old.Status.DeepCopy() },
+			defaults:      crdschema.SetCRDDefaults,
+			validate: func(c *apiextv1.CustomResourceDefinition) field.ErrorList {
+				errs := validateMeta(&c.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
+				return append(errs, crdschema.ValidateCRD(c)...)
+			},
+			validateUpdate: func(c, old *apiextv1.CustomResourceDefinition) field.ErrorList {
+				errs := validateMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
+				return append(errs, crdschema.ValidateCRDUpdate(c, old)...)
+			},
+		}},
+		Status: typedStatus[*apiextv1.CustomResourceDefinition]{
+			prepareUpdate: func(c, old *apiextv1.CustomResourceDefinition) {
+				c.Spec = *old.Spec.DeepCopy()
+				resetMetaForStatus(&c.ObjectMeta, &old.ObjectMeta)
+			},
+			validateUpdate: func(c, old *apiextv1.CustomResourceDefinition) field.ErrorList {
+				return validateMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
+			},
+		},
+		Attrs: attrsFor[*apiextv1.CustomResourceDefinition](false, nil),
+		Table: printers.For("apiextensions.k8s.io", "CustomResourceDefinition"),
+	}
+}
+
+// crdStrategy adds Kubernetes' deletion rule for CRDs: the deletion takes
+// the cleanup finalizer and a Terminating condition, and the API server
+// removes the CRD's objects before it lets the CRD go.
+type crdStrategy struct {
+	typed[*apiextv1.CustomResourceDefinition]
+}
+
+// PrepareForDelete adds the cleanup finalizer and the Terminating
+// condition.
+func (crdStrategy) PrepareForDelete(obj runtime.Object) {
+	c, ok := obj.(*apiextv1.CustomResourceDefinition)
+	if !ok {
+		return
+	}
+	if !slices.Contains(c.Finalizers, CRDCleanupFinalizer) {
+		c.Finalizers = append(c.Finalizers, CRDCleanupFinalizer)
+	}
+	cond := apiextv1.CustomResourceDefinitionCondition{Type: apiextv1.Terminating, Status: apiextv1.ConditionTrue,
+		LastTransitionTime: metav1.NewTime(time.Now().Truncate(time.Second)),
+		Reason:             "InstanceDeletionPending", Message: "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon"}
+	for i := range c.Status.Conditions {
+		if c.Status.Conditions[i].Type == apiextv1.Terminating {
+			c.Status.Conditions[i] = cond
+			return
+		}
+	}
+	c.Status.Conditions = append(c.Status.Conditions, cond)
+}
+
+// HoldsDeletion is false: the metadata finalizer is what holds a CRD.
+func (crdStrategy) HoldsDeletion(runtime.Object) bool { return false }
