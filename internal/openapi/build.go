@@ -53,15 +53,19 @@ type plan struct {
 	// kinds maps the Go type of every top-level kind to its GVKs.
 	kinds map[reflect.Type][]schema.GroupVersionKind
 	// customs are the custom resources among gvs' kinds, in input order;
-	// their model names are distinct.
-	customs []kindInfo
+	// their model names are distinct. customModels maps the kind and list
+	// model names of each to it.
+	customs      []kindInfo
+	customModels map[string]kindInfo
+	// typedKey describes kinds, for the reuse of documents (reuse.go).
+	typedKey string
 }
 
 var unstructuredType = reflect.TypeFor[unstructured.Unstructured]()
 
 // newPlan validates resources and resolves their models.
 func newPlan(resources []*registry.Resource) (*plan, error) {
-	p := &plan{kinds: map[reflect.Type][]schema.GroupVersionKind{}}
+	p := &plan{kinds: map[reflect.Type][]schema.GroupVersionKind{}, customModels: map[string]kindInfo{}}
 	byGV := map[schema.GroupVersion]*groupVersion{}
 	// claimed maps each GVK to the Go type or the custom model name
 	// serving it.
@@ -95,6 +99,7 @@ func newPlan(resources []*registry.Resource) (*plan, error) {
 			}
 			objKey, listKey = k.obj.name, k.objList.name
 			p.customs = append(p.customs, k)
+			p.customModels[k.obj.name], p.customModels[k.objList.name] = k, k
 		}
 		if err := claim(objKey, r.GVK()); err != nil {
 			return nil, err
@@ -110,7 +115,11 @@ func newPlan(resources []*registry.Resource) (*plan, error) {
 		}
 		g.kinds = append(g.kinds, k)
 	}
-	return p, p.claimSharedKinds(claim)
+	if err := p.claimSharedKinds(claim); err != nil {
+		return nil, err
+	}
+	p.typedKey = typedKey(p)
+	return p, nil
 }
 
 // checkResource validates one resource descriptor and resolves its models.
@@ -199,17 +208,20 @@ type v3Set struct {
 	// docs maps a group-version path ("api/v1", "apis/apps/v1") to its
 	// document.
 	docs map[string]document
+	// byKey holds every document under its reuse key (reuse.go).
+	byKey map[string]document
 	// discovery is the /openapi/v3 body naming each document's URL.
 	discovery document
 	// schemas holds every definition, OpenAPI v3 style.
 	schemas map[string]*spec.Schema
 }
 
-// renderV3 renders one OpenAPI 3.0 document per group-version.
-func (p *plan) renderV3(version string) (*v3Set, error) {
+// renderV3 renders one OpenAPI 3.0 document per group-version, reusing
+// the documents of prev (nil for none) whose inputs did not change.
+func (p *plan) renderV3(version string, prev *v3Set) (*v3Set, error) {
 	gen := newGenerator(openapi3, p.kinds)
 	gen.defineCustoms(p.customs)
-	out := &v3Set{docs: map[string]document{}}
+	out := &v3Set{docs: map[string]document{}, byKey: map[string]document{}}
 	disco := discoveryV3{Paths: map[string]discoveryV3Entry{}}
 	for _, g := range p.gvs {
 		r := &v3Renderer{gen: gen}
@@ -217,13 +229,22 @@ func (p *plan) renderV3(version string) (*v3Set, error) {
 		if gen.err != nil {
 			return nil, gen.err
 		}
-		doc, err := encodeJSON(v3Document(title, version, paths, gen.closure(r.roots)))
-		if err != nil {
-			return nil, err
+		defs := gen.closure(r.roots)
+		key := p.docKey(version, g, defs)
+		doc, reused := document{}, false
+		if prev != nil {
+			doc, reused = prev.byKey[key]
 		}
-		key := gvPath(g.gv)
-		out.docs[key] = doc
-		disco.Paths[key] = discoveryV3Entry{ServerRelativeURL: "/openapi/v3/" + key + "?hash=" + doc.hash}
+		if !reused {
+			var err error
+			if doc, err = encodeJSON(v3Document(title, version, paths, defs)); err != nil {
+				return nil, err
+			}
+		}
+		out.byKey[key] = doc
+		path := gvPath(g.gv)
+		out.docs[path] = doc
+		disco.Paths[path] = discoveryV3Entry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + doc.hash}
 	}
 	var err error
 	if out.discovery, err = encodeJSON(disco); err != nil {

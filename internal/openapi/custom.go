@@ -3,6 +3,7 @@ package openapi
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -151,6 +152,7 @@ func knownRefNames() []string {
 	for name := range refTypes {
 		out = append(out, name)
 	}
+	slices.Sort(out)
 	return out
 }
 

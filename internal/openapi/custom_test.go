@@ -418,3 +418,47 @@ func TestCustomResourceErrors(t *testing.T) {
 		t.Errorf("a typed resource returning Unstructured: %v", err)
 	}
 }
+
+// TestUpdateRebuildsChangedCustomResources: Update reuses the documents
+// of unchanged group-versions, and rebuilds those whose custom resource
+// got a new schema or other names.
+func TestUpdateRebuildsChangedCustomResources(t *testing.T) {
+	s, srv := newCustomServer(t)
+	before := v3URLs(t, srv)
+
+	resources := withCronTabs(t)
+	v1 := resources[len(resources)-2]
+	v1.Schema = mustSchema(t, strings.Replace(cronTabV1Schema, "CronTab runs a command on a schedule.", "CronTab, revised.", 1))
+	if err := s.Update(resources); err != nil {
+		t.Fatal(err)
+	}
+	after := v3URLs(t, srv)
+	for key, url := range before {
+		if changed := after[key] != url; changed != (key == "apis/stable.example.com/v1") {
+			t.Errorf("%s: changed %t (%s, then %s)", key, changed, url, after[key])
+		}
+	}
+	if d := schemaOf(t, v3Doc(t, srv, "apis/stable.example.com/v1").Components.Schemas, cronTabV1Model).Description; d != "CronTab, revised." {
+		t.Errorf("v1 CronTab description after Update: %q", d)
+	}
+	if d := schemaOf(t, s.Schemas(), cronTabV1Model).Description; d != "CronTab, revised." {
+		t.Errorf("Schemas() after Update: %q", d)
+	}
+	_, v2 := fetch(t, srv, "/openapi/v2", nil)
+	if !strings.Contains(string(v2), "CronTab, revised.") {
+		t.Error("v2 document still has the old CronTab schema")
+	}
+
+	// The same schema, cluster-scoped now: new paths.
+	resources = withCronTabs(t)
+	resources[len(resources)-2].Schema = v1.Schema
+	resources[len(resources)-2].Namespaced = false
+	if err := s.Update(resources); err != nil {
+		t.Fatal(err)
+	}
+	doc := v3Doc(t, srv, "apis/stable.example.com/v1")
+	if doc.Paths.Paths["/apis/stable.example.com/v1/crontabs/{name}"] == nil ||
+		doc.Paths.Paths["/apis/stable.example.com/v1/namespaces/{namespace}/crontabs"] != nil {
+		t.Error("v1 document kept the namespaced paths after CronTab v1 became cluster-scoped")
+	}
+}

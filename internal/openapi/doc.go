@@ -5,7 +5,7 @@
 //
 // # Schemas
 //
-// Schemas are derived by reflection from the Go types that each
+// Schemas are derived by reflection from the Go types that each typed
 // Resource's New and NewList return, and named as Kubernetes names them
 // (ModelName: "io.k8s.api.core.v1.Pod"). Rules:
 //
@@ -30,6 +30,24 @@
 //     explain, kubectl apply (strategic merge) and the server-side-apply
 //     type converter read.
 //
+// # Custom resources
+//
+// A Resource with Unstructured set has no Go type: its kind is published
+// as its Schema under its ModelName (with x-kubernetes-group-version-kind
+// added), and its list kind as ModelName+"List" (apiVersion, kind,
+// metadata: ListMeta, required items: the kind), as Kubernetes publishes
+// custom resources. The schema may refer only to ObjectMeta, ListMeta and
+// the models of custom resources; anything else fails New and Update.
+// Each version is its own Resource with its own model. Their operations
+// are those of typed kinds, with the media types custom resources are
+// served as (JSON and YAML, no strategic merge patch), and delete
+// documented as answering a Status. In Swagger 2.0 the schema is reduced
+// to what v2 and kubectl's v2 parser can hold (see customSchema: no
+// nullable, no oneOf/anyOf/not, no defaults; a root preserving unknown
+// fields becomes a bare object). DeleteOptions and WatchEvent list the
+// group-versions of typed kinds only, as in Kubernetes, so custom
+// resources coming and going leave the built-in documents unchanged.
+//
 // # Operations
 //
 // Every resource gets the operations of kube-apiserver: list, watch
@@ -47,6 +65,9 @@
 //     v3 documents, then swaps an atomic pointer. A failed Update keeps the
 //     previous snapshot. The v2 JSON and protobuf forms are built on their
 //     first request per snapshot (sync.Once).
+//   - Update reuses the encoded v3 document of every group-version whose
+//     inputs did not change (reuse.go): a CRD change re-encodes its own
+//     group-versions only. Definitions are still derived anew per Update.
 //   - Each v3 group-version document is addressed as
 //     /openapi/v3/<path>?hash=<SHA-256>. A matching hash is answered with
 //     "Cache-Control: public, immutable" and a one-year Expires; a stale

@@ -48,9 +48,13 @@ type snapshot struct {
 }
 
 // New builds the documents of resources. It fails when a resource lacks
-// its names or constructors, when New or NewList do not return typed Go
-// structs, or when two Go types claim one group-version-kind. The
-// descriptors are read during the call only.
+// its names or constructors, when New or NewList of a typed resource do
+// not return Go structs, when a custom resource (Unstructured) lacks its
+// Schema or ModelName or its schema refers to a model that is not
+// published, or when two Go types or models claim one group-version-kind
+// or one model name. The descriptors are copied; a custom resource's
+// Schema is kept and must not be modified afterwards (registry.Resource
+// promises that).
 func New(resources []*registry.Resource, opts Options) (*Service, error) {
 	if opts.Version == "" {
 		opts.Version = "unversioned"
@@ -76,7 +80,11 @@ func (s *Service) Update(resources []*registry.Resource) error {
 	if err != nil {
 		return err
 	}
-	v3, err := p.renderV3(s.opts.Version)
+	var prev *v3Set
+	if snap := s.current.Load(); snap != nil {
+		prev = snap.v3
+	}
+	v3, err := p.renderV3(s.opts.Version, prev)
 	if err != nil {
 		return err
 	}
