@@ -13,7 +13,8 @@ import (
 // new, others (enum values, extensions) are shared.
 //
 // In OpenAPI v3 the schema is kept as it is, with its references
-// rewritten to "#/components/schemas/". Swagger 2.0 cannot express
+// rewritten to "#/components/schemas/" and without keys that are no
+// OpenAPI (kube-openapi's ExtraProps). Swagger 2.0 cannot express
 // everything OpenAPI v3 can, and kubectl's v2 parser (client-side
 // validation, explain) trips over the rest, so the v2 copy is reduced as
 // Kubernetes reduces it:
@@ -56,6 +57,9 @@ func preservesUnknown(s *spec.Schema) bool {
 
 func (c *converter) convert(s spec.Schema, path string) spec.Schema {
 	out := s
+	// Keys kube-openapi does not model are no OpenAPI and would fail
+	// gnostic's parsing of the documents.
+	out.ExtraProps = nil
 	if c.dialect == swagger2 {
 		reduceForV2(&out, &s)
 	}

@@ -30,10 +30,12 @@ func (crStatus) ValidateUpdate(obj, old runtime.Object) field.ErrorList { return
 // form the API server publishes it (metadata a one-element allOf of the
 // ObjectMeta ref). It has what Swagger 2.0 cannot hold: a nullable
 // required field, an int-or-string field with anyOf, a default, and an
-// object preserving unknown fields that lists properties.
+// object preserving unknown fields that lists properties; and a key that
+// is no OpenAPI ($comment).
 const cronTabV1Schema = `{
   "type": "object",
   "description": "CronTab runs a command on a schedule.",
+  "$comment": "not an OpenAPI keyword",
   "properties": {
     "apiVersion": {"type": "string", "description": "APIVersion of the object."},
     "kind": {"type": "string", "description": "Kind of the object."},
