@@ -275,3 +275,143 @@ func doRequest(t *testing.T, s *testserver.Server, req *http.Request) (int, []by
 	}
 	return resp.StatusCode, buf.Bytes(), resp.Header
 }
+
+// Deleting a CRD deletes its objects (waiting for their finalizers), then
+// the CRD itself, and the resource stops being served.
+func TestDeleteCRDDeletesObjectsAndStopsServing(t *testing.T) {
+	s, _ := start(t, nil)
+	createWidgetCRD(t, s)
+	for _, name := range []string{"a", "b"} {
+		body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"` + name + `"},"spec":{"image":"nginx"}}`
+		if name == "b" {
+			body = `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"b","finalizers":["example.com/hold"]},"spec":{"image":"nginx"}}`
+		}
+		if code, resp, _ := do(t, s, http.MethodPost, widgetsPath, "application/json", body); code != http.StatusCreated {
+			t.Fatalf("create %s: %d %s", name, code, resp)
+		}
+	}
+	if code, body, _ := do(t, s, http.MethodDelete, crdPath+"/widgets.example.com", "", ""); code != http.StatusOK {
+		t.Fatalf("delete CRD: %d %s", code, body)
+	}
+	// The CRD waits, Terminating, with its cleanup finalizer, while b is held.
+	waitFor(t, "a deleted, b terminating", func() bool {
+		codeA, _, _ := do(t, s, http.MethodGet, widgetsPath+"/a", "", "")
+		_, body, _ := do(t, s, http.MethodGet, widgetsPath+"/b", "", "")
+		return codeA == http.StatusNotFound && bytes.Contains(body, []byte("deletionTimestamp"))
+	})
+	_, body, _ := do(t, s, http.MethodGet, crdPath+"/widgets.example.com", "", "")
+	crd := decode[crdObj](t, body)
+	terminating := false
+	for _, c := range crd.Status.Conditions {
+		terminating = terminating || (c.Type == "Terminating" && c.Status == "True")
+	}
+	if !terminating || len(crd.Metadata.Finalizers) != 1 || crd.Metadata.Finalizers[0] != "customresourcecleanup.apiextensions.k8s.io" {
+		t.Errorf("terminating CRD = %s", body)
+	}
+	// Creates are refused meanwhile.
+	code, body, _ := do(t, s, http.MethodPost, widgetsPath, "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"c"},"spec":{"image":"nginx"}}`)
+	if code != http.StatusMethodNotAllowed {
+		t.Errorf("create while terminating: %d %s", code, body)
+	}
+	// Releasing b lets everything go.
+	if code, body, _ := do(t, s, http.MethodPatch, widgetsPath+"/b", "application/merge-patch+json", `{"metadata":{"finalizers":null}}`); code != http.StatusOK {
+		t.Fatalf("release b: %d %s", code, body)
+	}
+	waitFor(t, "CRD gone and resource unserved", func() bool {
+		c1, _, _ := do(t, s, http.MethodGet, crdPath+"/widgets.example.com", "", "")
+		c2, _, _ := do(t, s, http.MethodGet, widgetsPath, "", "")
+		c3, _, _ := do(t, s, http.MethodGet, "/apis/example.com/v1", "", "")
+		return c1 == http.StatusNotFound && c2 == http.StatusNotFound && c3 == http.StatusNotFound
+	})
+	// Created again, the resource is empty.
+	createWidgetCRD(t, s)
+	_, body, _ = do(t, s, http.MethodGet, widgetsPath, "", "")
+	if l := decode[list](t, body); len(l.Items) != 0 {
+		t.Errorf("objects survived their CRD: %s", body)
+	}
+}
+
+// A cluster-scoped CRD serves objects without a namespace; a second CRD
+// claiming the same plural in the group is not accepted.
+func TestClusterScopedCRDAndNameConflict(t *testing.T) {
+	s, _ := start(t, nil)
+	crd := strings.NewReplacer(`"Namespaced"`, `"Cluster"`, "widgets.example.com", "gadgets.example.com",
+		`"plural": "widgets"`, `"plural": "gadgets"`, `"singular": "widget"`, `"singular": "gadget"`,
+		`"kind": "Widget"`, `"kind": "Gadget"`, `["wd"]`, `["gd"]`).Replace(widgetCRD)
+	if code, body, _ := do(t, s, http.MethodPost, crdPath, "application/json", crd); code != http.StatusCreated {
+		t.Fatalf("create CRD: %d %s", code, body)
+	}
+	waitFor(t, "gadgets served", func() bool {
+		code, _, _ := do(t, s, http.MethodGet, "/apis/example.com/v1/gadgets", "", "")
+		return code == http.StatusOK
+	})
+	code, body, _ := do(t, s, http.MethodPost, "/apis/example.com/v1/gadgets", "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g1"},"spec":{"image":"x"}}`)
+	if code != http.StatusCreated || bytes.Contains(body, []byte(`"namespace"`)) {
+		t.Errorf("create cluster-scoped: %d %s", code, body)
+	}
+	if code, _, _ := do(t, s, http.MethodGet, "/apis/example.com/v1/namespaces/default/gadgets", "", ""); code != http.StatusNotFound {
+		t.Errorf("cluster-scoped resource under a namespace: %d", code)
+	}
+	// Same group and plural, other CRD name: rejected by validation
+	// (the name must be <plural>.<group>), and a kind clash is reported.
+	clash := strings.NewReplacer("gadgets.example.com", "gizmos.example.com", `"plural": "gadgets"`, `"plural": "gizmos"`,
+		`"singular": "gadget"`, `"singular": "gizmo"`, `["gd"]`, `["gz"]`).Replace(crd)
+	if code, body, _ := do(t, s, http.MethodPost, crdPath, "application/json", clash); code != http.StatusCreated {
+		t.Fatalf("create clashing CRD: %d %s", code, body)
+	}
+	waitFor(t, "kind conflict reported", func() bool {
+		_, body, _ := do(t, s, http.MethodGet, crdPath+"/gizmos.example.com", "", "")
+		c := decode[crdObj](t, body)
+		for _, cond := range c.Status.Conditions {
+			if cond.Type == "NamesAccepted" && cond.Status == "False" {
+				return true
+			}
+		}
+		return false
+	})
+	if code, _, _ := do(t, s, http.MethodGet, "/apis/example.com/v1/gizmos", "", ""); code != http.StatusNotFound {
+		t.Errorf("conflicting CRD is served: %d", code)
+	}
+}
+
+// Invalid CRDs are refused with 422 and field paths.
+func TestInvalidCRD(t *testing.T) {
+	s, _ := start(t, nil)
+	for _, c := range []struct{ name, from, to, field string }{
+		{"name", `"name": "widgets.example.com"`, `"name": "things.example.com"`, "metadata.name"},
+		{"two-storage", `"storage": false`, `"storage": true`, "spec.versions"},
+		{"scope", `"Namespaced"`, `"Sometimes"`, "spec.scope"},
+		{"no-type", `"image": {"type": "string", "description": "the container image"}`, `"image": {"description": "the container image"}`,
+			"spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[image].type"},
+	} {
+		body := strings.Replace(widgetCRD, c.from, c.to, 1)
+		code, resp, _ := do(t, s, http.MethodPost, crdPath, "application/json", body)
+		st := decode[status](t, resp)
+		found := false
+		for _, cause := range st.Details.Causes {
+			found = found || cause.Field == c.field
+		}
+		if code != http.StatusUnprocessableEntity || !found {
+			t.Errorf("%s: %d %s", c.name, code, resp)
+		}
+	}
+}
+
+// CRDs stored before a restart are served again when the server is ready.
+func TestCRDServedAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	s := testserver.Start(t, testserver.Options{Storage: "bolt", DataDir: dir})
+	createWidgetCRD(t, s)
+	if code, body, _ := do(t, s, http.MethodPost, widgetsPath, "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"kept"},"spec":{"image":"nginx"}}`); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	s.Stop(t)
+	s = testserver.Start(t, testserver.Options{Storage: "bolt", DataDir: dir})
+	code, body, _ := do(t, s, http.MethodGet, widgetsPath+"/kept", "", "")
+	if code != http.StatusOK || !bytes.Contains(body, []byte(`"image":"nginx"`)) {
+		t.Errorf("after restart: %d %s", code, body)
+	}
+}
