@@ -82,11 +82,17 @@ func TestValidateCRD(t *testing.T) {
 			`metadata.name: Invalid value: "gadgets.example.com": must be spec.names.plural+"."+spec.group`},
 		{"group needs a dot", func(c *apiextv1.CustomResourceDefinition) { c.Spec.Group = "example"; c.Name = "widgets.example" },
 			`spec.group: Invalid value: "example": should be a domain with at least one dot`},
-		{"group must be a DNS subdomain", func(c *apiextv1.CustomResourceDefinition) { c.Spec.Group = "Ex_ample.com"; c.Name = "widgets.Ex_ample.com" },
+		{"group must be a DNS subdomain", func(c *apiextv1.CustomResourceDefinition) {
+			c.Spec.Group = "Ex_ample.com"
+			c.Name = "widgets.Ex_ample.com"
+		},
 			`spec.group: Invalid value: "Ex_ample.com"`},
 		{"protected group", func(c *apiextv1.CustomResourceDefinition) { c.Spec.Group = "x.k8s.io"; c.Name = "widgets.x.k8s.io" },
 			`metadata.annotations[api-approved.kubernetes.io]: Required value`},
-		{"plural lower-case", func(c *apiextv1.CustomResourceDefinition) { c.Spec.Names.Plural = "Widgets"; c.Name = "Widgets.example.com" },
+		{"plural lower-case", func(c *apiextv1.CustomResourceDefinition) {
+			c.Spec.Names.Plural = "Widgets"
+			c.Name = "Widgets.example.com"
+		},
 			`spec.names.plural: Invalid value: "Widgets"`},
 		{"kind identifier", func(c *apiextv1.CustomResourceDefinition) { c.Spec.Names.Kind = "Wid get" },
 			`spec.names.kind: Invalid value: "Wid get": may have mixed case, but should otherwise match`},
@@ -128,11 +134,15 @@ func TestValidateCRD(t *testing.T) {
 			s := ".metadata.labels"
 			c.Spec.Versions[0].Subresources.Scale.LabelSelectorPath = &s
 		}, `spec.versions[0].subresources.scale.labelSelectorPath: Invalid value: ".metadata.labels": should be a json path under either .spec or .status`},
-		{"column type", func(c *apiextv1.CustomResourceDefinition) { c.Spec.Versions[0].AdditionalPrinterColumns[0].Type = "float" },
+		{"column type", func(c *apiextv1.CustomResourceDefinition) {
+			c.Spec.Versions[0].AdditionalPrinterColumns[0].Type = "float"
+		},
 			`spec.versions[0].additionalPrinterColumns[0].type: Invalid value: "float": must be one of boolean,date,integer,number,string`},
 		{"column name", func(c *apiextv1.CustomResourceDefinition) { c.Spec.Versions[0].AdditionalPrinterColumns[0].Name = "" },
 			`spec.versions[0].additionalPrinterColumns[0].name: Required value`},
-		{"column jsonPath", func(c *apiextv1.CustomResourceDefinition) { c.Spec.Versions[0].AdditionalPrinterColumns[0].JSONPath = ".spec[" },
+		{"column jsonPath", func(c *apiextv1.CustomResourceDefinition) {
+			c.Spec.Versions[0].AdditionalPrinterColumns[0].JSONPath = ".spec["
+		},
 			`spec.versions[0].additionalPrinterColumns[0].jsonPath: Invalid value: ".spec["`},
 		{"conversion webhook unsupported", func(c *apiextv1.CustomResourceDefinition) {
 			c.Spec.Conversion = &apiextv1.CustomResourceConversion{Strategy: apiextv1.WebhookConverter}
@@ -184,11 +194,17 @@ func TestValidateCRDUpdate(t *testing.T) {
 	}{
 		{"group immutable", func(c *apiextv1.CustomResourceDefinition) { c.Spec.Group = "other.com"; c.Name = "widgets.other.com" },
 			`spec.group: Invalid value: "other.com": field is immutable`},
-		{"plural immutable", func(c *apiextv1.CustomResourceDefinition) { c.Spec.Names.Plural = "gizmos"; c.Name = "gizmos.example.com" },
+		{"plural immutable", func(c *apiextv1.CustomResourceDefinition) {
+			c.Spec.Names.Plural = "gizmos"
+			c.Name = "gizmos.example.com"
+		},
 			`spec.names.plural: Invalid value: "gizmos": field is immutable`},
 		{"scope immutable", func(c *apiextv1.CustomResourceDefinition) { c.Spec.Scope = apiextv1.ClusterScoped },
 			`spec.scope: Invalid value: "Cluster": field is immutable`},
-		{"kind immutable once established", func(c *apiextv1.CustomResourceDefinition) { c.Spec.Names.Kind = "Gizmo"; c.Spec.Names.ListKind = "GizmoList" },
+		{"kind immutable once established", func(c *apiextv1.CustomResourceDefinition) {
+			c.Spec.Names.Kind = "Gizmo"
+			c.Spec.Names.ListKind = "GizmoList"
+		},
 			`spec.names.kind: Invalid value: "Gizmo": field is immutable`},
 		{"stored version cannot be removed", func(c *apiextv1.CustomResourceDefinition) {
 			addV2(c)
