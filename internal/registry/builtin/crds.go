@@ -27,7 +27,7 @@ func crdsResource() *registry.Resource {
 		New:     func() runtime.Object { return &apiextv1.CustomResourceDefinition{} },
 		NewList: func() runtime.Object { return &apiextv1.CustomResourceDefinitionList{} },
 		Strategy: crdStrategy{typed[*apiextv1.CustomResourceDefinition]{
-			prepareCreate: func(c *apiextv1.CustomResourceDefinition) { c.Status = apiextv1.CustomResourceDefinitionStatus{} },
+			prepareCreate: prepareCRDCreate,
 			prepareUpdate: func(c, old *apiextv1.CustomResourceDefinition) { c.Status = *old.Status.DeepCopy() },
 			defaults:      crdschema.SetCRDDefaults,
 			validate: func(c *apiextv1.CustomResourceDefinition) field.ErrorList {
@@ -84,3 +84,14 @@ func (crdStrategy) PrepareForDelete(obj runtime.Object) {
 
 // HoldsDeletion is false: the metadata finalizer is what holds a CRD.
 func (crdStrategy) HoldsDeletion(runtime.Object) bool { return false }
+
+// prepareCRDCreate resets status to what the API server's CRD controller
+// starts from: Established False while it installs the resource, so that
+// `kubectl wait --for=condition=Established` right after a create finds a
+// condition to wait on rather than none.
+func prepareCRDCreate(c *apiextv1.CustomResourceDefinition) {
+	c.Status = apiextv1.CustomResourceDefinitionStatus{Conditions: []apiextv1.CustomResourceDefinitionCondition{{
+		Type: apiextv1.Established, Status: apiextv1.ConditionFalse, Reason: "Installing",
+		Message: "the custom resource is being installed", LastTransitionTime: metav1.NewTime(time.Now().Truncate(time.Second)),
+	}}}
+}
