@@ -112,6 +112,20 @@ type GarbageCollector struct {
 	mu sync.Mutex
 	// monitors are the running informers by resource; guarded by mu.
 	monitors map[schema.GroupResource]*monitor
+	// kick asks Start's loop for a rediscovery before the next period
+	// (a CRD changed); buffered, so a pending request absorbs the next.
+	kick chan struct{}
+}
+
+// minKickInterval spaces out rediscoveries asked for by CRD changes.
+const minKickInterval = 100 * time.Millisecond
+
+// kickResync asks for a rediscovery soon.
+func (gc *GarbageCollector) kickResync() {
+	select {
+	case gc.kick <- struct{}{}:
+	default:
+	}
 }
 
 // New builds a collector over c. Nothing runs until Start.
@@ -132,7 +146,7 @@ func New(c *rest.Client, opts Options, deps Deps) *GarbageCollector {
 		clock: deps.Clock, g: newGraph(), changes: newEventQueue(),
 		toDelete: queue("garbage_collector_attempt_to_delete"), toOrphan: queue("garbage_collector_attempt_to_orphan"),
 		absent: lru.New(absentOwnerCacheSize), ignored: map[schema.GroupResource]bool{},
-		monitors: map[schema.GroupResource]*monitor{},
+		monitors: map[schema.GroupResource]*monitor{}, kick: make(chan struct{}, 1),
 	}
 	for _, gr := range opts.IgnoredResources {
 		gc.ignored[gr] = true
@@ -171,6 +185,16 @@ func (gc *GarbageCollector) Start(ctx context.Context) error {
 			return nil
 		case <-t.C():
 			gc.resync(ctx)
+		case <-gc.kick:
+			gc.resync(ctx)
+			// At most one kicked rediscovery per interval, in real time:
+			// it limits work, whatever clock drives the collector.
+			pause := time.NewTimer(minKickInterval)
+			select {
+			case <-ctx.Done():
+			case <-pause.C:
+			}
+			pause.Stop()
 		}
 	}
 }

@@ -38,11 +38,18 @@ func newEnv(t *testing.T) *env {
 // runGC starts a collector; the returned function stops it and waits.
 func (e *env) runGC(t *testing.T) (stop func()) {
 	t.Helper()
+	return e.runGCWith(t, garbagecollector.Options{})
+}
+
+// runGCWith starts a collector with opts; the returned function stops it
+// and waits.
+func (e *env) runGCWith(t *testing.T, opts garbagecollector.Options) (stop func()) {
+	t.Helper()
 	b, err := record.NewBroadcaster(record.Options{Sink: record.NewRESTSink(e.c)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gc := garbagecollector.New(e.c, garbagecollector.Options{}, garbagecollector.Deps{Logger: slog.New(slog.DiscardHandler),
+	gc := garbagecollector.New(e.c, opts, garbagecollector.Deps{Logger: slog.New(slog.DiscardHandler),
 		Recorder: b.NewComponentRecorder("garbage-collector-controller")})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -11,6 +11,10 @@ import (
 	"github.com/setpoint-dev/setpoint/rest"
 )
 
+// crdResource is CustomResourceDefinitions: their changes trigger a
+// rediscovery.
+var crdResource = schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
+
 // monitor is the informer of one watched resource.
 type monitor struct {
 	res    apiResource
@@ -72,6 +76,18 @@ func (gc *GarbageCollector) startMonitor(ctx context.Context, r apiResource) (*m
 		Reflector: reflector.Options{Name: "garbagecollector " + r.gvr.GroupResource().String()},
 	})
 	gvk := r.gvk
+	if r.gvr.GroupResource() == crdResource {
+		// A CRD that comes, is established or goes changes what there is
+		// to watch: rediscover now rather than at the next period.
+		kick := func() { gc.kickResync() }
+		if _, err := inf.AddEventHandler(informer.HandlerFuncs[*unstructured.Unstructured]{
+			AddFunc:    func(*unstructured.Unstructured, bool) { kick() },
+			UpdateFunc: func(*unstructured.Unstructured, *unstructured.Unstructured) { kick() },
+			DeleteFunc: func(*unstructured.Unstructured, bool) { kick() },
+		}, informer.HandlerOptions{Name: "garbagecollector-crds"}); err != nil {
+			return nil, err
+		}
+	}
 	reg, err := inf.AddEventHandler(informer.HandlerFuncs[*unstructured.Unstructured]{
 		AddFunc: func(u *unstructured.Unstructured, _ bool) {
 			gc.changes.push(event{typ: addEvent, obj: metaOf(u, gvk)})
