@@ -415,3 +415,22 @@ func TestCRDServedAfterRestart(t *testing.T) {
 		t.Errorf("after restart: %d %s", code, body)
 	}
 }
+
+// DeleteOptions in the body may carry the resource's group version, as
+// client-go's clients for custom kinds send them; another kind is a 400.
+func TestDeleteOptionsInAnyGroupVersion(t *testing.T) {
+	s, _ := start(t, nil)
+	createWidgetCRD(t, s)
+	if code, body, _ := do(t, s, http.MethodPost, widgetsPath, "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"image":"nginx"}}`); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	if code, body, _ := do(t, s, http.MethodDelete, widgetsPath+"/w", "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","propagationPolicy":"Background"}`); code != http.StatusBadRequest {
+		t.Errorf("delete with a Widget body: %d %s", code, body)
+	}
+	if code, body, _ := do(t, s, http.MethodDelete, widgetsPath+"/w", "application/json",
+		`{"apiVersion":"example.com/v1","kind":"DeleteOptions","propagationPolicy":"Foreground"}`); code != http.StatusOK {
+		t.Errorf("delete with example.com/v1 DeleteOptions: %d %s", code, body)
+	}
+}

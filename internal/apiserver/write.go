@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/setpoint-dev/setpoint/internal/objects"
 )
@@ -101,7 +102,13 @@ func (s *Server) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		return nil, err
 	}
 	if len(body) > 0 {
-		if err := s.decodeOptionsBody(r, body, nil, opts); err != nil {
+		err := s.decodeOptionsBody(r, body, nil, opts)
+		if runtime.IsNotRegisteredError(err) {
+			// As Kubernetes: DeleteOptions come in any group's version
+			// (client-go sends the resource's, e.g. a CRD group's).
+			err = decodeAnyVersionDeleteOptions(body, opts)
+		}
+		if err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid DeleteOptions: %v", err))
 		}
 	}
@@ -230,4 +237,17 @@ func deleteQuery(r *http.Request, opts *metav1.DeleteOptions) error {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
 	return nil
+}
+
+// decodeAnyVersionDeleteOptions reads a JSON or YAML DeleteOptions body
+// whatever its apiVersion; its kind must be DeleteOptions (or absent).
+func decodeAnyVersionDeleteOptions(body []byte, opts *metav1.DeleteOptions) error {
+	var tm metav1.TypeMeta
+	if err := sigsyaml.Unmarshal(body, &tm); err != nil {
+		return err
+	}
+	if tm.Kind != "" && tm.Kind != "DeleteOptions" {
+		return fmt.Errorf("kind %q is not DeleteOptions", tm.Kind)
+	}
+	return sigsyaml.UnmarshalStrict(body, opts)
 }
