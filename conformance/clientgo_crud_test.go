@@ -255,6 +255,9 @@ func checkCoverage(t *testing.T, cs kubernetes.Interface, cases []crudCase) {
 		byGVR[c.gvr] = c
 	}
 	for gvr, s := range served {
+		if gvr == crdGVR {
+			continue // a CRD's name must be <plural>.<group>: its rows are in customresource_test.go
+		}
 		c, ok := byGVR[gvr]
 		if !ok {
 			t.Errorf("served resource %v is not covered by the CRUD rows", gvr)
@@ -277,7 +280,7 @@ func checkCoverage(t *testing.T, cs kubernetes.Interface, cases []crudCase) {
 			}
 		}
 	}
-	if len(served) != len(cases) {
+	if len(served) != len(cases)+1 { // + customresourcedefinitions
 		t.Errorf("discovery serves %d resources, the cases cover %d", len(served), len(cases))
 	}
 }

@@ -7,11 +7,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -273,3 +276,93 @@ func TestControllerRuntimeCustomResourceOperator(t *testing.T) {
 		return apierrors.IsNotFound(err)
 	})
 }
+
+// The apiextensions clientset does every verb on CustomResourceDefinitions
+// (the generic CRUD rows cannot: a CRD's name must be <plural>.<group>):
+// create (and a second create: 409), get, list by label, update, merge
+// patch, status update, stale update (409), a schema that is not
+// structural (422), delete and deletecollection.
+func TestClientGoCustomResourceDefinitions(t *testing.T) {
+	env := startSetpoint(t, testenv.Options{})
+	cs := apiextclient.NewForConfigOrDie(clientConfig(t, env)).ApiextensionsV1().CustomResourceDefinitions()
+	ctx := context.Background()
+	newCRD := func(plural string, labels map[string]string) *apiextv1.CustomResourceDefinition {
+		return &apiextv1.CustomResourceDefinition{
+			ObjectMeta: metav1.ObjectMeta{Name: plural + ".crud.setpoint.dev", Labels: labels},
+			Spec: apiextv1.CustomResourceDefinitionSpec{
+				Group: "crud.setpoint.dev", Scope: apiextv1.ClusterScoped,
+				Names: apiextv1.CustomResourceDefinitionNames{Plural: plural, Kind: "K" + plural},
+				Versions: []apiextv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+					Schema: &apiextv1.CustomResourceValidation{OpenAPIV3Schema: &apiextv1.JSONSchemaProps{
+						Type: "object", XPreserveUnknownFields: ptrTo(true)}}}},
+			},
+		}
+	}
+	created, err := cs.Create(ctx, newCRD("alphas", map[string]string{"batch": "yes"}), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	if created.Spec.Names.Singular != "kalphas" || created.Spec.Names.ListKind != "KalphasList" || created.Spec.Conversion == nil {
+		t.Errorf("defaults not applied: %+v", created.Spec)
+	}
+	if _, err := cs.Create(ctx, newCRD("alphas", nil), metav1.CreateOptions{}); !apierrors.IsAlreadyExists(err) {
+		t.Errorf("second create: %v", err)
+	}
+	bad := newCRD("betas", nil)
+	bad.Spec.Versions[0].Schema.OpenAPIV3Schema = &apiextv1.JSONSchemaProps{Type: "object",
+		Properties: map[string]apiextv1.JSONSchemaProps{"spec": {Description: "no type"}}}
+	if _, err := cs.Create(ctx, bad, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("non-structural schema: %v, want 422", err)
+	}
+	if _, err := cs.Create(ctx, newCRD("gammas", map[string]string{"batch": "yes"}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := cs.List(ctx, metav1.ListOptions{LabelSelector: "batch=yes"})
+	if err != nil || len(l.Items) != 2 {
+		t.Fatalf("list: %v %d", err, len(l.Items))
+	}
+	// Once the server has established it, nothing else writes the CRD.
+	var got *apiextv1.CustomResourceDefinition
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		got, err = cs.Get(ctx, "alphas.crud.setpoint.dev", metav1.GetOptions{})
+		return err == nil && len(got.Status.StoredVersions) == 1 && got.Status.AcceptedNames.Plural == "alphas", err
+	}); err != nil {
+		t.Fatalf("not established: %v", err)
+	}
+	stale := got.DeepCopy()
+	got.Labels["touched"] = "yes"
+	if got, err = cs.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("update: %v", err)
+	}
+	stale.Labels["stale"] = "yes"
+	if _, err := cs.Update(ctx, stale, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
+		t.Errorf("stale update: %v, want 409", err)
+	}
+	if _, err := cs.Patch(ctx, got.Name, types.MergePatchType, []byte(`{"spec":{"names":{"shortNames":["al"]}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("patch: %v", err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		got, err = cs.Get(ctx, "alphas.crud.setpoint.dev", metav1.GetOptions{})
+		return err == nil && len(got.Status.AcceptedNames.ShortNames) == 1, err
+	}); err != nil {
+		t.Fatalf("accepted names do not follow the patch: %v %+v", err, got.Status)
+	}
+	got.Status.StoredVersions = nil // a stored version cannot be dropped
+	if _, err := cs.UpdateStatus(ctx, got, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("status update dropping a stored version: %v, want 422", err)
+	}
+	if err := cs.Delete(ctx, "gammas.crud.setpoint.dev", metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if err := cs.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "batch=yes"}); err != nil {
+		t.Fatalf("deletecollection: %v", err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		l, err := cs.List(ctx, metav1.ListOptions{})
+		return err == nil && len(l.Items) == 0, err
+	}); err != nil {
+		t.Errorf("CRDs not gone: %v", err)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

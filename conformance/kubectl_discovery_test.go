@@ -152,7 +152,7 @@ func TestKubectlAPIResources(t *testing.T) {
 		t.Errorf("kubectl shows %d resources, client-go discovers %d", len(got), len(discovered))
 	}
 
-	if out := kubectl(t, env, "", "api-resources", "--namespaced=false", "-o", "name"); out != "namespaces\nnodes\n" {
+	if out := kubectl(t, env, "", "api-resources", "--namespaced=false", "-o", "name"); out != "namespaces\nnodes\ncustomresourcedefinitions.apiextensions.k8s.io\n" {
 		t.Errorf("api-resources --namespaced=false -o name: %q", out)
 	}
 	if out := kubectl(t, env, "", "api-resources", "--api-group=apps", "-o", "name"); out != "deployments.apps\nreplicasets.apps\n" {
@@ -162,7 +162,7 @@ func TestKubectlAPIResources(t *testing.T) {
 		t.Errorf("api-resources --categories=all: %v", got)
 	}
 	// Short names resolve.
-	for short, kind := range map[string]string{"cm": "configmaps", "deploy": "deployments.apps", "rs": "replicasets.apps", "svc": "services", "ns": "namespaces", "no": "nodes", "po": "pods", "ev": "events"} {
+	for short, kind := range map[string]string{"cm": "configmaps", "deploy": "deployments.apps", "rs": "replicasets.apps", "svc": "services", "ns": "namespaces", "no": "nodes", "po": "pods", "ev": "events", "crd": "customresourcedefinitions.apiextensions.k8s.io"} {
 		r := kubectlRun(t, env, "", "get", short, "-A", "-v=6")
 		if r.Err != nil || !strings.Contains(r.Stderr, "/"+strings.Split(kind, ".")[0]+"?") {
 			t.Errorf("get %s: %v %s", short, r.Err, r.Stderr)

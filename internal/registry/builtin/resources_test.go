@@ -32,6 +32,8 @@ func TestDiscovery(t *testing.T) {
 		"leases":      {group: "coordination.k8s.io", kind: "Lease", singular: "lease", namespaced: true, createOnUpdate: true},
 		"deployments": {group: "apps", kind: "Deployment", singular: "deployment", short: []string{"deploy"}, categories: all, namespaced: true, status: true, scale: true},
 		"replicasets": {group: "apps", kind: "ReplicaSet", singular: "replicaset", short: []string{"rs"}, categories: all, namespaced: true, status: true, scale: true},
+		"customresourcedefinitions": {group: "apiextensions.k8s.io", kind: "CustomResourceDefinition", singular: "customresourcedefinition",
+			short: []string{"crd", "crds"}, categories: []string{"api-extensions"}, status: true, deletionHolder: true},
 	}
 	got := Resources()
 	if len(got) != len(cases) {
