@@ -1,0 +1,133 @@
+package application
+
+import (
+	"fmt"
+	"log/slog"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+
+	"github.com/setpoint-dev/setpoint/builder"
+	"github.com/setpoint-dev/setpoint/cache"
+	"github.com/setpoint-dev/setpoint/controller"
+	"github.com/setpoint-dev/setpoint/manager"
+	"github.com/setpoint-dev/setpoint/predicate"
+	"github.com/setpoint-dev/setpoint/record"
+	"github.com/setpoint-dev/setpoint/rest"
+)
+
+// Defaults of Options.
+const (
+	DefaultName    = "application-operator"
+	DefaultWorkers = 2
+)
+
+// Options configure the controller Add registers. The zero value selects
+// the defaults.
+type Options struct {
+	// Name names the controller in logs and metrics and is the source
+	// component of its Events (default "application-operator").
+	Name string
+	// MaxConcurrentReconciles is the number of workers (default 2); never
+	// two for the same Application at once.
+	MaxConcurrentReconciles int
+}
+
+func (o *Options) setDefaults() {
+	if o.Name == "" {
+		o.Name = DefaultName
+	}
+	if o.MaxConcurrentReconciles <= 0 {
+		o.MaxConcurrentReconciles = DefaultWorkers
+	}
+}
+
+// Reconciler converges each Application to its Deployment, Service,
+// record and status. Build one with NewReconciler; its fields are fixed
+// after that and it is safe for concurrent use by the controller's
+// workers.
+type Reconciler struct {
+	// apps reads the manager's shared Application cache; its objects are
+	// shared and never modified here (copies are).
+	apps *cache.Lister[*Application]
+	// appAPI writes Applications (finalizers; status through the status
+	// subresource). deployAPI, serviceAPI, configMapAPI and namespaceAPI
+	// write the objects the operator owns.
+	appAPI       *rest.Resource[*Application, *ApplicationList]
+	deployAPI    *rest.Resource[*appsv1.Deployment, *appsv1.DeploymentList]
+	serviceAPI   *rest.Resource[*corev1.Service, *corev1.ServiceList]
+	configMapAPI *rest.Resource[*corev1.ConfigMap, *corev1.ConfigMapList]
+	namespaceAPI *rest.Resource[*corev1.Namespace, *corev1.NamespaceList]
+	// scheme knows Application (checked by NewReconciler), for owner
+	// references.
+	scheme   *runtime.Scheme
+	recorder record.Recorder
+	clock    clock.PassiveClock
+	log      *slog.Logger
+}
+
+// NewReconciler builds the Reconciler over mgr's shared Application
+// informer (which mgr starts) and an event recorder named opts.Name. The
+// manager's scheme must hold Application (AddToScheme), and the server
+// must serve it (the CRD established): both are checked here.
+func NewReconciler(mgr *manager.Manager, opts Options) (*Reconciler, error) {
+	opts.setDefaults()
+	if _, err := mgr.KindFor(&Application{}); err != nil {
+		return nil, fmt.Errorf("application: the manager's scheme lacks Application (pass a scheme with application.AddToScheme applied in manager.Options.Scheme): %w", err)
+	}
+	apps, _, err := manager.Informer[*Application](mgr)
+	if err != nil {
+		return nil, fmt.Errorf("application: is the CRD %s applied and established? %w", CRDName, err)
+	}
+	r := &Reconciler{apps: apps.Lister(), scheme: mgr.Scheme(), log: mgr.Logger().With("controller", opts.Name)}
+	if r.appAPI, err = manager.Resource[*Application, *ApplicationList](mgr); err != nil {
+		return nil, fmt.Errorf("application: %w", err)
+	}
+	if r.deployAPI, err = manager.Resource[*appsv1.Deployment, *appsv1.DeploymentList](mgr); err != nil {
+		return nil, fmt.Errorf("application: %w", err)
+	}
+	if r.serviceAPI, err = manager.Resource[*corev1.Service, *corev1.ServiceList](mgr); err != nil {
+		return nil, fmt.Errorf("application: %w", err)
+	}
+	if r.configMapAPI, err = manager.Resource[*corev1.ConfigMap, *corev1.ConfigMapList](mgr); err != nil {
+		return nil, fmt.Errorf("application: %w", err)
+	}
+	if r.namespaceAPI, err = manager.Resource[*corev1.Namespace, *corev1.NamespaceList](mgr); err != nil {
+		return nil, fmt.Errorf("application: %w", err)
+	}
+	if r.recorder, err = mgr.GetEventRecorderFor(opts.Name); err != nil {
+		return nil, fmt.Errorf("application: %w", err)
+	}
+	r.clock = clock.RealClock{}
+	if c := mgr.ControllerOptions().Clock; c != nil {
+		r.clock = c
+	}
+	return r, nil
+}
+
+// Add registers the Application controller with mgr: it reconciles
+// Applications (For) and the Deployments and Services they control
+// (Owns), so a change to the Deployment's readiness, or a deleted or
+// edited Service, brings the Application back to the queue. Updates of an
+// Application that change neither its spec (generation), its metadata
+// nor its deletion are dropped: its own status writes cost nothing.
+func Add(mgr *manager.Manager, opts Options) error {
+	opts.setDefaults()
+	r, err := NewReconciler(mgr, opts)
+	if err != nil {
+		return err
+	}
+	err = builder.ControllerManagedBy(mgr).
+		Named(opts.Name).
+		For(builder.Kind[*Application](), predicate.Or(predicate.GenerationChanged(), metadataChanged())).
+		Owns(builder.Kind[*appsv1.Deployment](), predicate.ResourceVersionChanged()).
+		Owns(builder.Kind[*corev1.Service](), predicate.ResourceVersionChanged()).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("application: %w", err)
+	}
+	return nil
+}
