@@ -22,11 +22,13 @@ unit:
 	$(GO) test -race -count=1 -timeout 20m ./...
 	cd conformance && $(GO) test -race -count=1 -timeout 20m ./...
 
-# Brief fuzzing of request-body decoding, selector parsing and kind sniffing.
+# Brief fuzzing of request-body decoding, selector parsing, kind sniffing and
+# custom-resource schemas (prune, default, validate).
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeObject$$' -fuzztime $(FUZZTIME) ./internal/apiserver
 	$(GO) test -run '^$$' -fuzz '^FuzzSelectors$$' -fuzztime $(FUZZTIME) ./internal/apiserver
 	$(GO) test -run '^$$' -fuzz '^FuzzLeadingTypeMeta$$' -fuzztime $(FUZZTIME) ./internal/scheme
+	$(GO) test -run '^$$' -fuzz '^FuzzPruneDefaultValidate$$' -fuzztime $(FUZZTIME) ./internal/crdschema
 
 # Benchmarks of docs/BENCHMARKS.md.
 bench:
