@@ -115,7 +115,9 @@ func InformerFor[T informer.Object](m *Manager, gvr schema.GroupVersionResource,
 
 // Resource returns the typed accessor of T's resource (found like
 // Informer does), with L its list type, e.g.
-// Resource[*corev1.Secret, *corev1.SecretList](m).
+// Resource[*corev1.Secret, *corev1.SecretList](m). It writes T's kind from
+// the manager's scheme into objects sent without one (rest.WithKind), so
+// your own types for custom resources need no TypeMeta set.
 func Resource[T, L runtime.Object](m *Manager) (*rest.Resource[T, L], error) {
 	ctx, cancel := context.WithTimeout(context.Background(), discoveryTimeout)
 	defer cancel()
@@ -124,7 +126,7 @@ func Resource[T, L runtime.Object](m *Manager) (*rest.Resource[T, L], error) {
 	if err != nil {
 		return nil, fmt.Errorf("resource for %T: %w", zero, err)
 	}
-	return rest.For[T, L](m.client, mp.GVR, mp.Namespaced), nil
+	return rest.For[T, L](m.client, mp.GVR, mp.Namespaced).WithKind(mp.GVK), nil
 }
 
 // trackedInformers returns the informers to wait for.

@@ -32,6 +32,10 @@ type Resource[T, L runtime.Object] struct {
 	// addressed across all namespaces (List, Watch only).
 	ns      string
 	decoder runtime.Decoder
+	// kind, when set (WithKind), is written as apiVersion and kind into
+	// request bodies whose object has none and whose type the client's
+	// built-in scheme does not know.
+	kind schema.GroupVersionKind
 }
 
 // For returns the typed accessor of gvr. namespaced says whether the
@@ -62,6 +66,17 @@ func (r *Resource[T, L]) Namespace(ns string) *Resource[T, L] {
 	if r.namespaced {
 		cp.ns = ns
 	}
+	return &cp
+}
+
+// WithKind returns a copy of r that sends gvk as the apiVersion and kind
+// of objects that carry none and whose Go type the client's built-in
+// scheme does not know: your own types for custom resources, which the
+// server refuses without a kind. An object's own TypeMeta always wins.
+// manager.Resource sets it from the manager's scheme.
+func (r *Resource[T, L]) WithKind(gvk schema.GroupVersionKind) *Resource[T, L] {
+	cp := *r
+	cp.kind = gvk
 	return &cp
 }
 
@@ -194,14 +209,17 @@ func (r *Resource[T, L]) write(ctx context.Context, method, name, sub string, ob
 }
 
 // encode marshals obj as JSON with apiVersion and kind set: taken from the
-// object when present, else from the scheme (typed kinds) without mutating
-// the caller's object.
+// object when present, else from the scheme (typed kinds), else from
+// WithKind, without mutating the caller's object.
 func (r *Resource[T, L]) encode(obj T) ([]byte, error) {
 	var out runtime.Object = obj
 	if out.GetObjectKind().GroupVersionKind().Empty() {
 		if kinds, _, err := r.c.codecs.Scheme.ObjectKinds(obj); err == nil && len(kinds) > 0 {
 			out = obj.DeepCopyObject()
 			out.GetObjectKind().SetGroupVersionKind(kinds[0])
+		} else if !r.kind.Empty() {
+			out = obj.DeepCopyObject()
+			out.GetObjectKind().SetGroupVersionKind(r.kind)
 		}
 	}
 	b, err := json.Marshal(out)
