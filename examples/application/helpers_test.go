@@ -80,8 +80,9 @@ func start(t *testing.T, operator bool) *fixture {
 	t.Cleanup(client.CloseIdleConnections)
 	applyCRD(t, client)
 	f := &fixture{
-		env:         env,
-		apps:        rest.For[*application.Application, *application.ApplicationList](client, application.GroupVersionResource, true).Namespace("default"),
+		env: env,
+		apps: rest.For[*application.Application, *application.ApplicationList](client, application.GroupVersionResource, true).
+			WithKind(application.GroupVersion.WithKind(application.Kind)).Namespace("default"),
 		deployments: rest.For[*appsv1.Deployment, *appsv1.DeploymentList](client, appsv1.SchemeGroupVersion.WithResource("deployments"), true).Namespace("default"),
 		services:    rest.For[*corev1.Service, *corev1.ServiceList](client, corev1.SchemeGroupVersion.WithResource("services"), true).Namespace("default"),
 		events:      rest.For[*corev1.Event, *corev1.EventList](client, corev1.SchemeGroupVersion.WithResource("events"), true).Namespace("default"),
@@ -198,7 +199,6 @@ func eventually(t *testing.T, what string, cond func() string) {
 // field unset (the server defaults it).
 func newApp(name, image string, replicas, port int32) *application.Application {
 	app := &application.Application{
-		TypeMeta:   metav1.TypeMeta{APIVersion: application.GroupVersion.String(), Kind: application.Kind},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Spec:       application.ApplicationSpec{Image: image},
 	}

@@ -75,7 +75,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, fmt.Errorf("read application %s: %w", req, err)
 	}
 	app := cached.DeepCopy()
-	app.SetGroupVersionKind(GroupVersion.WithKind(Kind))
 	log := r.log.With("namespace", app.Namespace, "application", app.Name, "generation", app.Generation)
 	if app.DeletionTimestamp != nil {
 		return reconcile.Result{}, r.finalize(ctx, log, app)
@@ -93,7 +92,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, fmt.Errorf("add finalizer to application %s: %w", req, err)
 		}
 		app = updated
-		app.SetGroupVersionKind(GroupVersion.WithKind(Kind))
 		log.Debug("added finalizer", "finalizer", Finalizer)
 	}
 	if err := r.ensureRecord(ctx, log, app); err != nil {
@@ -144,7 +142,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, log *slog.Logger, app *App
 		return fmt.Errorf("write status of application %s/%s: %w", app.Namespace, app.Name, err)
 	}
 	*app = *updated
-	app.SetGroupVersionKind(GroupVersion.WithKind(Kind))
 	if st.Phase != before {
 		log.Info("phase changed", "from", before, "to", st.Phase, "ready", st.ReadyReplicas)
 		if st.Phase == PhaseRunning {
