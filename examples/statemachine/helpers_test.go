@@ -1,0 +1,295 @@
+package statemachine_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/setpoint-dev/setpoint/examples/statemachine"
+	dbv1 "github.com/setpoint-dev/setpoint/examples/statemachine/api/v1"
+	"github.com/setpoint-dev/setpoint/manager"
+	"github.com/setpoint-dev/setpoint/rest"
+	"github.com/setpoint-dev/setpoint/testenv"
+)
+
+// The simulated durations of the tests, on the fake clock. Tests step the
+// clock by step at a time, so a transition that came early (or a backoff
+// that did not grow) shows as a transition time below the promised one.
+var testOptions = statemachine.Options{
+	MaxConcurrentReconciles: 1,
+	ProvisionTime:           10 * time.Minute,
+	UpdateTime:              5 * time.Minute,
+	TeardownTime:            3 * time.Minute,
+	RetryBaseDelay:          time.Minute,
+	RetryMaxDelay:           4 * time.Minute,
+}
+
+const step = time.Minute
+
+// lockedBuffer collects the controller's logs, shown when a test fails.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// fixture is an API server with the CRD installed, the controller on a
+// manager driven by a fake clock, and typed clients.
+type fixture struct {
+	clock  *clocktesting.FakeClock
+	dbs    *rest.Resource[*dbv1.Database, *dbv1.DatabaseList]
+	events *rest.Resource[*corev1.Event, *corev1.EventList]
+	logs   *lockedBuffer
+}
+
+func start(t *testing.T) *fixture {
+	t.Helper()
+	env, err := testenv.Start(testenv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stop environment: %v", err)
+		}
+	})
+	client, err := rest.New(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.CloseIdleConnections)
+	if err := statemachine.InstallCRD(context.Background(), client, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{
+		clock:  clocktesting.NewFakeClock(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)),
+		dbs:    rest.For[*dbv1.Database, *dbv1.DatabaseList](client, dbv1.GroupVersionResource(), true).Namespace("default"),
+		events: rest.For[*corev1.Event, *corev1.EventList](client, corev1.SchemeGroupVersion.WithResource("events"), true).Namespace("default"),
+		logs:   &lockedBuffer{},
+	}
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dbv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := manager.New(manager.Options{Config: env.Config, Scheme: scheme, MetricsAddr: "0", HealthAddr: "0",
+		Clock: f.clock, Logger: slog.New(slog.NewTextHandler(f.logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := statemachine.Add(mgr, testOptions); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+		mgr.Client().CloseIdleConnections()
+		if t.Failed() {
+			t.Logf("controller logs:\n%s", f.logs.String())
+		}
+	})
+	select {
+	case <-mgr.Elected():
+	case err := <-done:
+		t.Fatalf("manager stopped: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("manager not running after 30s")
+	}
+	return f
+}
+
+func (f *fixture) create(t *testing.T, name string, spec dbv1.DatabaseSpec) *dbv1.Database {
+	t.Helper()
+	db := &dbv1.Database{TypeMeta: metav1.TypeMeta{APIVersion: dbv1.GroupVersion.String(), Kind: "Database"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: spec}
+	out, err := f.dbs.Create(context.Background(), db, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create database %s: %v", name, err)
+	}
+	return out
+}
+
+// get returns the Database, or nil once it is gone.
+func (f *fixture) get(t *testing.T, name string) *dbv1.Database {
+	t.Helper()
+	db, err := f.dbs.Get(context.Background(), name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("get database %s: %v", name, err)
+	}
+	return db
+}
+
+// patchSpec merges spec (JSON) into the Database's spec.
+func (f *fixture) patchSpec(t *testing.T, name, spec string) *dbv1.Database {
+	t.Helper()
+	out, err := f.dbs.Patch(context.Background(), name, types.MergePatchType, []byte(`{"spec":`+spec+`}`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatalf("patch database %s: %v", name, err)
+	}
+	return out
+}
+
+// inPhase is a condition: the Database exists and is in phase.
+func inPhase(phase dbv1.Phase) func(*dbv1.Database) string {
+	return func(db *dbv1.Database) string {
+		if db == nil {
+			return "gone"
+		}
+		if db.Status.Phase != phase {
+			return fmt.Sprintf("phase %q (%s)", db.Status.Phase, db.Status.Message)
+		}
+		return ""
+	}
+}
+
+func gone(db *dbv1.Database) string {
+	if db != nil {
+		return fmt.Sprintf("still there in phase %q", db.Status.Phase)
+	}
+	return ""
+}
+
+// wait polls the Database every 20 ms, without touching the clock, until
+// cond returns "" (within 30 s), and returns it.
+func (f *fixture) wait(t *testing.T, name, what string, cond func(*dbv1.Database) string) *dbv1.Database {
+	t.Helper()
+	db, ok, why := f.poll(t, name, 30*time.Second, cond)
+	if !ok {
+		t.Fatalf("database %s %s: not reached within 30s: %s", name, what, why)
+	}
+	return db
+}
+
+// advance steps the fake clock by jump, then by step at a time, polling
+// after each step for up to 500 ms (at most 40 steps) until cond holds.
+// It returns the Database and the fake time at which cond was seen: no
+// step happened after that, so a transition seen then happened at that
+// time or before. A step taken before the controller registered its
+// RequeueAfter only delays the transition by another step; tests check
+// that transitions are never early, which that cannot hide.
+func (f *fixture) advance(t *testing.T, name, what string, jump time.Duration, cond func(*dbv1.Database) string) (*dbv1.Database, time.Time) {
+	t.Helper()
+	why := ""
+	f.clock.Step(jump)
+	for range 40 {
+		db, ok, w := f.poll(t, name, 500*time.Millisecond, cond)
+		if ok {
+			return db, f.clock.Now()
+		}
+		why = w
+		f.clock.Step(step)
+	}
+	t.Fatalf("database %s %s: not reached within 40 steps of %s: %s", name, what, step, why)
+	return nil, time.Time{}
+}
+
+func (f *fixture) poll(t *testing.T, name string, timeout time.Duration, cond func(*dbv1.Database) string) (*dbv1.Database, bool, string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		db := f.get(t, name)
+		why := cond(db)
+		if why == "" {
+			return db, true, ""
+		}
+		if time.Now().After(deadline) {
+			return db, false, why
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitEvents waits until the Database (uid) has an Event of each reason,
+// and returns the events by reason.
+func (f *fixture) waitEvents(t *testing.T, uid types.UID, reasons ...string) map[string]corev1.Event {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		list, err := f.events.List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.uid=" + string(uid)})
+		if err != nil {
+			t.Fatalf("list events: %v", err)
+		}
+		got := map[string]corev1.Event{}
+		for _, e := range list.Items {
+			got[e.Reason] = e
+		}
+		var missing []string
+		for _, r := range reasons {
+			if _, ok := got[r]; !ok {
+				missing = append(missing, r)
+			}
+		}
+		if len(missing) == 0 {
+			return got
+		}
+		if time.Now().After(deadline) {
+			var seen []string
+			for r := range got {
+				seen = append(seen, r)
+			}
+			t.Fatalf("events of %s: missing %v, have %v", uid, missing, seen)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// since is how long after the Database's last transition t is.
+func since(db *dbv1.Database, t time.Time) time.Duration {
+	return t.Sub(db.Status.PhaseTransitionTime.Time)
+}
+
+// ready returns the Ready condition's status and reason.
+func ready(db *dbv1.Database) (metav1.ConditionStatus, string) {
+	for _, c := range db.Status.Conditions {
+		if c.Type == dbv1.ConditionReady {
+			return c.Status, c.Reason
+		}
+	}
+	return "", ""
+}
+
+func logHas(f *fixture, substr ...string) string {
+	logs := f.logs.String()
+	for _, line := range strings.Split(logs, "\n") {
+		all := true
+		for _, s := range substr {
+			all = all && strings.Contains(line, s)
+		}
+		if all {
+			return ""
+		}
+	}
+	return fmt.Sprintf("no log line with %q", substr)
+}
