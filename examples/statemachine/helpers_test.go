@@ -265,11 +265,6 @@ func (f *fixture) waitEvents(t *testing.T, uid types.UID, reasons ...string) map
 	}
 }
 
-// since is how long after the Database's last transition t is.
-func since(db *dbv1.Database, t time.Time) time.Duration {
-	return t.Sub(db.Status.PhaseTransitionTime.Time)
-}
-
 // ready returns the Ready condition's status and reason.
 func ready(db *dbv1.Database) (metav1.ConditionStatus, string) {
 	for _, c := range db.Status.Conditions {

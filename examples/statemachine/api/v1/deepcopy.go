@@ -8,7 +8,6 @@ import (
 // DeepCopyInto copies d into out; they share no memory afterwards.
 func (d *Database) DeepCopyInto(out *Database) {
 	*out = *d
-	out.TypeMeta = d.TypeMeta
 	d.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	out.Spec = d.Spec // only value fields
 	d.Status.DeepCopyInto(&out.Status)
