@@ -17,8 +17,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/setpoint-dev/setpoint/examples/statemachine"
@@ -27,62 +25,39 @@ import (
 	"github.com/setpoint-dev/setpoint/rest"
 )
 
-type flags struct {
-	kubeconfig  string
-	installCRD  bool
-	leaderElect bool
-	metricsAddr string
-	healthAddr  string
-	verbose     bool
-	opts        statemachine.Options
-}
-
 func main() {
-	var f flags
-	flag.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default: $KUBECONFIG or ~/.kube/config)")
-	flag.BoolVar(&f.installCRD, "install-crd", false, "create or update the CRD "+statemachine.CRDName+" and wait until it is established")
-	flag.BoolVar(&f.leaderElect, "leader-elect", false, "hold the Lease default/"+statemachine.DefaultName+" before acting")
-	flag.StringVar(&f.metricsAddr, "metrics-addr", "0", "address to serve /metrics on (\"0\": off)")
-	flag.StringVar(&f.healthAddr, "health-addr", "0", "address to serve /healthz and /readyz on (\"0\": off)")
-	flag.IntVar(&f.opts.MaxConcurrentReconciles, "workers", statemachine.DefaultWorkers, "number of concurrent reconciles")
-	flag.DurationVar(&f.opts.ProvisionTime, "provision-time", statemachine.DefaultProvisionTime, "how long the simulated provisioning takes")
-	flag.DurationVar(&f.opts.UpdateTime, "update-time", statemachine.DefaultUpdateTime, "how long the simulated update takes")
-	flag.DurationVar(&f.opts.TeardownTime, "teardown-time", statemachine.DefaultTeardownTime, "how long the simulated teardown takes")
-	flag.DurationVar(&f.opts.RetryBaseDelay, "retry-base-delay", statemachine.DefaultRetryBaseDelay, "wait in Failed before the first retry (doubling per failure)")
-	flag.DurationVar(&f.opts.RetryMaxDelay, "retry-max-delay", statemachine.DefaultRetryMaxDelay, "longest wait in Failed before a retry")
-	flag.BoolVar(&f.verbose, "v", false, "log at debug level")
+	f := manager.Flags{LeaderElectionNamespace: "default", MetricsAddr: "0", HealthAddr: "0"}
+	f.Register(flag.CommandLine, "default/"+statemachine.DefaultName)
+	var opts statemachine.Options
+	installCRD := flag.Bool("install-crd", false, "create or update the CRD "+statemachine.CRDName+" and wait until it is established")
+	flag.IntVar(&opts.MaxConcurrentReconciles, "workers", statemachine.DefaultWorkers, "number of concurrent reconciles")
+	flag.DurationVar(&opts.ProvisionTime, "provision-time", statemachine.DefaultProvisionTime, "how long the simulated provisioning takes")
+	flag.DurationVar(&opts.UpdateTime, "update-time", statemachine.DefaultUpdateTime, "how long the simulated update takes")
+	flag.DurationVar(&opts.TeardownTime, "teardown-time", statemachine.DefaultTeardownTime, "how long the simulated teardown takes")
+	flag.DurationVar(&opts.RetryBaseDelay, "retry-base-delay", statemachine.DefaultRetryBaseDelay, "wait in Failed before the first retry (doubling per failure)")
+	flag.DurationVar(&opts.RetryMaxDelay, "retry-max-delay", statemachine.DefaultRetryMaxDelay, "longest wait in Failed before a retry")
 	flag.Parse()
 
-	level := slog.LevelInfo
-	if f.verbose {
-		level = slog.LevelDebug
-	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	log := f.Logger()
+	ctx, stop := manager.SignalContext()
 	defer stop()
-	if err := run(ctx, f, log); err != nil {
+	if err := run(ctx, &f, *installCRD, opts, log); err != nil {
 		log.Error("statemachine failed", "err", err)
 		os.Exit(1)
 	}
 	log.Info("statemachine stopped")
 }
 
-func run(ctx context.Context, f flags, log *slog.Logger) error {
-	if f.opts.MaxConcurrentReconciles <= 0 {
-		return fmt.Errorf("--workers must be positive, got %d", f.opts.MaxConcurrentReconciles)
+func run(ctx context.Context, f *manager.Flags, installCRD bool, opts statemachine.Options, log *slog.Logger) error {
+	if opts.MaxConcurrentReconciles <= 0 {
+		return fmt.Errorf("--workers must be positive, got %d", opts.MaxConcurrentReconciles)
 	}
-	var cfg *rest.Config
-	var err error
-	if f.kubeconfig == "" {
-		cfg, err = rest.LoadDefault()
-	} else {
-		cfg, err = rest.ConfigFromKubeconfig(f.kubeconfig, "")
-	}
+	mopts, err := f.Options(statemachine.DefaultName, log)
 	if err != nil {
-		return fmt.Errorf("load kubeconfig: %w", err)
+		return err
 	}
-	if f.installCRD {
-		c, err := rest.New(cfg)
+	if installCRD {
+		c, err := rest.New(mopts.Config)
 		if err != nil {
 			return err
 		}
@@ -93,24 +68,22 @@ func run(ctx context.Context, f flags, log *slog.Logger) error {
 		}
 		log.Info("CRD established", "crd", statemachine.CRDName)
 	}
-	scheme, err := manager.NewScheme()
-	if err != nil {
+	if mopts.Scheme, err = manager.NewScheme(); err != nil {
 		return err
 	}
-	if err := dbv1.AddToScheme(scheme); err != nil {
+	if err := dbv1.AddToScheme(mopts.Scheme); err != nil {
 		return err
 	}
-	mgr, err := manager.New(manager.Options{Config: cfg, Scheme: scheme, MetricsAddr: f.metricsAddr, HealthAddr: f.healthAddr,
-		LeaderElection: f.leaderElect, LeaderElectionID: statemachine.DefaultName, Logger: log})
+	mgr, err := manager.New(mopts)
 	if err != nil {
 		return err
 	}
 	defer mgr.Client().CloseIdleConnections()
-	if err := statemachine.Add(mgr, f.opts); err != nil {
+	if err := statemachine.Add(mgr, opts); err != nil {
 		return err
 	}
-	log.Info("starting statemachine", "provisionTime", f.opts.ProvisionTime, "updateTime", f.opts.UpdateTime,
-		"teardownTime", f.opts.TeardownTime, "retryBaseDelay", f.opts.RetryBaseDelay)
+	log.Info("starting statemachine", "provisionTime", opts.ProvisionTime, "updateTime", opts.UpdateTime,
+		"teardownTime", opts.TeardownTime, "retryBaseDelay", opts.RetryBaseDelay)
 	go func() {
 		select {
 		case <-mgr.Elected():
