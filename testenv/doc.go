@@ -21,4 +21,15 @@
 //	if err != nil { ... }
 //	defer env.Stop()
 //	cfg, err := clientcmd.BuildConfigFromFlags("", env.Kubeconfig) // client-go
+//
+// In a Go test, StartT does the same and stops the environment when the
+// test ends; RunManager runs an operator's manager until then (stopping it
+// first), failing the test if it cannot start, and prints its LogBuffer
+// when the test failed:
+//
+//	env := testenv.StartT(t, testenv.Options{Controllers: true})
+//	logs := &testenv.LogBuffer{}
+//	mgr, _ := manager.New(manager.Options{Config: env.Config, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+//	_ = myoperator.Add(mgr, myoperator.Options{})
+//	testenv.RunManager(t, mgr, logs)
 package testenv

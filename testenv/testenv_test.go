@@ -2,6 +2,7 @@ package testenv_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 	"github.com/setpoint-dev/setpoint/testenv"
 )
@@ -128,5 +130,43 @@ func BenchmarkStart(b *testing.B) {
 			}
 			b.ReportMetric(float64(ready.Milliseconds())/float64(b.N), "ms-to-ready")
 		})
+	}
+}
+
+// StartT and RunManager: a manager runs a controller against the
+// environment during the test and both stop when it ends.
+func TestStartTAndRunManager(t *testing.T) {
+	var env *testenv.Environment
+	var mgrStopped bool
+	t.Run("inner", func(t *testing.T) {
+		env = testenv.StartT(t, testenv.Options{})
+		logs := &testenv.LogBuffer{}
+		mgr, err := manager.New(manager.Options{Config: env.Config, MetricsAddr: "0", HealthAddr: "0",
+			Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		testenv.RunManager(t, mgr, logs)
+		select {
+		case <-mgr.Elected():
+		default:
+			t.Fatal("RunManager returned before the manager ran")
+		}
+		t.Cleanup(func() { mgrStopped = true }) // runs first: cleanups are last in, first out
+	})
+	if !mgrStopped {
+		t.Error("cleanups did not run")
+	}
+	// The environment is stopped: its API server no longer answers.
+	c, err := rest.New(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second) // refused connections are retried until then
+	defer cancel()
+	cms := rest.For[*corev1.ConfigMap, *corev1.ConfigMapList](c, corev1.SchemeGroupVersion.WithResource("configmaps"), true)
+	if _, err := cms.Namespace("default").List(ctx, metav1.ListOptions{}); err == nil {
+		t.Error("the API server still answers after the test ended")
 	}
 }

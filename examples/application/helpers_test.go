@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,24 +27,6 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// lockedBuffer collects the operator's logs, shown when a test fails.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // fixture is a control plane with the CRD of config/crd.yaml established
 // and typed clients; with the operator, also the Application controller
 // on a manager.
@@ -64,15 +45,7 @@ type fixture struct {
 // the test ends.
 func start(t *testing.T, operator bool) *fixture {
 	t.Helper()
-	env, err := testenv.Start(testenv.Options{Controllers: operator, Nodes: nodes(operator)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stop environment: %v", err)
-		}
-	})
+	env := testenv.StartT(t, testenv.Options{Controllers: operator, Nodes: nodes(operator)})
 	client, err := rest.New(env.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +120,7 @@ func runOperator(t *testing.T, env *testenv.Environment) {
 	if err := application.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &testenv.LogBuffer{}
 	mgr, err := manager.New(manager.Options{Config: env.Config, Scheme: scheme, MetricsAddr: "0", HealthAddr: "0",
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
@@ -156,26 +129,7 @@ func runOperator(t *testing.T, env *testenv.Environment) {
 	if err := application.Add(mgr, application.Options{MaxConcurrentReconciles: 1}); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-		mgr.Client().CloseIdleConnections()
-		if t.Failed() {
-			t.Logf("operator logs:\n%s", logs.String())
-		}
-	})
-	select {
-	case <-mgr.Elected():
-	case err := <-done:
-		t.Fatalf("manager stopped: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("manager not running after 30s")
-	}
+	testenv.RunManager(t, mgr, logs)
 }
 
 // eventually polls cond every 50 ms until it returns "" or 30 s passed,

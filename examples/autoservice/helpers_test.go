@@ -1,12 +1,10 @@
 package autoservice_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,24 +22,6 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// lockedBuffer collects the controller's logs, shown when a test fails.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // fixture is a control plane with controllers (so the garbage collector
 // runs), the auto-service controller on a manager, and typed clients.
 type fixture struct {
@@ -57,15 +37,7 @@ type fixture struct {
 // ends, the controller first.
 func start(t *testing.T) *fixture {
 	t.Helper()
-	env, err := testenv.Start(testenv.Options{Controllers: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stop environment: %v", err)
-		}
-	})
+	env := testenv.StartT(t, testenv.Options{Controllers: true})
 	client, err := rest.New(env.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +50,7 @@ func start(t *testing.T) *fixture {
 		events:      rest.For[*corev1.Event, *corev1.EventList](client, corev1.SchemeGroupVersion.WithResource("events"), true).Namespace("default"),
 		configMaps:  rest.For[*corev1.ConfigMap, *corev1.ConfigMapList](client, corev1.SchemeGroupVersion.WithResource("configmaps"), true).Namespace("default"),
 	}
-	logs := &lockedBuffer{}
+	logs := &testenv.LogBuffer{}
 	mgr, err := manager.New(manager.Options{Config: env.Config, MetricsAddr: "0", HealthAddr: "0",
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
@@ -87,26 +59,7 @@ func start(t *testing.T) *fixture {
 	if err := autoservice.Add(mgr, autoservice.Options{MaxConcurrentReconciles: 1}); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-		mgr.Client().CloseIdleConnections()
-		if t.Failed() {
-			t.Logf("controller logs:\n%s", logs.String())
-		}
-	})
-	select {
-	case <-mgr.Elected():
-	case err := <-done:
-		t.Fatalf("manager stopped: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("manager not running after 30s")
-	}
+	testenv.RunManager(t, mgr, logs)
 	return f
 }
 

@@ -1,12 +1,10 @@
 package statemachine_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -37,44 +35,18 @@ var testOptions = statemachine.Options{
 
 const step = time.Minute
 
-// lockedBuffer collects the controller's logs, shown when a test fails.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // fixture is an API server with the CRD installed, the controller on a
 // manager driven by a fake clock, and typed clients.
 type fixture struct {
 	clock  *clocktesting.FakeClock
 	dbs    *rest.Resource[*dbv1.Database, *dbv1.DatabaseList]
 	events *rest.Resource[*corev1.Event, *corev1.EventList]
-	logs   *lockedBuffer
+	logs   *testenv.LogBuffer
 }
 
 func start(t *testing.T) *fixture {
 	t.Helper()
-	env, err := testenv.Start(testenv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stop environment: %v", err)
-		}
-	})
+	env := testenv.StartT(t, testenv.Options{})
 	client, err := rest.New(env.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +59,7 @@ func start(t *testing.T) *fixture {
 		clock:  clocktesting.NewFakeClock(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)),
 		dbs:    rest.For[*dbv1.Database, *dbv1.DatabaseList](client, dbv1.GroupVersionResource(), true).Namespace("default"),
 		events: rest.For[*corev1.Event, *corev1.EventList](client, corev1.SchemeGroupVersion.WithResource("events"), true).Namespace("default"),
-		logs:   &lockedBuffer{},
+		logs:   &testenv.LogBuffer{},
 	}
 	scheme, err := manager.NewScheme()
 	if err != nil {
@@ -104,26 +76,7 @@ func start(t *testing.T) *fixture {
 	if err := statemachine.Add(mgr, testOptions); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-		mgr.Client().CloseIdleConnections()
-		if t.Failed() {
-			t.Logf("controller logs:\n%s", f.logs.String())
-		}
-	})
-	select {
-	case <-mgr.Elected():
-	case err := <-done:
-		t.Fatalf("manager stopped: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("manager not running after 30s")
-	}
+	testenv.RunManager(t, mgr, f.logs)
 	return f
 }
 
