@@ -37,19 +37,8 @@ func TestApplicationOperator(t *testing.T) {
 	cl.kubectl(t, "", "wait", "--for=condition=Established", "--timeout=30s", "crd/applications.apps.setpoint.dev")
 
 	metricsAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
-	ex := startExample(t, "application/cmd/application", "--kubeconfig", cl.kubeconfig, "--leader-elect",
+	ex := startOperator(t, "application/cmd/application", "application operator running", "--kubeconfig", cl.kubeconfig, "--leader-elect",
 		"--metrics-addr", metricsAddr, "--health-addr", "0")
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("operator stderr:\n%s", tail(ex.errOut.String(), 80))
-		}
-	})
-	eventually(t, 60*time.Second, "operator elected", func() string {
-		if !strings.Contains(ex.errOut.String(), "application operator running") {
-			return "not yet"
-		}
-		return ""
-	})
 
 	cl.kubectl(t, applicationX, "apply", "-f", "-")
 	cl.kubectl(t, "", "wait", "--for=jsonpath={.status.phase}=Running", "--timeout=60s", "application/x")

@@ -52,19 +52,8 @@ spec:
 func TestAutoService(t *testing.T) {
 	cl := startUp(t, 1)
 	metricsAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
-	ex := startExample(t, "autoservice/cmd/autoservice", "--kubeconfig", cl.kubeconfig, "--leader-elect",
+	ex := startOperator(t, "autoservice/cmd/autoservice", "autoservice controller running", "--kubeconfig", cl.kubeconfig, "--leader-elect",
 		"--metrics-addr", metricsAddr, "--health-addr", "0")
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("autoservice stderr:\n%s", tail(ex.errOut.String(), 80))
-		}
-	})
-	eventually(t, 60*time.Second, "controller elected", func() string {
-		if !strings.Contains(ex.errOut.String(), "autoservice controller running") {
-			return "not yet"
-		}
-		return ""
-	})
 
 	cl.kubectl(t, autoServiceDeployment, "apply", "-f", "-")
 	deployUID := strings.TrimSpace(cl.kubectl(t, "", "get", "deployment", "web", "-o", "jsonpath={.metadata.uid}"))

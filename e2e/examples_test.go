@@ -69,6 +69,26 @@ func startExample(t *testing.T, name string, args ...string) *example {
 	return e
 }
 
+// startOperator starts an operator example (startExample), prints the end
+// of its stderr if the test fails, and waits until it logs ready (the line
+// it writes once its controllers run).
+func startOperator(t *testing.T, name, ready string, args ...string) *example {
+	t.Helper()
+	ex := startExample(t, name, args...)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s stderr:\n%s", name, tail(ex.errOut.String(), 80))
+		}
+	})
+	eventually(t, 60*time.Second, name+" running", func() string {
+		if !strings.Contains(ex.errOut.String(), ready) {
+			return "not yet"
+		}
+		return ""
+	})
+	return ex
+}
+
 // waitFor polls the example's output until it contains every line of want.
 func (e *example) waitFor(t *testing.T, want ...string) {
 	t.Helper()

@@ -20,19 +20,8 @@ func TestStateMachine(t *testing.T) {
 	cl.kubectl(t, "", "apply", "-f", "../examples/statemachine/crd.yaml")
 	cl.kubectl(t, "", "wait", "--for=condition=Established", "--timeout=30s", "crd/databases.demo.setpoint.dev")
 
-	ex := startExample(t, "statemachine/cmd/statemachine", "--kubeconfig", cl.kubeconfig,
+	ex := startOperator(t, "statemachine/cmd/statemachine", "statemachine controller running", "--kubeconfig", cl.kubeconfig,
 		"--provision-time", "2s", "--update-time", "3s", "--teardown-time", "3s", "--retry-base-delay", "2s")
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("statemachine stderr:\n%s", tail(ex.errOut.String(), 80))
-		}
-	})
-	eventually(t, 60*time.Second, "controller running", func() string {
-		if !strings.Contains(ex.errOut.String(), "statemachine controller running") {
-			return "not yet"
-		}
-		return ""
-	})
 
 	cl.kubectl(t, "apiVersion: demo.setpoint.dev/v1\nkind: Database\nmetadata: {name: orders}\nspec: {engine: postgres, version: \"16\"}\n",
 		"apply", "-f", "-")
