@@ -170,3 +170,34 @@ func TestStartTAndRunManager(t *testing.T) {
 		t.Error("the API server still answers after the test ended")
 	}
 }
+
+// WaitForEvent finds an event about an object by uid, type, reason and
+// message; Eventually waits until a condition holds.
+func TestWaitForEventAndEventually(t *testing.T) {
+	env := testenv.StartT(t, testenv.Options{})
+	c, err := rest.New(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	events := rest.For[*corev1.Event, *corev1.EventList](c, corev1.SchemeGroupVersion.WithResource("events"), true).Namespace("default")
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		_, _ = events.Create(context.Background(), &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: "e1", Namespace: "default"},
+			InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Name: "x", Namespace: "default", UID: "uid-1"},
+			Type:           "Warning", Reason: "Broken", Message: "the thing is broken",
+		}, metav1.CreateOptions{})
+	}()
+	e := testenv.WaitForEvent(t, events, "uid-1", "Warning", "Broken", "is broken")
+	if e.Name != "e1" {
+		t.Errorf("event = %+v", e)
+	}
+	n := 0
+	testenv.Eventually(t, 5*time.Second, "third call", func() string {
+		if n++; n < 3 {
+			return "not yet"
+		}
+		return ""
+	})
+}

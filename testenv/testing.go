@@ -3,11 +3,17 @@ package testenv
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/setpoint-dev/setpoint/manager"
+	"github.com/setpoint-dev/setpoint/rest"
 )
 
 // StartT starts an environment for the test t and stops it when the test
@@ -74,4 +80,47 @@ func (b *LogBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Eventually polls cond every 50 ms until it returns "" (the condition
+// holds) and fails the test, with cond's last answer, if that takes longer
+// than timeout. what names the condition in the failure.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		why := cond()
+		if why == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached within %v: %s", what, timeout, why)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// WaitForEvent waits up to 30 s for an Event about the object with uid,
+// of type eventType ("Normal", "Warning") and reason, whose message
+// contains msg, among events (a client of one namespace's events), and
+// returns it. The failure lists the events seen.
+func WaitForEvent(t testing.TB, events *rest.Resource[*corev1.Event, *corev1.EventList], uid, eventType, reason, msg string) *corev1.Event {
+	t.Helper()
+	var found *corev1.Event
+	Eventually(t, 30*time.Second, "event "+reason, func() string {
+		list, err := events.List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.uid=" + uid})
+		if err != nil {
+			return err.Error()
+		}
+		var seen []string
+		for i, e := range list.Items {
+			if e.Type == eventType && e.Reason == reason && strings.Contains(e.Message, msg) {
+				found = &list.Items[i]
+				return ""
+			}
+			seen = append(seen, e.Type+" "+e.Reason+": "+e.Message)
+		}
+		return fmt.Sprintf("events of %s: %q", uid, seen)
+	})
+	return found
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -136,17 +135,7 @@ func runOperator(t *testing.T, env *testenv.Environment) {
 // when the test fails with the last reason cond gave.
 func eventually(t *testing.T, what string, cond func() string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		why := cond()
-		if why == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within 30s: %s", what, why)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.Eventually(t, 30*time.Second, what, cond)
 }
 
 // newApp is an Application in default; replicas or port 0 leave the
@@ -213,22 +202,5 @@ func get[T any](t *testing.T, fetch func(context.Context, string, metav1.GetOpti
 // waitEvent waits for an Event of the given type and reason about the
 // object with uid, whose message contains msg.
 func (f *fixture) waitEvent(t *testing.T, uid, eventType, reason, msg string) *corev1.Event {
-	t.Helper()
-	var found *corev1.Event
-	eventually(t, "event "+reason, func() string {
-		list, err := f.events.List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.uid=" + uid})
-		if err != nil {
-			return err.Error()
-		}
-		var seen []string
-		for i, e := range list.Items {
-			if e.Type == eventType && e.Reason == reason && strings.Contains(e.Message, msg) {
-				found = &list.Items[i]
-				return ""
-			}
-			seen = append(seen, e.Type+" "+e.Reason+": "+e.Message)
-		}
-		return fmt.Sprintf("events of %s: %q", uid, seen)
-	})
-	return found
+	return testenv.WaitForEvent(t, f.events, uid, eventType, reason, msg)
 }

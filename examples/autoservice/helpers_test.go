@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
@@ -67,17 +66,7 @@ func start(t *testing.T) *fixture {
 // when the test fails with the last reason cond gave.
 func eventually(t *testing.T, what string, cond func() string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		why := cond()
-		if why == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within 30s: %s", what, why)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.Eventually(t, 30*time.Second, what, cond)
 }
 
 // deployment is a Deployment of pods app=<name> whose containers have
@@ -182,22 +171,5 @@ func (f *fixture) service(t *testing.T, name string) *corev1.Service {
 // waitEvent waits for an Event of the given type and reason about the
 // object with uid, whose message contains msg, and returns it.
 func (f *fixture) waitEvent(t *testing.T, uid, eventType, reason, msg string) *corev1.Event {
-	t.Helper()
-	var found *corev1.Event
-	eventually(t, "event "+reason, func() string {
-		list, err := f.events.List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.uid=" + uid})
-		if err != nil {
-			return err.Error()
-		}
-		var seen []string
-		for i, e := range list.Items {
-			if e.Type == eventType && e.Reason == reason && strings.Contains(e.Message, msg) {
-				found = &list.Items[i]
-				return ""
-			}
-			seen = append(seen, e.Type+" "+e.Reason+": "+e.Message)
-		}
-		return fmt.Sprintf("events of %s: %q", uid, seen)
-	})
-	return found
+	return testenv.WaitForEvent(t, f.events, uid, eventType, reason, msg)
 }
