@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -105,7 +106,10 @@ func (r *Resource) empty() runtime.Object {
 // Update records in obj's managedFields what manager changed from live
 // (nil: obj is being created) with an Update operation through subresource.
 // obj may be modified and is returned; if tracking fails, obj keeps live's
-// entries, as Kubernetes does.
+// entries, as Kubernetes does. Tracking fails, in practice, only for an
+// object that does not fit its schema (a string where a custom resource's
+// schema wants an integer), which validation then refuses with 422; unlike
+// apimachinery's UpdateNoErrors this logs nothing for it.
 func (r *Resource) Update(live, obj runtime.Object, manager, subresource string) runtime.Object {
 	fm, err := r.manager(subresource)
 	if err != nil {
@@ -115,7 +119,16 @@ func (r *Resource) Update(live, obj runtime.Object, manager, subresource string)
 		live = r.empty()
 	}
 	obj.GetObjectKind().SetGroupVersionKind(r.gvk)
-	return fm.UpdateNoErrors(live, obj, manager)
+	out, err := fm.Update(live, obj, manager)
+	if err == nil {
+		return out
+	}
+	if l, lerr := meta.Accessor(live); lerr == nil {
+		if o, oerr := meta.Accessor(obj); oerr == nil {
+			o.SetManagedFields(l.GetManagedFields())
+		}
+	}
+	return obj
 }
 
 // Apply merges the apply configuration patch (YAML or JSON) into live

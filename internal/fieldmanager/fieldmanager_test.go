@@ -8,7 +8,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/setpoint-dev/setpoint/internal/fieldmanager"
@@ -282,3 +284,22 @@ func TestManagerName(t *testing.T) {
 }
 
 var _ = registry.Resource{}
+
+// An object that does not fit the schema keeps the live object's
+// managedFields (validation refuses it later), without the managed-fields
+// machinery failing the write.
+func TestUpdateOfMisfitObjectKeepsLiveManagedFields(t *testing.T) {
+	r := resource(t, "configmaps")
+	live := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "default",
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "earlier", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1"}}}}
+	misfit := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "c", "namespace": "default"}, "data": "not a map"}}
+	out := r.Update(live, misfit, "now", "")
+	m, err := meta.Accessor(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mf := m.GetManagedFields(); len(mf) != 1 || mf[0].Manager != "earlier" {
+		t.Errorf("managedFields = %+v, want the live object's", mf)
+	}
+}
