@@ -434,3 +434,31 @@ func TestDeleteOptionsInAnyGroupVersion(t *testing.T) {
 		t.Errorf("delete with example.com/v1 DeleteOptions: %d %s", code, body)
 	}
 }
+
+// Server-side apply on a custom resource: create, a second manager's
+// conflicting value is a 409 naming the field, force takes it over, and
+// the CRD's schema is the type (replicas is an integer).
+func TestServerSideApplyOnCustomResource(t *testing.T) {
+	s, _ := start(t, nil)
+	createWidgetCRD(t, s)
+	apply := func(manager, force, body string) (int, []byte) {
+		code, resp, _ := do(t, s, http.MethodPatch, widgetsPath+"/ssa?fieldManager="+manager+force, "application/apply-patch+yaml", body)
+		return code, resp
+	}
+	code, body := apply("alice", "", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: ssa}\nspec: {image: nginx, replicas: 2}\n")
+	if code != http.StatusCreated || !bytes.Contains(body, []byte(`"manager":"alice"`)) || !bytes.Contains(body, []byte(`"operation":"Apply"`)) {
+		t.Fatalf("apply create: %d %s", code, body)
+	}
+	code, body = apply("bob", "", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: ssa}\nspec: {image: nginx, replicas: 3}\n")
+	if st := decode[status](t, body); code != http.StatusConflict || !strings.Contains(st.Message, ".spec.replicas") {
+		t.Errorf("conflicting apply: %d %s", code, body)
+	}
+	code, body = apply("bob", "&force=true", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: ssa}\nspec: {image: nginx, replicas: 3}\n")
+	if code != http.StatusOK || !bytes.Contains(body, []byte(`"replicas":3`)) || !bytes.Contains(body, []byte(`"manager":"bob"`)) {
+		t.Errorf("forced apply: %d %s", code, body)
+	}
+	code, body = apply("alice", "", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: ssa}\nspec: {image: nginx, replicas: many}\n")
+	if st := decode[status](t, body); code != http.StatusBadRequest || !strings.Contains(st.Message, ".spec.replicas: expected numeric") {
+		t.Errorf("apply with a string replicas: %d %s", code, body)
+	}
+}

@@ -2,6 +2,7 @@ package fieldmanager
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -150,7 +151,7 @@ func (r *Resource) Apply(live runtime.Object, patch []byte, manager, subresource
 	}
 	out, err := fm.Apply(live, cfg, manager, force)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, applyError(err)
 	}
 	var warnings []string
 	if err := yaml.UnmarshalStrict(patch, &map[string]interface{}{}); err != nil {
@@ -192,4 +193,17 @@ func ManagerName(fieldManager, userAgent string) string {
 		buf.WriteRune(c)
 	}
 	return buf.String()
+}
+
+// applyError makes an apply configuration that does not fit the schema (a
+// string where an integer belongs, a field the schema does not declare) a
+// 400 naming the field; apimachinery reports it as a plain error, which
+// kube-apiserver answers with 500 (kubernetes/kubernetes#139253). Other
+// errors pass unchanged.
+func applyError(err error) error {
+	var api apierrors.APIStatus
+	if !errors.As(err, &api) && strings.HasPrefix(err.Error(), "failed to create typed patch object") {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	return err
 }
