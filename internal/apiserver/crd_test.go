@@ -462,3 +462,34 @@ func TestServerSideApplyOnCustomResource(t *testing.T) {
 		t.Errorf("apply with a string replicas: %d %s", code, body)
 	}
 }
+
+// Changing a CRD takes effect at once: a new served version appears, the
+// new schema validates, and the objects stay.
+func TestCRDUpdateTakesEffect(t *testing.T) {
+	s, _ := start(t, nil)
+	createWidgetCRD(t, s)
+	if code, body, _ := do(t, s, http.MethodPost, widgetsPath, "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"image":"nginx","replicas":9}}`); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	// Lower the maximum to 5 and serve a v2 beside v1.
+	patch := `[{"op":"replace","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/replicas/maximum","value":5},
+	  {"op":"add","path":"/spec/versions/-","value":{"name":"v2","served":true,"storage":false,
+	   "schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}}]`
+	if code, body, _ := do(t, s, http.MethodPatch, crdPath+"/widgets.example.com", "application/json-patch+json", patch); code != http.StatusOK {
+		t.Fatalf("patch CRD: %d %s", code, body)
+	}
+	waitFor(t, "v2 served", func() bool {
+		code, _, _ := do(t, s, http.MethodGet, "/apis/example.com/v2/namespaces/default/widgets/w", "", "")
+		return code == http.StatusOK
+	})
+	waitFor(t, "the new maximum enforced", func() bool {
+		code, _, _ := do(t, s, http.MethodPost, widgetsPath, "application/json",
+			`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w6"},"spec":{"image":"nginx","replicas":6}}`)
+		return code == http.StatusUnprocessableEntity
+	})
+	code, body, _ := do(t, s, http.MethodGet, widgetsPath+"/w", "", "")
+	if code != http.StatusOK || !bytes.Contains(body, []byte(`"replicas":9`)) {
+		t.Errorf("object after the CRD change: %d %s", code, body)
+	}
+}
