@@ -17,6 +17,18 @@
 // paginated and Exact lists read storage at the list's revision. Watches
 // are always served by the cache.
 //
+// Custom resources: the served resources form a table (resources.go) that
+// starts with the configured built-in resources and grows and shrinks at
+// run time. The CRD controller (crd.go), one per server, watches the
+// CustomResourceDefinitions in storage and installs each CRD's served
+// versions (package customresource) as entries: their watch caches are
+// ready before the entry is published, and discovery, OpenAPI and the
+// server-side-apply type converter follow. It writes the CRD's status
+// (NamesAccepted, Established, storedVersions); a deleted CRD keeps its
+// cleanup finalizer until every object of the resource is gone (creates
+// are refused with 405 meanwhile), then stops being served. Several
+// servers on one etcd each run the controller; their writes agree.
+//
 // Limits: request bodies over MaxBodyBytes get 413; beyond
 // MaxReadInFlight / MaxMutatingInFlight concurrent requests the server
 // answers 429 with Retry-After, while watches and health checks are never
