@@ -13,8 +13,8 @@
 //     object in place; Validate never mutates it. Objects are JSON values as
 //     apimachinery decodes them: map[string]any, []any, string, bool, nil,
 //     int64 or float64 (int, int32 and json.Number are accepted too).
-//   - Schema.OpenAPI and Schema.OpenAPIV2 render the schema as Kubernetes
-//     publishes it in /openapi/v3 and /openapi/v2.
+//   - Schema.OpenAPI renders the schema as Kubernetes publishes it in
+//     /openapi/v3 (package openapi derives the /openapi/v2 form from it).
 //   - ValidateCRD, ValidateCRDUpdate and SetCRDDefaults are the
 //     CustomResourceDefinition strategy: defaulting and the create/update
 //     validation that produces 422 field errors.

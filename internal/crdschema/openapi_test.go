@@ -82,27 +82,3 @@ func TestOpenAPIV3(t *testing.T) {
 		t.Errorf("list-map-keys = %v", keys)
 	}
 }
-
-func TestOpenAPIV2(t *testing.T) {
-	s := compile(t, openAPISchema)
-	doc := jsonOf(t, s.OpenAPIV2("#/definitions/"))
-	if got := at(doc, "properties", "metadata", "$ref"); got != "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" {
-		t.Errorf("metadata ref %v", got)
-	}
-	port := at(doc, "properties", "spec", "properties", "port").(map[string]any)
-	if _, ok := port["anyOf"]; ok {
-		t.Errorf("v2 keeps anyOf: %v", port)
-	}
-	note := at(doc, "properties", "spec", "properties", "note").(map[string]any)
-	if _, ok := note["type"]; ok {
-		t.Errorf("v2 keeps the type of a nullable field: %v", note)
-	}
-	tpl := at(doc, "properties", "spec", "properties", "template").(map[string]any)
-	if _, ok := tpl["properties"]; ok {
-		t.Errorf("v2 adds properties to a preserve-unknown embedded resource: %v", tpl)
-	}
-	free := compile(t, `{type: object, x-kubernetes-preserve-unknown-fields: true}`)
-	if got := jsonOf(t, free.OpenAPIV2("#/definitions/")); len(got) != 1 || got["type"] != "object" {
-		t.Errorf("preserve-unknown root in v2 = %v", got)
-	}
-}

@@ -72,12 +72,6 @@ func newSchema(props *apiextv1.JSONSchemaProps) *Schema {
 	}
 }
 
-// Props returns a deep copy of the compiled schema as written (after Compile's
-// checks), for callers that need the CRD form back.
-func (s *Schema) Props() *apiextv1.JSONSchemaProps {
-	return s.props.DeepCopy()
-}
-
 func sortErrors(errs field.ErrorList) {
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 }
