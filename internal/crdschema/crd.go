@@ -39,6 +39,17 @@ func ValidateCRD(crd *apiextv1.CustomResourceDefinition) field.ErrorList {
 	return errs
 }
 
+// ValidateCRDStatus checks a status written through the status
+// subresource as Kubernetes does: storedVersions is not empty, holds the
+// storage version, and names only versions of spec.versions.
+func ValidateCRDStatus(crd *apiextv1.CustomResourceDefinition) field.ErrorList {
+	p := field.NewPath("status", "storedVersions")
+	if len(crd.Status.StoredVersions) == 0 {
+		return field.ErrorList{field.Invalid(p, crd.Status.StoredVersions, "must have at least one stored version")}
+	}
+	return validateStoredVersions(crd.Status.StoredVersions, crd.Spec.Versions, p)
+}
+
 // ValidateCRDUpdate adds update rules: spec.group, names.plural (status.acceptedNames) and scope are immutable;
 // a version that is a stored version (status.storedVersions) cannot be removed.
 //

@@ -223,3 +223,17 @@ func TestValidateCRDUpdate(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateCRDStatus(t *testing.T) {
+	c := crd(t)
+	if errs := ValidateCRDStatus(c); len(errs) > 0 {
+		t.Fatalf("valid status rejected: %v", errs)
+	}
+	for name, stored := range map[string][]string{"empty": nil, "not the storage version": {"v9"}} {
+		c := crd(t)
+		c.Status.StoredVersions = stored
+		if errs := ValidateCRDStatus(c); len(errs) == 0 || errs[0].Field != "status.storedVersions" && errs[0].Field != "status.storedVersions[0]" {
+			t.Errorf("%s: errors %v", name, errs)
+		}
+	}
+}

@@ -36,7 +36,7 @@ func crdsResource() *registry.Resource {
 			},
 			validateUpdate: func(c, old *apiextv1.CustomResourceDefinition) field.ErrorList {
 				errs := validateMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
-				return append(errs, validateStoredVersions(c)...)
+				return append(errs, crdschema.ValidateCRDStatus(c)...)
 			},
 		}},
 		Status: typedStatus[*apiextv1.CustomResourceDefinition]{
@@ -48,7 +48,7 @@ func crdsResource() *registry.Resource {
 				// The spec is old's; the status must keep a stored version
 				// for the storage version and name only versions of spec.
 				errs := validateMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
-				return append(errs, validateStoredVersions(c)...)
+				return append(errs, crdschema.ValidateCRDStatus(c)...)
 			},
 		},
 		Attrs: attrsFor[*apiextv1.CustomResourceDefinition](false, nil),
@@ -99,29 +99,4 @@ func prepareCRDCreate(c *apiextv1.CustomResourceDefinition) {
 		Message: "the custom resource is being installed", LastTransitionTime: metav1.NewTime(time.Now().Truncate(time.Second)),
 	}}}
 	crdschema.RecordStorageVersion(c)
-}
-
-// validateStoredVersions checks a CRD's status.storedVersions as
-// Kubernetes' status validation does: not empty, the storage version among
-// them, each one a version of spec.versions.
-func validateStoredVersions(c *apiextv1.CustomResourceDefinition) field.ErrorList {
-	p := field.NewPath("status", "storedVersions")
-	stored := c.Status.StoredVersions
-	if len(stored) == 0 {
-		return field.ErrorList{field.Invalid(p, stored, "must have at least one stored version")}
-	}
-	var errs field.ErrorList
-	inSpec := map[string]bool{}
-	for _, v := range c.Spec.Versions {
-		inSpec[v.Name] = true
-		if v.Storage && !slices.Contains(stored, v.Name) {
-			errs = append(errs, field.Invalid(p, stored, "must have the storage version "+v.Name))
-		}
-	}
-	for i, v := range stored {
-		if !inSpec[v] {
-			errs = append(errs, field.Invalid(p.Index(i), v, "must appear in spec.versions"))
-		}
-	}
-	return errs
 }
