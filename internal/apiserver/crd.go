@@ -10,6 +10,7 @@ import (
 	"time"
 
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/setpoint-dev/setpoint/internal/crdschema"
 	"github.com/setpoint-dev/setpoint/internal/customresource"
 	"github.com/setpoint-dev/setpoint/internal/objects"
 	"github.com/setpoint-dev/setpoint/internal/storage"
@@ -56,9 +58,6 @@ type crdController struct {
 	mu        sync.Mutex
 	installed map[string]*crdState
 }
-
-// cleanupFinalizer holds a deleted CRD until its objects are gone.
-const cleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io"
 
 // crdPoll is how often the controller looks again while a CRD waits for
 // its objects to go, or after a failed pass.
@@ -232,7 +231,7 @@ func (c *crdController) uninstall(ctx context.Context, st *crdState) error {
 // finalize removes the objects of a deleted CRD, then its finalizer. It
 // reports whether objects remain (held by their own finalizers).
 func (c *crdController) finalize(ctx context.Context, e *entry, crd *apiextv1.CustomResourceDefinition, st *crdState) (bool, error) {
-	if !slices.Contains(crd.Finalizers, cleanupFinalizer) {
+	if !slices.Contains(crd.Finalizers, crdschema.CleanupFinalizer) {
 		return false, nil // another finalizer holds it; nothing of ours to do
 	}
 	if st != nil {
@@ -253,7 +252,7 @@ func (c *crdController) finalize(ctx context.Context, e *entry, crd *apiextv1.Cu
 		if cur.UID != crd.UID {
 			return apierrors.NewConflict(crdGVR.GroupResource(), crd.Name, errors.New("recreated"))
 		}
-		cur.Finalizers = slices.DeleteFunc(cur.Finalizers, func(f string) bool { return f == cleanupFinalizer })
+		cur.Finalizers = slices.DeleteFunc(cur.Finalizers, func(f string) bool { return f == crdschema.CleanupFinalizer })
 		return nil
 	}, objects.WriteOptions{})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
@@ -302,6 +301,9 @@ func (c *crdController) listObjects(ctx context.Context, e *entry) ([]runtime.Ob
 
 // writeStatus stores status on the CRD when it differs.
 func (c *crdController) writeStatus(ctx context.Context, e *entry, crd *apiextv1.CustomResourceDefinition, status *apiextv1.CustomResourceDefinitionStatus) error {
+	if equality.Semantic.DeepEqual(*status, crd.Status) {
+		return nil // the common case of a pass: nothing to read or write
+	}
 	_, err := e.store.Mutate(ctx, "", crd.Name, func(obj runtime.Object) error {
 		cur := obj.(*apiextv1.CustomResourceDefinition)
 		if cur.UID != crd.UID {

@@ -39,6 +39,10 @@ func ValidateCRD(crd *apiextv1.CustomResourceDefinition) field.ErrorList {
 	return errs
 }
 
+// CleanupFinalizer holds a deleted CustomResourceDefinition until the API
+// server has removed every object of its resource.
+const CleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io"
+
 // ValidateCRDStatus checks a status written through the status
 // subresource as Kubernetes does: storedVersions is not empty, holds the
 // storage version, and names only versions of spec.versions.

@@ -15,10 +15,6 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
-// CRDCleanupFinalizer holds a deleted CustomResourceDefinition until the
-// API server has removed its objects.
-const CRDCleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io"
-
 func crdsResource() *registry.Resource {
 	return &registry.Resource{
 		Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions",
@@ -70,8 +66,8 @@ func (crdStrategy) PrepareForDelete(obj runtime.Object) {
 	if !ok {
 		return
 	}
-	if !slices.Contains(c.Finalizers, CRDCleanupFinalizer) {
-		c.Finalizers = append(c.Finalizers, CRDCleanupFinalizer)
+	if !slices.Contains(c.Finalizers, crdschema.CleanupFinalizer) {
+		c.Finalizers = append(c.Finalizers, crdschema.CleanupFinalizer)
 	}
 	cond := apiextv1.CustomResourceDefinitionCondition{Type: apiextv1.Terminating, Status: apiextv1.ConditionTrue,
 		LastTransitionTime: metav1.NewTime(time.Now().Truncate(time.Second)),
