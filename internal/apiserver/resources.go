@@ -115,7 +115,9 @@ func (t *resourceTable) startCaches(ctx context.Context) {
 // remove stop being served and those of add start (an entry of add
 // replaces one of the same group/version/resource). New caches are ready
 // before the entries are published; the discovery and OpenAPI documents
-// follow the new table. owner is the CRD state of the added entries.
+// follow the new table. owner is the CRD state of the added entries. On
+// error nothing changes: the new caches are stopped and the OpenAPI
+// documents are those of the current table again.
 func (s *Server) replace(ctx context.Context, add []*registry.Resource, remove []schema.GroupVersionResource, owner *crdState) error {
 	t := &s.table
 	t.mu.Lock()
@@ -144,34 +146,57 @@ func (s *Server) replace(ctx context.Context, add []*registry.Resource, remove [
 	if err := s.oapi.Update(resources); err != nil {
 		return fmt.Errorf("openapi: %w", err)
 	}
-	if len(started) > 0 {
-		tc, err := fieldmanager.NewTypeConverter(s.oapi.Schemas())
-		if err != nil {
-			return err
+	if err := s.readyEntriesLocked(ctx, started); err != nil {
+		stopCaches(started)
+		if rerr := s.oapi.Update(orderedResources(t.builtin, t.load())); rerr != nil {
+			s.log.Error("restoring the OpenAPI documents", "err", rerr)
 		}
-		for _, e := range started {
-			if e.fm, err = fieldmanager.New(tc, s.codecs.Scheme, e.res); err != nil {
-				return err
-			}
-		}
-	}
-	if t.cacheCtx != nil {
-		for _, e := range started {
-			t.startCacheLocked(e)
-		}
-		for _, e := range started {
-			if err := e.cache.WaitReady(ctx); err != nil {
-				return fmt.Errorf("watch cache %s: %w", e.res.GVR(), err)
-			}
-		}
+		return err
 	}
 	t.current.Store(&next)
-	for _, e := range stopped {
+	stopCaches(stopped)
+	return s.disc.Update(resources)
+}
+
+// readyEntriesLocked gives new entries their field managers (from the
+// OpenAPI documents that already include them) and, once the caches run,
+// starts their watch caches and waits until they are ready. The caller
+// holds s.table.mu.
+func (s *Server) readyEntriesLocked(ctx context.Context, started []*entry) error {
+	if len(started) == 0 {
+		return nil
+	}
+	tc, err := fieldmanager.NewTypeConverter(s.oapi.Schemas())
+	if err != nil {
+		return err
+	}
+	for _, e := range started {
+		if e.fm, err = fieldmanager.New(tc, s.codecs.Scheme, e.res); err != nil {
+			return err
+		}
+	}
+	t := &s.table
+	if t.cacheCtx == nil {
+		return nil // Run starts them with the others
+	}
+	for _, e := range started {
+		t.startCacheLocked(e)
+	}
+	for _, e := range started {
+		if err := e.cache.WaitReady(ctx); err != nil {
+			return fmt.Errorf("watch cache %s: %w", e.res.GVR(), err)
+		}
+	}
+	return nil
+}
+
+// stopCaches ends the watch caches of entries that run one.
+func stopCaches(entries []*entry) {
+	for _, e := range entries {
 		if e.stopCache != nil {
 			e.stopCache()
 		}
 	}
-	return s.disc.Update(resources)
 }
 
 // orderedResources lists the built-in resources in configuration order,
