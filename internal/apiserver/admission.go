@@ -7,55 +7,72 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
-// admit is the admission chain run before every create.
-func (s *Server) admit(ctx context.Context, res *registry.Resource, obj runtime.Object) (func(), error) {
-	if err := s.admitNamespace(ctx, res, objectMeta(obj)); err != nil {
-		return nil, err
+// admitter returns the admission chain of one resource's writes: the
+// server's own admission (namespace lifecycle) for every kind, then the
+// kind's (registry.Resource.Admit).
+func (s *Server) admitter(res *registry.Resource) func(ctx context.Context, a *registry.Attributes) (*registry.Txn, error) {
+	env := s.env()
+	return func(ctx context.Context, a *registry.Attributes) (*registry.Txn, error) {
+		if err := s.admitNamespaceLifecycle(ctx, res, a); err != nil {
+			return nil, err
+		}
+		if res.Admit == nil || a.Operation == registry.Delete {
+			return nil, nil
+		}
+		return res.Admit(ctx, env, a)
 	}
-	if svc, ok := obj.(*corev1.Service); ok {
-		return s.services.allocate(ctx, svc)
-	}
-	return nil, nil
 }
 
 // immortalNamespaces cannot be deleted, as in Kubernetes.
 var immortalNamespaces = map[string]bool{"default": true, "kube-system": true, "kube-public": true}
 
-// admitNamespace refuses to create namespaced objects in a namespace that
-// does not exist (404) or is terminating (403, cause NamespaceTerminating),
-// as Kubernetes' NamespaceLifecycle admission does.
-func (s *Server) admitNamespace(ctx context.Context, res *registry.Resource, m metav1.Object) error {
-	if !res.Namespaced {
+var namespacesGVR = corev1.SchemeGroupVersion.WithResource("namespaces")
+
+// admitNamespaceLifecycle is Kubernetes' NamespaceLifecycle admission: no
+// deleting the system namespaces (403), no creating namespaced objects in a
+// namespace that does not exist (404) or is terminating (403, cause
+// NamespaceTerminating).
+func (s *Server) admitNamespaceLifecycle(ctx context.Context, res *registry.Resource, a *registry.Attributes) error {
+	if a.Operation == registry.Delete && res.Group == "" && res.Resource == "namespaces" && immortalNamespaces[a.Name] {
+		return apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, a.Name, fmt.Errorf("this namespace may not be deleted"))
+	}
+	if a.Operation != registry.Create || !res.Namespaced {
 		return nil
 	}
-	name := m.GetNamespace()
-	nsEntry := s.entry(corev1.SchemeGroupVersion.WithResource("namespaces"))
-	cached, ok, _, err := nsEntry.cache.Get(nsEntry.res.Key("", name))
-	if err != nil || !ok {
-		// The cache may lag a namespace created a moment ago: ask storage.
-		live, gerr := nsEntry.store.Get(ctx, "", name)
-		if gerr != nil {
-			if apierrors.IsNotFound(gerr) {
-				return apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, name)
-			}
-			return gerr
-		}
-		cached = live
+	ns, err := s.namespace(ctx, a.Namespace)
+	if err != nil {
+		return err
 	}
-	ns := cached.(*corev1.Namespace)
 	if ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
-		e := apierrors.NewForbidden(schema.GroupResource{Group: res.Group, Resource: res.Resource}, m.GetName(),
-			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", name))
+		e := apierrors.NewForbidden(schema.GroupResource{Group: res.Group, Resource: res.Resource}, a.Name,
+			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", a.Namespace))
 		e.ErrStatus.Details.Causes = append(e.ErrStatus.Details.Causes, metav1.StatusCause{
-			Type: corev1.NamespaceTerminatingCause, Message: fmt.Sprintf("namespace %s is being terminated", name), Field: "metadata.namespace",
+			Type: corev1.NamespaceTerminatingCause, Message: fmt.Sprintf("namespace %s is being terminated", a.Namespace), Field: "metadata.namespace",
 		})
 		return e
 	}
 	return nil
+}
+
+// namespace returns a namespace from the watch cache, or from storage when
+// the cache lags one created a moment ago (404 when it does not exist).
+func (s *Server) namespace(ctx context.Context, name string) (*corev1.Namespace, error) {
+	nsEntry := s.entry(namespacesGVR)
+	cached, ok, _, err := nsEntry.cache.Get(nsEntry.res.Key("", name))
+	if err != nil || !ok {
+		live, gerr := nsEntry.store.Get(ctx, "", name)
+		if gerr != nil {
+			if apierrors.IsNotFound(gerr) {
+				return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, name)
+			}
+			return nil, gerr
+		}
+		cached = live
+	}
+	return cached.(*corev1.Namespace), nil
 }

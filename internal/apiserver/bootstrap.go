@@ -5,45 +5,32 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/setpoint-dev/setpoint/internal/objects"
 )
 
-// systemNamespaces exist in every Kubernetes cluster.
-var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
-
-// bootstrap creates the system namespaces and the kubernetes service when
-// they are missing (a restart finds them in storage and leaves them).
+// bootstrap creates the objects the resources say exist from the start
+// (registry.Resource.Bootstrap) when they are missing, resource by resource
+// in table order (namespaces first); a restart finds them in storage and
+// leaves them.
 func (s *Server) bootstrap(ctx context.Context) error {
-	nsEntry := s.entry(corev1.SchemeGroupVersion.WithResource("namespaces"))
-	for _, name := range systemNamespaces {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		if _, err := nsEntry.store.Create(ctx, "", ns, objects.WriteOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create namespace %s: %w", name, err)
+	for _, res := range s.table.builtin {
+		if res.Bootstrap == nil {
+			continue
 		}
-	}
-	svcEntry := s.entry(corev1.SchemeGroupVersion.WithResource("services"))
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: "default",
-			Labels: map[string]string{"component": "apiserver", "provider": "kubernetes"}},
-		Spec: corev1.ServiceSpec{
-			Type:      corev1.ServiceTypeClusterIP,
-			ClusterIP: kubernetesService,
-			Ports: []corev1.ServicePort{{Name: "https", Port: 443, Protocol: corev1.ProtocolTCP,
-				TargetPort: intstr.FromInt32(6443)}},
-			SessionAffinity: corev1.ServiceAffinityNone,
-		},
-	}
-	if _, err := svcEntry.store.Get(ctx, "default", "kubernetes"); apierrors.IsNotFound(err) {
-		if _, err := svcEntry.store.Create(ctx, "default", svc, objects.WriteOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create the kubernetes service: %w", err)
+		e := s.entry(res.GVR())
+		for _, obj := range res.Bootstrap() {
+			m := objectMeta(obj)
+			if _, err := e.store.Get(ctx, m.GetNamespace(), m.GetName()); err == nil {
+				continue
+			} else if !apierrors.IsNotFound(err) {
+				return fmt.Errorf("read %s %s: %w", res.Resource, m.GetName(), err)
+			}
+			if _, err := e.store.Create(ctx, m.GetNamespace(), obj, objects.WriteOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("create %s %s: %w", res.Resource, m.GetName(), err)
+			}
 		}
-	} else if err != nil {
-		return fmt.Errorf("read the kubernetes service: %w", err)
 	}
 	return nil
 }

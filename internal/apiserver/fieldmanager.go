@@ -1,9 +1,7 @@
 package apiserver
 
 import (
-	"fmt"
 	"net/http"
-	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,11 +53,8 @@ func writeManager(r *http.Request, kind string) (string, error) {
 func patchOptions(r *http.Request, patchType string) (manager string, force bool, err error) {
 	q := r.URL.Query()
 	opts := &metav1.PatchOptions{FieldManager: q.Get("fieldManager")}
-	if v := q.Get("force"); v != "" {
-		b, perr := strconv.ParseBool(v)
-		if perr != nil {
-			return "", false, apierrors.NewBadRequest(fmt.Sprintf("force: invalid value %q", v))
-		}
+	if q.Has("force") {
+		b := queryBool(q, "force")
 		opts.Force = &b
 	}
 	if errs := metavalidation.ValidatePatchOptions(opts, types.PatchType(patchType)); len(errs) > 0 {

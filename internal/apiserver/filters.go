@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -11,9 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/setpoint-dev/setpoint/internal/pki"
+	"github.com/setpoint-dev/setpoint/internal/registry"
 )
-
-type userKey struct{}
 
 // publicPaths are served without authentication, as Kubernetes grants them
 // to system:unauthenticated.
@@ -31,7 +29,7 @@ func isPublicPath(p string) bool {
 func (s *Server) withAuthentication(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if user, ok := s.authenticate(r); ok {
-			r = r.WithContext(context.WithValue(r.Context(), userKey{}, user))
+			r = r.WithContext(registry.WithUser(r.Context(), registry.UserInfo{Name: user.Name, UID: user.UID, Groups: user.Groups}))
 		} else if !isPublicPath(r.URL.Path) {
 			s.resp.writeError(w, r, apierrors.NewUnauthorized("Unauthorized"))
 			return
@@ -74,7 +72,7 @@ func (l inflightLimiter) release() { <-l }
 // watches and health checks.
 func (s *Server) withInflightLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if isPublicPath(r.URL.Path) || isWatch(r) {
+		if info, ok := parseResourcePath(r); isPublicPath(r.URL.Path) || isWatch(r) || (ok && isLongRunning(info)) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -98,8 +96,7 @@ func isWatch(r *http.Request) bool {
 	if r.Method != http.MethodGet {
 		return false
 	}
-	w := r.URL.Query().Get("watch")
-	return w == "true" || w == "1" || strings.Contains(r.URL.Path, "/watch/")
+	return queryBool(r.URL.Query(), "watch") || strings.Contains(r.URL.Path, "/watch/")
 }
 
 // withRecovery turns a handler panic into a 500 Status and a log line.

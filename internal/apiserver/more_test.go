@@ -12,6 +12,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/setpoint-dev/setpoint/internal/apiserver"
+	"github.com/setpoint-dev/setpoint/internal/registry/core"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 )
 
@@ -64,7 +65,7 @@ func TestServiceAllocation(t *testing.T) {
 			} `json:"ports"`
 		} `json:"spec"`
 	}
-	cidr := netip.MustParsePrefix(apiserver.ServiceCIDR)
+	cidr := netip.MustParsePrefix(core.ServiceCIDR)
 	a := decode[service](t, mustDo(t, s, "POST", svcs, js, svc("a", "ClusterIP", ""), 201))
 	b := decode[service](t, mustDo(t, s, "POST", svcs, js, svc("b", "NodePort", ""), 201))
 	for _, ip := range []string{a.Spec.ClusterIP, b.Spec.ClusterIP} {

@@ -13,8 +13,11 @@ type requestInfo struct {
 	Namespace string
 	// Name is "" for collection requests.
 	Name string
-	// Subresource is "status", "scale", "binding", "finalize", or "".
+	// Subresource is "status", "scale", "binding", "log", …, or "".
 	Subresource string
+	// Subpath is what follows a subresource's name (proxy paths), without
+	// the leading "/".
+	Subpath string
 	// Verb is one of get, list, watch, create, update, patch, delete,
 	// deletecollection.
 	Verb string
@@ -52,7 +55,11 @@ func parseResourcePath(r *http.Request) (requestInfo, bool) {
 	case 3:
 		info.Resource, info.Name, info.Subresource = parts[0], parts[1], parts[2]
 	default:
-		return info, false
+		if len(parts) < 3 || watchPath {
+			return info, false
+		}
+		info.Resource, info.Name, info.Subresource = parts[0], parts[1], parts[2]
+		info.Subpath = strings.Join(parts[3:], "/")
 	}
 	if info.Namespace != "" && info.Resource == "namespaces" {
 		return info, false // namespaces/x/namespaces/... is not a path
@@ -68,8 +75,7 @@ func verbOf(r *http.Request, info requestInfo, watchPath bool) string {
 	collection := info.Name == ""
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
-		w := r.URL.Query().Get("watch")
-		if watchPath || w == "true" || w == "1" {
+		if watchPath || queryBool(r.URL.Query(), "watch") {
 			return "watch"
 		}
 		if collection {
@@ -106,4 +112,14 @@ func isMutating(verb string) bool {
 		return true
 	}
 	return false
+}
+
+// longRunningSubresources stream for as long as the client keeps them, as
+// Kubernetes' long-running request check counts them: no request timeout,
+// no in-flight slot.
+var longRunningSubresources = map[string]bool{"log": true, "exec": true, "attach": true, "portforward": true, "proxy": true}
+
+// isLongRunning reports whether a request streams (watches aside).
+func isLongRunning(info requestInfo) bool {
+	return longRunningSubresources[info.Subresource]
 }

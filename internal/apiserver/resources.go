@@ -65,10 +65,18 @@ func (s *Server) newEntry(res *registry.Resource) (*entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("field set of %s: %w", res.GVR(), err)
 	}
-	e := &entry{res: res, returnDeleted: res.Group == "" && res.Resource == "pods", fields: supported}
+	e := &entry{res: res, fields: supported}
+	if res.Virtual != nil {
+		return e, nil // nothing stored, nothing cached
+	}
+	var onDeleted func(context.Context, runtime.Object)
+	if res.AfterDelete != nil {
+		env := s.env()
+		onDeleted = func(ctx context.Context, obj runtime.Object) { res.AfterDelete(ctx, env, obj) }
+	}
 	e.store = objects.New(objects.Config{
-		Resource: res, Storage: s.cfg.Storage, Codecs: s.codecs, Clock: s.cfg.Clock, Admit: s.admit,
-		OnDeleted: s.services.release,
+		Resource: res, Storage: s.cfg.Storage, Codecs: s.codecs, Clock: s.cfg.Clock, Admit: s.admitter(res),
+		OnDeleted: onDeleted,
 	})
 	gvk := res.GVK()
 	e.cache = watchcache.New(watchcache.Config{
@@ -107,7 +115,9 @@ func (t *resourceTable) startCaches(ctx context.Context) {
 	defer t.mu.Unlock()
 	t.cacheCtx = ctx
 	for _, e := range t.load() {
-		t.startCacheLocked(e)
+		if e.cache != nil {
+			t.startCacheLocked(e)
+		}
 	}
 }
 

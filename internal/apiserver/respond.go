@@ -62,19 +62,24 @@ func (rs *responder) writeObject(w http.ResponseWriter, r *http.Request, code in
 	}
 }
 
-// statusOf converts any error to the Status Kubernetes clients expect.
+// statusOf converts any error to the Status Kubernetes clients expect:
+// kind Status, a code, and details (at least empty: kube-apiserver always
+// sends them, and kubectl dereferences them).
 func statusOf(err error) *metav1.Status {
 	var api apierrors.APIStatus
+	var s metav1.Status
 	if errors.As(err, &api) {
-		s := api.Status()
-		s.Kind, s.APIVersion = "Status", "v1"
+		s = api.Status()
 		if s.Code == 0 {
 			s.Code = http.StatusInternalServerError
 		}
-		return &s
+	} else {
+		s = apierrors.NewInternalError(err).ErrStatus
 	}
-	s := apierrors.NewInternalError(err).ErrStatus
 	s.Kind, s.APIVersion = "Status", "v1"
+	if s.Details == nil {
+		s.Details = &metav1.StatusDetails{}
+	}
 	return &s
 }
 

@@ -82,8 +82,15 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.instrument(info, w, func(w http.ResponseWriter) {
-		if info.Verb == "watch" {
+		switch {
+		case e.res.Virtual != nil:
+			s.handleVirtual(w, r, e, info, mt)
+			return
+		case info.Verb == "watch":
 			s.handleWatch(w, r, e, info, mt)
+			return
+		case isLongRunning(info):
+			s.dispatch(w, r, e, info, mt) // no request timeout: streams
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)

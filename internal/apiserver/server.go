@@ -109,9 +109,6 @@ type entry struct {
 	res   *registry.Resource
 	store *objects.Store
 	cache *watchcache.Cache
-	// returnDeleted: a DELETE that removes the object answers with the
-	// object rather than a Status (pods, as Kubernetes does).
-	returnDeleted bool
 	// fields are the field-selector fields the resource supports.
 	fields fields.Set
 	// fm tracks managedFields and merges server-side apply (fieldmanager.go).
@@ -146,8 +143,9 @@ type Server struct {
 	disc    *discovery.Handler
 	oapi    *openapi.Service
 	handler http.Handler
-	// services allocates cluster IPs and node ports.
-	services *serviceAllocators
+	// nodeTransport reaches node (kubelet) endpoints with the server's
+	// client certificate.
+	nodeTransport http.RoundTripper
 
 	readLimit, mutatingLimit inflightLimiter
 	// ready is closed once the caches are synced and the kubeconfig is
@@ -181,7 +179,9 @@ func New(cfg Config) (*Server, error) {
 		mutatingLimit: make(inflightLimiter, cfg.MaxMutatingInFlight),
 		ready:         make(chan struct{}),
 	}
-	s.services = newServiceAllocators(cfg.Storage)
+	if s.nodeTransport, err = newNodeTransport(cfg.DataDir, ca); err != nil {
+		return nil, err
+	}
 	s.watchCtx, s.cancelWatch = context.WithCancel(context.Background())
 	s.table.builtin = cfg.Resources
 	s.crds = &crdController{s: s, installed: map[string]*crdState{}}
@@ -287,6 +287,9 @@ func (s *Server) Run(ctx context.Context) error {
 // kubeconfig and marks the server ready.
 func (s *Server) start(ctx context.Context, host, port string) error {
 	for _, e := range s.table.load() {
+		if e.cache == nil {
+			continue
+		}
 		if err := e.cache.WaitReady(ctx); err != nil {
 			return fmt.Errorf("watch cache %s: %w", e.res.GVR(), err)
 		}

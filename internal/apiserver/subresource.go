@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"slices"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/setpoint-dev/setpoint/internal/objects"
+	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
 func combineNameSelector(sel fields.Selector, name string) fields.Selector {
@@ -26,28 +27,83 @@ func combineNameSelector(sel fields.Selector, name string) fields.Selector {
 
 func rawExt(b []byte) runtime.RawExtension { return runtime.RawExtension{Raw: b} }
 
-// dispatchSubresource serves status, scale, binding and finalize.
+// dispatchSubresource serves status and scale, and the kind's own
+// subresources by their form: an Update view of the object, an Action, or a
+// Connect forwarded elsewhere (connect.go).
 func (s *Server) dispatchSubresource(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
 	switch {
 	case info.Subresource == "status" && e.res.Status != nil:
-		switch info.Verb {
-		case "get":
-			s.handleGet(w, r, e, info, mt)
-		case "update":
-			s.handleUpdate(w, r, e, info, mt)
-		case "patch":
-			s.handlePatch(w, r, e, info, mt)
-		default:
-			s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource+"/status"))
-		}
+		s.handleObjectView(w, r, e, info, mt, []string{"get", "patch", "update"})
+		return
 	case info.Subresource == "scale" && e.res.Scale != nil:
 		s.handleScale(w, r, e, info, mt)
-	case info.Subresource == "binding" && e.res.Binding && info.Verb == "create":
-		s.handleBinding(w, r, e, info, mt)
-	case info.Subresource == "finalize" && e.res.Finalize != nil && info.Verb == "update":
-		s.handleUpdate(w, r, e, info, mt)
-	default:
+		return
+	}
+	sr := e.res.Subresource(info.Subresource)
+	switch {
+	case sr == nil:
 		s.resp.writeError(w, r, resourceNotFound())
+	case sr.Update != nil:
+		s.handleObjectView(w, r, e, info, mt, sr.Verbs)
+	case sr.Action != nil && info.Verb == "create":
+		s.handleAction(w, r, e, info, mt, sr.Action)
+	case sr.Connect != nil:
+		s.handleConnect(w, r, e, info, sr.Connect)
+	default:
+		s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource+"/"+info.Subresource))
+	}
+}
+
+// handleObjectView serves a subresource that reads and writes the object
+// itself through its own strategy (status, finalize, …): the verbs it
+// allows, else 405.
+func (s *Server) handleObjectView(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType, verbs []string) {
+	if !slices.Contains(verbs, info.Verb) {
+		s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource+"/"+info.Subresource))
+		return
+	}
+	switch info.Verb {
+	case "get":
+		s.handleGet(w, r, e, info, mt)
+	case "update":
+		s.handleUpdate(w, r, e, info, mt)
+	case "patch":
+		s.handlePatch(w, r, e, info, mt)
+	}
+}
+
+// handleAction serves a POST to an Action subresource: the body, decoded
+// into the action's type, is handed to the kind, whose answer is sent with
+// 201 Created.
+func (s *Server) handleAction(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType, a *registry.Action) {
+	dry, body, err := s.readWrite(r)
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	in := a.NewBody()
+	gvks, _, err := s.codecs.Scheme.ObjectKinds(in)
+	if err != nil {
+		s.resp.writeError(w, r, apierrors.NewInternalError(err))
+		return
+	}
+	if err := s.decodeOptionsBody(r, body, &gvks[0], in); err != nil {
+		s.resp.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid %s: %v", gvks[0].Kind, err)))
+		return
+	}
+	out, err := a.Do(r.Context(), s.env(), s.hookRequest(r, info, dry), in)
+	if err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	s.resp.writeObject(w, r, http.StatusCreated, mediaType{Type: mt.Type}, out)
+}
+
+// hookRequest describes a request to the registry's hooks.
+func (s *Server) hookRequest(r *http.Request, info requestInfo, dry bool) registry.Request {
+	return registry.Request{
+		Namespace: info.Namespace, Name: info.Name, User: registry.UserFrom(r.Context()),
+		DryRun: dry, Query: r.URL.Query(), Subpath: info.Subpath,
 	}
 }
 
@@ -166,70 +222,4 @@ func (s *Server) desiredScale(r *http.Request, e *entry, current runtime.Object,
 			field.Invalid(field.NewPath("spec", "replicas"), want.Spec.Replicas, "must be greater than or equal to 0")})
 	}
 	return want, nil
-}
-
-// handleBinding assigns a pod to a node: POST pods/NAME/binding with a
-// Binding whose target is the node.
-func (s *Server) handleBinding(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
-	body, err := readBody(r, s.cfg.MaxBodyBytes)
-	if err != nil {
-		s.resp.writeError(w, r, err)
-		return
-	}
-	b := &corev1.Binding{}
-	bgvk := corev1.SchemeGroupVersion.WithKind("Binding")
-	if err := s.decodeOptionsBody(r, body, &bgvk, b); err != nil {
-		s.resp.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid Binding: %v", err)))
-		return
-	}
-	if b.Name != "" && b.Name != info.Name {
-		s.resp.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("the name of the binding (%s) does not match the pod (%s)", b.Name, info.Name)))
-		return
-	}
-	if b.Target.Name == "" || (b.Target.Kind != "" && b.Target.Kind != "Node") {
-		s.resp.writeError(w, r, apierrors.NewInvalid(bgvk.GroupKind(), info.Name, field.ErrorList{
-			field.Required(field.NewPath("target", "name"), "a Node name is required")}))
-		return
-	}
-	dry, err := dryRun(r)
-	if err != nil {
-		s.resp.writeError(w, r, err)
-		return
-	}
-	_, err = e.store.Mutate(r.Context(), info.Namespace, info.Name, func(obj runtime.Object) error {
-		pod := obj.(*corev1.Pod)
-		if b.UID != "" && b.UID != pod.UID {
-			return apierrors.NewConflict(e.gr(), info.Name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", b.UID, pod.UID))
-		}
-		if pod.DeletionTimestamp != nil {
-			return apierrors.NewConflict(e.gr(), info.Name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", info.Name))
-		}
-		if pod.Spec.NodeName != "" {
-			return apierrors.NewConflict(e.gr(), info.Name, fmt.Errorf("pod %s is already assigned to node %q", info.Name, pod.Spec.NodeName))
-		}
-		pod.Spec.NodeName = b.Target.Name
-		setPodScheduled(pod, s.cfg.Clock.Now())
-		return nil
-	}, objects.WriteOptions{DryRun: dry})
-	if err != nil {
-		s.resp.writeError(w, r, err)
-		return
-	}
-	s.resp.writeObject(w, r, http.StatusCreated, mediaType{Type: mt.Type}, &metav1.Status{
-		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated,
-	})
-}
-
-func setPodScheduled(pod *corev1.Pod, now interface{ Unix() int64 }) {
-	t := metav1.Unix(now.Unix(), 0)
-	for i := range pod.Status.Conditions {
-		c := &pod.Status.Conditions[i]
-		if c.Type == corev1.PodScheduled {
-			c.Status, c.LastTransitionTime, c.Reason, c.Message = corev1.ConditionTrue, t, "", ""
-			return
-		}
-	}
-	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{
-		Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: t,
-	})
 }

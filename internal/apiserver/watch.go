@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -39,7 +40,7 @@ func (s *Server) watchOptions(r *http.Request, e *entry, info requestInfo) (watc
 	if info.Name != "" { // a watch on one object: /watch/.../name or fieldSelector
 		opts.Field = combineNameSelector(opts.Field, info.Name)
 	}
-	opts.AllowBookmarks = q.Get("allowWatchBookmarks") == "true"
+	opts.AllowBookmarks = queryBool(q, "allowWatchBookmarks")
 	rawRV, match := q.Get("resourceVersion"), metav1.ResourceVersionMatch(q.Get("resourceVersionMatch"))
 	var rv int64
 	if rawRV != "" {
@@ -50,14 +51,14 @@ func (s *Server) watchOptions(r *http.Request, e *entry, info requestInfo) (watc
 		rv = n
 	}
 	var errs field.ErrorList
-	sie, hasSIE := q.Get("sendInitialEvents"), q.Has("sendInitialEvents")
+	sie, hasSIE := queryBool(q, "sendInitialEvents"), q.Has("sendInitialEvents")
 	switch {
 	case hasSIE:
 		if match != metav1.ResourceVersionMatchNotOlderThan {
 			errs = append(errs, field.Forbidden(field.NewPath("resourceVersionMatch"),
 				"sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
 		}
-		if sie == "true" && !opts.AllowBookmarks {
+		if sie && !opts.AllowBookmarks {
 			errs = append(errs, field.Forbidden(field.NewPath("allowWatchBookmarks"),
 				"sendInitialEvents requires setting allowWatchBookmarks to true"))
 		}
@@ -69,7 +70,7 @@ func (s *Server) watchOptions(r *http.Request, e *entry, info requestInfo) (watc
 		return opts, 0, apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("ListOptions").GroupKind(), "", errs)
 	}
 	switch {
-	case sie == "true":
+	case sie:
 		opts.Mode, opts.SendInitialEvents, opts.ResourceVersion = watchcache.InitialEvents, true, rv
 	case hasSIE || (rawRV != "" && rv > 0):
 		opts.Mode, opts.ResourceVersion = watchcache.FromRevision, rv
@@ -121,6 +122,10 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, e *entry, i
 	stop := context.AfterFunc(s.watchCtx, cancel) // server shutdown ends watches
 	defer stop()
 	watcher, err := e.cache.Watch(ctx, opts)
+	if errors.Is(err, watchcache.ErrExpired) {
+		s.writeWatchError(w, err)
+		return
+	}
 	if err != nil {
 		s.resp.writeError(w, r, err)
 		return
@@ -157,6 +162,27 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, e *entry, i
 			}
 		}
 	}
+}
+
+// writeWatchError answers a watch that cannot start where it asked (its
+// resourceVersion is older than the window) as kube-apiserver does: 200,
+// then one ERROR event whose object is the 410 Expired Status, which is
+// what clients (client-go, the Python client) act on to relist.
+func (s *Server) writeWatchError(w http.ResponseWriter, err error) {
+	var buf bytes.Buffer
+	if eerr := s.codecs.JSON.Encode(statusOf(err), &buf); eerr != nil {
+		s.log.Error("encode watch error", "err", eerr)
+		return
+	}
+	line, merr := json.Marshal(metav1.WatchEvent{Type: string(watch.Error), Object: rawExt(bytes.TrimSpace(buf.Bytes()))})
+	if merr != nil {
+		s.log.Error("encode watch error", "err", merr)
+		return
+	}
+	w.Header().Set("Content-Type", mimeJSON)
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(append(line, '\n'))
 }
 
 // frameBytes returns the wire line of a frame: the shared bytes for plain

@@ -85,10 +85,20 @@ func TestWatchFromCompactedRevisionIsGoneAndRelistAgrees(t *testing.T) {
 		createCM(t, s, fmt.Sprintf("later-%d", i), nil)
 	}
 	// The watch cache keeps 16 events: a watch from before them is too old.
-	_, code, body := openWatch(t, s, fmt.Sprintf("%s?watch=1&resourceVersion=%d", cmPath, first))
-	st := decode[status](t, body)
-	if code != http.StatusGone || st.Reason != "Expired" {
-		t.Fatalf("watch from an expired revision: %d %s, want 410 Expired", code, body)
+	// As kube-apiserver answers it: 200, then one ERROR event carrying the
+	// 410 Expired Status, then the end of the stream.
+	ch, code, body := openWatch(t, s, fmt.Sprintf("%s?watch=1&resourceVersion=%d", cmPath, first))
+	if code != http.StatusOK {
+		t.Fatalf("watch from an expired revision: %d %s, want 200 and an ERROR event", code, body)
+	}
+	ev := next(t, ch)
+	st := decode[status](t, ev.Object)
+	if ev.Type != "ERROR" || st.Kind != "Status" || st.Code != http.StatusGone || st.Reason != "Expired" ||
+		!strings.HasPrefix(st.Message, fmt.Sprintf("too old resource version: %d (", first)) {
+		t.Fatalf("watch from an expired revision: %s %s, want ERROR with a 410 Expired Status", ev.Type, ev.Object)
+	}
+	if extra, open := <-ch; open {
+		t.Fatalf("the stream went on after the ERROR event: %s %s", extra.Type, extra.Object)
 	}
 
 	// Storage compaction: a continue token and an exact read from before it

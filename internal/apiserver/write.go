@@ -130,10 +130,6 @@ func (s *Server) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 }
 
 func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
-	if e.res.Group == "" && e.res.Resource == "namespaces" && immortalNamespaces[info.Name] {
-		s.resp.writeError(w, r, apierrors.NewForbidden(e.gr(), info.Name, fmt.Errorf("this namespace may not be deleted")))
-		return
-	}
 	opts, err := s.deleteOptions(r)
 	if err != nil {
 		s.resp.writeError(w, r, err)
@@ -144,7 +140,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, e *entry, 
 		s.resp.writeError(w, r, err)
 		return
 	}
-	if gone && !e.returnDeleted {
+	if gone && !e.res.ReturnDeletedObject {
 		m := objectMeta(out)
 		s.resp.writeObject(w, r, http.StatusOK, mediaType{Type: mt.Type}, &metav1.Status{
 			TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
@@ -222,11 +218,8 @@ func deleteQuery(r *http.Request, opts *metav1.DeleteOptions) error {
 		p := metav1.DeletionPropagation(v)
 		opts.PropagationPolicy = &p
 	}
-	if v := q.Get("orphanDependents"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return apierrors.NewBadRequest(fmt.Sprintf("orphanDependents: invalid value %q", v))
-		}
+	if q.Has("orphanDependents") {
+		b := queryBool(q, "orphanDependents")
 		opts.OrphanDependents = &b //nolint:staticcheck // still honoured by Kubernetes
 	}
 	dry, err := dryRun(r)

@@ -35,9 +35,8 @@ type subresource struct {
 // name as Kubernetes sorts them.
 func subresources(r *registry.Resource) []subresource {
 	var out []subresource
-	if r.Binding {
-		out = append(out, subresource{"binding",
-			schema.GroupVersionKind{Version: "v1", Kind: "Binding"}, []string{"create"}})
+	for _, sr := range r.Subresources {
+		out = append(out, subresource{sr.Name, sr.Kind, sr.Verbs})
 	}
 	if r.Scale != nil {
 		out = append(out, subresource{"scale",
@@ -47,7 +46,18 @@ func subresources(r *registry.Resource) []subresource {
 	if r.Status != nil {
 		out = append(out, subresource{"status", r.GVK(), []string{"get", "patch", "update"}})
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
+}
+
+// storageHash is the storageVersionHash of a served resource: of its
+// storage version, none for resources that are not stored.
+func storageHash(r *registry.Resource) string {
+	gvk := r.StorageGVK()
+	if gvk.Empty() {
+		return ""
+	}
+	return StorageVersionHash(gvk)
 }
 
 // StorageVersionHash returns the opaque hash Kubernetes publishes as a
@@ -152,7 +162,7 @@ func resourceList(gvName string, resources []*registry.Resource) *metav1.APIReso
 		out.APIResources = append(out.APIResources, metav1.APIResource{
 			Name: r.Resource, SingularName: r.Singular, Namespaced: r.Namespaced, Kind: r.Kind,
 			Verbs: r.Verbs(), ShortNames: r.ShortNames, Categories: r.Categories,
-			StorageVersionHash: StorageVersionHash(r.GVK()),
+			StorageVersionHash: storageHash(r),
 		})
 		for _, s := range subresources(r) {
 			entry := metav1.APIResource{

@@ -67,8 +67,19 @@ func New(tc TypeConverter, scheme *runtime.Scheme, res *registry.Resource) (*Res
 			fieldpath.MakePathOrDie("metadata", "ownerReferences"),
 		)
 	}
-	if res.Finalize != nil {
-		subresources["finalize"] = fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
+	for _, sr := range res.Subresources {
+		if sr.Update == nil {
+			continue
+		}
+		reset := fieldpath.NewSet()
+		for _, p := range sr.ResetFields {
+			elems := make([]interface{}, len(p))
+			for i, e := range p {
+				elems[i] = e
+			}
+			reset.Insert(fieldpath.MakePathOrDie(elems...))
+		}
+		subresources[sr.Name] = reset
 	}
 	for sub, reset := range subresources {
 		var filters map[fieldpath.APIVersion]fieldpath.Filter

@@ -19,14 +19,21 @@ func (s *Store) Decode(kv storage.KeyValue) (runtime.Object, error) {
 }
 
 func (s *Store) decodeAt(value []byte, rev int64) (runtime.Object, error) {
-	obj := s.res.New()
 	var out runtime.Object
 	var err error
-	if s.res.Unstructured {
+	switch {
+	case s.res.Unstructured:
+		obj := s.res.New()
 		err = obj.(*unstructured.Unstructured).UnmarshalJSON(value)
 		out = obj
-	} else {
-		out, _, err = s.codecs.Proto.Decode(value, nil, obj)
+	case s.res.View != nil:
+		// A view: decode the stored form, then convert it.
+		var stored runtime.Object
+		if stored, _, err = s.codecs.Proto.Decode(value, nil, s.res.View.New()); err == nil {
+			out, err = s.res.View.FromStorage(stored)
+		}
+	default:
+		out, _, err = s.codecs.Proto.Decode(value, nil, s.res.New())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("decode %s value: %w", s.res.Resource, err)
@@ -39,9 +46,10 @@ func (s *Store) decodeAt(value []byte, rev int64) (runtime.Object, error) {
 }
 
 // encode returns the storage value of obj with resourceVersion cleared
-// (obj itself is left unchanged): protobuf for typed resources; JSON for
-// custom resources, whose apiVersion is then the storage version, as
-// Kubernetes stores them.
+// (obj itself is left unchanged): protobuf for typed resources (of the
+// stored form, for views of another resource's storage); JSON for custom
+// resources, whose apiVersion is then the storage version, as Kubernetes
+// stores them.
 func (s *Store) encode(obj runtime.Object) ([]byte, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -56,6 +64,15 @@ func (s *Store) encode(obj runtime.Object) ([]byte, error) {
 		b, err = obj.(*unstructured.Unstructured).MarshalJSON()
 		buf.Write(b)
 		obj.GetObjectKind().SetGroupVersionKind(s.gvk)
+	} else if v := s.res.View; v != nil {
+		var stored runtime.Object
+		if stored, err = v.ToStorage(obj); err == nil {
+			if sm, merr := meta.Accessor(stored); merr == nil {
+				sm.SetResourceVersion("")
+			}
+			stored.GetObjectKind().SetGroupVersionKind(s.res.StorageGVK())
+			err = s.codecs.Proto.Encode(stored, &buf)
+		}
 	} else {
 		obj.GetObjectKind().SetGroupVersionKind(s.gvk)
 		err = s.codecs.Proto.Encode(obj, &buf)

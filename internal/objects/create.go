@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/setpoint-dev/setpoint/internal/registry"
 	"github.com/setpoint-dev/setpoint/internal/storage"
 )
 
@@ -41,53 +42,57 @@ func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object
 			field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
 	}
 	s.fillCreateMeta(m)
-	written := false
-	if s.admit != nil {
-		undo, err := s.admit(ctx, s.res, obj)
-		if err != nil {
-			return nil, err
-		}
-		if undo != nil {
-			defer func() {
-				if !written {
-					undo()
-				}
-			}()
-		}
-	}
 	named := m.GetName() != ""
 	for attempt := 0; ; attempt++ {
 		if !named {
 			m.SetName(generateName(m.GetGenerateName()))
 		}
-		s.res.Strategy.Default(obj)
-		s.res.Strategy.PrepareForCreate(obj)
-		if errs := s.res.Strategy.Validate(obj); len(errs) > 0 {
-			return nil, apierrors.NewInvalid(s.gvk.GroupKind(), m.GetName(), errs)
-		}
-		value, err := s.encode(obj)
-		if err != nil {
-			return nil, apierrors.NewInternalError(err)
-		}
-		if opts.DryRun {
-			if _, err := s.kv.Get(ctx, s.res.Key(namespace, m.GetName())); err == nil {
-				return nil, apierrors.NewAlreadyExists(s.gr, m.GetName())
-			}
-			return obj, nil
-		}
-		rev, err := s.kv.Create(ctx, s.res.Key(namespace, m.GetName()), value)
+		out, err := s.tryCreate(ctx, namespace, obj, opts)
 		if errors.Is(err, storage.ErrKeyExists) && !named && attempt < generateNameAttempts {
 			continue
 		}
 		if err != nil {
 			return nil, s.storageError(err, m.GetName())
 		}
-		written = true
-		if err := setRV(obj, rev); err != nil {
-			return nil, apierrors.NewInternalError(err)
+		return out, nil
+	}
+}
+
+// tryCreate runs the create pipeline once: Default, admission,
+// PrepareForCreate, Validate, then the write (unless a dry run).
+func (s *Store) tryCreate(ctx context.Context, namespace string, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
+	m := accessor(obj)
+	s.res.Strategy.Default(obj)
+	txn, err := s.admitWrite(ctx, registry.Create, "", obj, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	stored := false
+	defer func() { txn.Finish(stored) }()
+	s.res.Strategy.PrepareForCreate(obj)
+	if errs := s.res.Strategy.Validate(obj); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(s.gvk.GroupKind(), m.GetName(), errs)
+	}
+	value, err := s.encode(obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	key := s.res.Key(namespace, m.GetName())
+	if opts.DryRun {
+		if _, err := s.kv.Get(ctx, key); err == nil {
+			return nil, apierrors.NewAlreadyExists(s.gr, m.GetName())
 		}
 		return obj, nil
 	}
+	rev, err := s.kv.Create(ctx, key, value)
+	if err != nil {
+		return nil, err
+	}
+	stored = true
+	if err := setRV(obj, rev); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return obj, nil
 }
 
 // checkNamespace refuses a body whose namespace differs from the URL's.

@@ -40,7 +40,7 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 		if err != nil {
 			return nil, false, apierrors.NewInternalError(err)
 		}
-		out, gone, err := s.tryDelete(ctx, kv, obj, opts)
+		out, gone, err := s.admitDelete(ctx, kv, obj, opts)
 		var conflict *storage.ConflictError
 		if errors.As(err, &conflict) && retryConflict(ctx) {
 			continue // a concurrent write: re-evaluate against the new state
@@ -50,6 +50,18 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 		}
 		return out, gone, nil
 	}
+}
+
+// admitDelete runs the admission chain on a delete attempt, then the
+// attempt.
+func (s *Store) admitDelete(ctx context.Context, kv storage.KeyValue, obj runtime.Object, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	txn, err := s.admitWrite(ctx, registry.Delete, "", nil, obj, WriteOptions{DryRun: len(opts.DryRun) > 0})
+	if err != nil {
+		return nil, false, err
+	}
+	out, gone, err := s.tryDelete(ctx, kv, obj, opts)
+	txn.Finish(err == nil && len(opts.DryRun) == 0)
+	return out, gone, err
 }
 
 func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.Object, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {

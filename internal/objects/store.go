@@ -26,18 +26,20 @@ type Store struct {
 	// gvk and gr are derived from res once.
 	gvk schema.GroupVersionKind
 	gr  schema.GroupResource
-	// admit runs before every create (namespace lifecycle, allocations);
-	// may be nil.
+	// admit is the admission chain of every write; may be nil.
 	admit AdmitFunc
 	// onDeleted runs after an object was removed from storage; may be nil.
 	onDeleted func(ctx context.Context, obj runtime.Object)
 }
 
-// AdmitFunc checks and may complete a create before it is validated and
-// written. A non-nil error is returned to the client as is. undo, when not
-// nil, is called if the object is not written after all (a dry run or a
-// failed write), to give back what admission took.
-type AdmitFunc func(ctx context.Context, res *registry.Resource, obj runtime.Object) (undo func(), err error)
+// AdmitFunc is the admission chain of one resource's writes: it runs on
+// create (after Default, before PrepareForCreate and Validate), on update of
+// the main resource and of its subresources (after PrepareForUpdate and
+// Default, before validation) and on delete, once per compare-and-swap
+// attempt. It may change a.Object. A non-nil error is returned to the client
+// as is. The Txn is finished once the attempt is known to be stored or not
+// (a dry run, a failed write or a lost race is not).
+type AdmitFunc func(ctx context.Context, a *registry.Attributes) (*registry.Txn, error)
 
 // Config builds a Store.
 type Config struct {
@@ -63,6 +65,23 @@ func New(cfg Config) *Store {
 		gvk: cfg.Resource.GVK(),
 		gr:  schema.GroupResource{Group: cfg.Resource.Group, Resource: cfg.Resource.Resource},
 	}
+}
+
+// admitWrite runs the admission chain on one write attempt.
+func (s *Store) admitWrite(ctx context.Context, op registry.Operation, sub string, obj, old runtime.Object, opts WriteOptions) (*registry.Txn, error) {
+	if s.admit == nil {
+		return nil, nil
+	}
+	var m metav1.Object
+	if obj != nil {
+		m = accessor(obj)
+	} else {
+		m = accessor(old)
+	}
+	return s.admit(ctx, &registry.Attributes{
+		Operation: op, Subresource: sub, Object: obj, Old: old,
+		Request: registry.Request{Namespace: m.GetNamespace(), Name: m.GetName(), User: registry.UserFrom(ctx), DryRun: opts.DryRun},
+	})
 }
 
 // Resource returns the descriptor this store serves.

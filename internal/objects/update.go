@@ -100,8 +100,19 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 		}
 	}
 	carryUpdateMeta(m, old)
-	if err := s.prepareUpdate(obj, current, opts.Subresource); err != nil {
+	sub, err := s.subresourceStrategy(opts.Subresource)
+	if err != nil {
 		return nil, conditional, err
+	}
+	sub.prepare(obj, current)
+	txn, err := s.admitWrite(ctx, registry.Update, opts.Subresource, obj, current, opts.WriteOptions)
+	if err != nil {
+		return nil, conditional, err
+	}
+	stored := false
+	defer func() { txn.Finish(stored) }()
+	if errs := sub.validate(obj, current); len(errs) > 0 {
+		return nil, conditional, apierrors.NewInvalid(s.gvk.GroupKind(), m.GetName(), errs)
 	}
 	if !s.res.NoGeneration && s.specChanged(obj, current) {
 		m.SetGeneration(old.GetGeneration() + 1)
@@ -123,35 +134,45 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 		if err != nil {
 			return nil, conditional, err
 		}
+		stored = true
 		return obj, conditional, setRV(obj, rev)
 	}
 	rev, err := s.kv.Update(ctx, kv.Key, value, kv.ModRevision)
 	if err != nil {
 		return nil, conditional, err
 	}
+	stored = true
 	return obj, conditional, setRV(obj, rev)
 }
 
-func (s *Store) prepareUpdate(obj, current runtime.Object, subresource string) error {
-	var errs field.ErrorList
+// updateSteps are the strategy steps of an update through one endpoint:
+// prepare (PrepareForUpdate, and Default on the main resource) runs before
+// admission, validate after.
+type updateSteps struct {
+	prepare  func(obj, old runtime.Object)
+	validate func(obj, old runtime.Object) field.ErrorList
+}
+
+// subresourceStrategy returns the update steps of the main resource ("")
+// or of a subresource (status, or one of the kind's Update subresources).
+func (s *Store) subresourceStrategy(subresource string) (updateSteps, error) {
 	switch subresource {
 	case "":
-		s.res.Strategy.PrepareForUpdate(obj, current)
-		s.res.Strategy.Default(obj)
-		errs = s.res.Strategy.ValidateUpdate(obj, current)
+		st := s.res.Strategy
+		return updateSteps{
+			prepare:  func(obj, old runtime.Object) { st.PrepareForUpdate(obj, old); st.Default(obj) },
+			validate: st.ValidateUpdate,
+		}, nil
 	case "status":
-		s.res.Status.PrepareForUpdate(obj, current)
-		errs = s.res.Status.ValidateUpdate(obj, current)
-	case "finalize":
-		s.res.Finalize.PrepareForUpdate(obj, current)
-		errs = s.res.Finalize.ValidateUpdate(obj, current)
+		if s.res.Status != nil {
+			return updateSteps{prepare: s.res.Status.PrepareForUpdate, validate: s.res.Status.ValidateUpdate}, nil
+		}
 	default:
-		return apierrors.NewInternalError(fmt.Errorf("objects: no update logic for subresource %q", subresource))
+		if sr := s.res.Subresource(subresource); sr != nil && sr.Update != nil {
+			return updateSteps{prepare: sr.Update.PrepareForUpdate, validate: sr.Update.ValidateUpdate}, nil
+		}
 	}
-	if len(errs) > 0 {
-		return apierrors.NewInvalid(s.gvk.GroupKind(), accessor(obj).GetName(), errs)
-	}
-	return nil
+	return updateSteps{}, apierrors.NewInternalError(fmt.Errorf("objects: no update logic for subresource %q", subresource))
 }
 
 // holdsDeletion reports whether anything keeps an object that is being

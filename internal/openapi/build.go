@@ -171,8 +171,10 @@ func (p *plan) claimSharedKinds(claim func(any, schema.GroupVersionKind) error) 
 			if k.r.Scale != nil {
 				claims = append(claims, kindClaim{scaleType, schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}})
 			}
-			if k.r.Binding {
-				claims = append(claims, kindClaim{bindingType, schema.GroupVersionKind{Version: "v1", Kind: "Binding"}})
+			for _, sr := range k.r.Subresources {
+				if sr.Action != nil {
+					claims = append(claims, kindClaim{deref(reflect.TypeOf(sr.Action.NewBody())), sr.Kind})
+				}
 			}
 		}
 	}

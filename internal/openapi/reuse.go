@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/setpoint-dev/setpoint/internal/registry"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
@@ -63,13 +64,22 @@ func (p *plan) docKey(version string, g *groupVersion, closure map[string]*spec.
 // writeKindKey writes the descriptor fields that routes and models read.
 func writeKindKey(b *strings.Builder, k kindInfo) {
 	r := k.r
-	fmt.Fprintf(b, "%q %q %q %q %q ns=%t status=%t scale=%t binding=%t nodc=%t custom=%t %q %q",
+	fmt.Fprintf(b, "%q %q %q %q %q ns=%t status=%t scale=%t subresources=%s verbs=%v custom=%t %q %q",
 		r.Group, r.Version, r.Resource, r.Kind, r.ListKind, r.Namespaced, r.Status != nil, r.Scale != nil,
-		r.Binding, r.NoDeleteCollection, r.Unstructured, modelKey(k.obj), modelKey(k.objList))
+		subresourceKey(r), r.Verbs(), r.Unstructured, modelKey(k.obj), modelKey(k.objList))
 	if r.Unstructured {
 		fmt.Fprintf(b, " schema=%p", r.Schema)
 	}
 	b.WriteByte('\n')
+}
+
+// subresourceKey names the kind's own subresources and their shapes.
+func subresourceKey(r *registry.Resource) string {
+	var b strings.Builder
+	for _, sr := range r.Subresources {
+		fmt.Fprintf(&b, "%s:%v:%v:%t:%t:%t;", sr.Name, sr.Kind, sr.Verbs, sr.Update != nil, sr.Action != nil, sr.Connect != nil)
+	}
+	return b.String()
 }
 
 func modelKey(m model) string {

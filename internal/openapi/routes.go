@@ -2,9 +2,10 @@ package openapi
 
 import (
 	"reflect"
+	"slices"
+	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -50,11 +51,20 @@ type response struct {
 type model struct {
 	t    reflect.Type
 	name string
+	// primitive is a JSON schema type ("string") for bodies that are not
+	// objects (the text of pods/log).
+	primitive string
 }
 
 func typeModel(t reflect.Type) model { return model{t: t} }
 
-func (m model) isZero() bool { return m.t == nil && m.name == "" }
+func (m model) isZero() bool { return m.t == nil && m.name == "" && m.primitive == "" }
+
+// stringModel is a plain string body.
+var stringModel = model{primitive: "string"}
+
+// pathParam is the {path} of proxy subresources.
+var pathParam = param{name: "path", in: "path", typ: "string", required: true, desc: "path to the resource"}
 
 // Media types served and accepted by the API server.
 var (
@@ -86,7 +96,6 @@ var (
 	patchType         = reflect.TypeFor[metav1.Patch]()
 	resourceListType  = reflect.TypeFor[metav1.APIResourceList]()
 	scaleType         = reflect.TypeFor[autoscalingv1.Scale]()
-	bindingType       = reflect.TypeFor[corev1.Binding]()
 )
 
 // kindInfo is one served resource with its models resolved: Go types for
@@ -163,18 +172,13 @@ func (k kindInfo) routes() []route {
 	return append(out, k.subresourceRoutes(item, itemParams, scope)...)
 }
 
-// subresourceRoutes returns the status, scale and binding routes.
+// subresourceRoutes returns the routes of the scale, status and the kind's
+// own subresources (subresource_routes.go), by subresource name.
 func (k kindInfo) subresourceRoutes(item string, itemParams []param, scope string) []route {
 	r := k.r
 	var out []route
-	if r.Binding {
-		op := k.create()
-		op.id = "create" + k.gvPrefix + scope + r.Kind + "Binding"
-		op.desc = "create binding of a " + r.Kind
-		op.gvk = schema.GroupVersionKind{Version: "v1", Kind: "Binding"}
-		op.body = typeModel(bindingType)
-		op.responses = okCreatedAccepted(op.body)
-		out = append(out, route{path: item + "/binding", params: with(itemParams, prettyParam), ops: []operation{op}})
+	for _, sr := range r.Subresources {
+		out = append(out, k.kindSubresourceRoutes(sr, item, itemParams, scope)...)
 	}
 	if r.Scale != nil {
 		gvk := schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
@@ -195,6 +199,7 @@ func (k kindInfo) subresourceRoutes(item string, itemParams []param, scope strin
 			k.patch("patch"+name, "partially update status of the specified "+r.Kind, r.GVK(), k.obj),
 		}})
 	}
+	slices.SortStableFunc(out, func(a, b route) int { return strings.Compare(a.path, b.path) })
 	return out
 }
 

@@ -10,6 +10,9 @@ type v2Renderer struct {
 }
 
 func (v *v2Renderer) ref(m model) *spec.Schema {
+	if m.primitive != "" {
+		return &spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{m.primitive}}}
+	}
 	return &spec.Schema{SchemaProps: spec.SchemaProps{Ref: v.gen.dialect.ref(v.gen.refModel(m))}}
 }
 

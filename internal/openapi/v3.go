@@ -15,6 +15,9 @@ type v3Renderer struct {
 // ref returns a bare reference to t's definition and records it as a root
 // of the document.
 func (v *v3Renderer) ref(m model) *spec.Schema {
+	if m.primitive != "" {
+		return &spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{m.primitive}}}
+	}
 	name := v.gen.refModel(m)
 	v.roots = append(v.roots, name)
 	return &spec.Schema{SchemaProps: spec.SchemaProps{Ref: v.gen.dialect.ref(name)}}

@@ -214,3 +214,37 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 	}
 	return nil
 }
+
+// EnsureClient returns a client certificate for user cn in groups orgs
+// (the Subject's Organization, as Kubernetes reads groups), stored as
+// dir/pki/<file>.crt and .key, issuing a new one when none exists, when it
+// names another user or groups, or when it expires within 30 days.
+func (ca *CA) EnsureClient(dir, file, cn string, orgs []string) (tls.Certificate, error) {
+	certPath, keyPath := filepath.Join(dir, "pki", file+".crt"), filepath.Join(dir, "pki", file+".key")
+	if cert, _, err := readCert(certPath); err == nil && cert.Subject.CommonName == cn &&
+		slices.Equal(cert.Subject.Organization, orgs) && time.Until(cert.NotAfter) > 30*24*time.Hour &&
+		cert.CheckSignatureFrom(ca.Cert) == nil {
+		return tls.LoadX509KeyPair(certPath, keyPath)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("generate client key: %w", err)
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: randomSerial(),
+		Subject:      pkix.Name{CommonName: cn, Organization: orgs},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.AddDate(1, 0, 0),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("create client certificate %s: %w", cn, err)
+	}
+	if err := writePair(certPath, keyPath, der, key); err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.LoadX509KeyPair(certPath, keyPath)
+}

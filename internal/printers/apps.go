@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/setpoint-dev/setpoint/internal/registry"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +16,17 @@ var (
 	imagesColumn     = wide("Images", "string", "Images referenced by each container in the template.")
 	selectorColumn   = wide("Selector", "string", "Label query over the pods the object manages.")
 )
+
+// appsTable returns the table of an apps/v1 kind, nil for none.
+func appsTable(kind string, now func() time.Time) registry.TableConvertor {
+	switch kind {
+	case "Deployment":
+		return newTable(deploymentColumns, deploymentCells, now)
+	case "ReplicaSet":
+		return newTable(replicaSetColumns, replicaSetCells, now)
+	}
+	return nil
+}
 
 var deploymentColumns = []metav1.TableColumnDefinition{
 	nameColumn(0),

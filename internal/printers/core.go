@@ -6,10 +6,32 @@ import (
 	"strings"
 	"time"
 
+	"github.com/setpoint-dev/setpoint/internal/registry"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
+
+// coreTable returns the table of a core/v1 kind, nil for none.
+func coreTable(kind string, now func() time.Time) registry.TableConvertor {
+	switch kind {
+	case "Pod":
+		return newTable(podColumns, podCells, now)
+	case "Node":
+		return newTable(nodeColumns, nodeCells, now)
+	case "Namespace":
+		return newTable(namespaceColumns, namespaceCells, now)
+	case "Service":
+		return newTable(serviceColumns, serviceCells, now)
+	case "ConfigMap":
+		return newTable(configMapColumns, configMapCells, now)
+	case "Secret":
+		return newTable(secretColumns, secretCells, now)
+	case "Event":
+		return newTable(eventColumns, eventCells, now)
+	}
+	return nil
+}
 
 var namespaceColumns = []metav1.TableColumnDefinition{
 	nameColumn(0), column("Status", "string", "The status of the namespace."), ageColumn,

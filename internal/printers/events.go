@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -63,16 +62,4 @@ func eventSource(e *corev1.Event) string {
 		return component
 	}
 	return fmt.Sprintf("%s, %s", component, host)
-}
-
-var leaseColumns = []metav1.TableColumnDefinition{
-	nameColumn(0), column("Holder", "string", "The current holder of the lease."), ageColumn,
-}
-
-func leaseCells(l *coordinationv1.Lease, now time.Time) []interface{} {
-	holder := ""
-	if l.Spec.HolderIdentity != nil {
-		holder = *l.Spec.HolderIdentity
-	}
-	return []interface{}{l.Name, holder, age(l.CreationTimestamp, now)}
 }

@@ -19,31 +19,18 @@ func For(group, kind string) registry.TableConvertor {
 	return ForClock(group, kind, time.Now)
 }
 
-// ForClock is For with ages computed against now.
+// ForClock is For with ages computed against now. Each group's kinds are
+// in the file of that group.
 func ForClock(group, kind string, now func() time.Time) registry.TableConvertor {
-	switch group + "/" + kind {
-	case "/Pod":
-		return newTable(podColumns, podCells, now)
-	case "/Node":
-		return newTable(nodeColumns, nodeCells, now)
-	case "/Namespace":
-		return newTable(namespaceColumns, namespaceCells, now)
-	case "/Service":
-		return newTable(serviceColumns, serviceCells, now)
-	case "/ConfigMap":
-		return newTable(configMapColumns, configMapCells, now)
-	case "/Secret":
-		return newTable(secretColumns, secretCells, now)
-	case "/Event":
-		return newTable(eventColumns, eventCells, now)
-	case "coordination.k8s.io/Lease":
-		return newTable(leaseColumns, leaseCells, now)
-	case "apps/Deployment":
-		return newTable(deploymentColumns, deploymentCells, now)
-	case "apps/ReplicaSet":
-		return newTable(replicaSetColumns, replicaSetCells, now)
-	case "apiextensions.k8s.io/CustomResourceDefinition":
-		return newTable(crdColumns, crdCells, now)
+	switch group {
+	case "":
+		return coreTable(kind, now)
+	case "apps":
+		return appsTable(kind, now)
+	case "coordination.k8s.io":
+		return coordinationTable(kind, now)
+	case "apiextensions.k8s.io":
+		return apiextensionsTable(kind, now)
 	}
 	return nil
 }

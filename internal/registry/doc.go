@@ -1,17 +1,55 @@
 // Package registry describes the resources the API server serves: their
-// names and kinds, scope, Go types, and the strategy that defaults,
-// validates and prepares each write.
+// names and kinds, scope, Go types, and the behaviour of each kind, as hooks
+// the generic server (package apiserver) calls. Adding a kind means adding a
+// Resource (in the package of its API group), never editing the server.
 //
-// A Resource is pure description plus behaviour hooks; it performs no I/O.
-// The apiserver package turns a Resource into HTTP endpoints, the
-// watchcache package uses its Attrs hook to filter events, and the openapi
-// package derives schemas from its Go type.
+// # What a kind says about itself
 //
-// Invariants every Strategy must keep:
+// A Resource is pure description plus behaviour hooks:
+//
+//   - Strategy (and Status, Scale): the write logic of the object itself,
+//     pure functions of the objects involved, no I/O. The calling protocol,
+//     as the object layer (package objects) runs it:
+//
+//     create: Default, [admission], PrepareForCreate, Validate
+//     update: PrepareForUpdate, Default, [admission], ValidateUpdate
+//     status: Status.PrepareForUpdate, [admission], Status.ValidateUpdate
+//
+//   - Admit (hooks.go): the kind's own admission, on create and on update,
+//     with access to the server (Env): allocation of cluster IPs and node
+//     ports, defaults that depend on other objects. It returns a Txn whose
+//     Revert gives back what it took when the write does not happen, and
+//     whose Commit releases what the old object held. AfterDelete releases
+//     what a deleted object held.
+//
+//   - Subresources: beyond status and scale, each subresource is one of
+//     three forms: Update (a view of the object written through its own
+//     strategy: namespaces/finalize), Action (a POST that acts on the
+//     object: pods/binding, pods/eviction) or Connect (forwarded to a node
+//     or pod: pods/log, exec, proxy).
+//
+//   - ReturnDeletedObject, Bootstrap (objects that exist from the start),
+//     Virtual (resources not kept in storage: the reviews, bindings,
+//     componentstatuses) and View (a resource that is another's storage in
+//     its own version: events.k8s.io/v1 Events).
+//
+// The server owns everything generic: system metadata, resourceVersions,
+// preconditions, finalizers and graceful deletion, field management,
+// namespace lifecycle admission, encoding, watch.
+//
+// # Invariants
+//
 //   - PrepareForCreate and PrepareForUpdate only touch fields the client
 //     does not own (status on the main resource, spec on the status
 //     subresource); they never fail.
 //   - Validate returns field errors with full paths (metadata.name,
-//     spec.replicas, ...); an empty list means valid.
-//   - All hooks are safe for concurrent use and keep no state.
+//     spec.replicas, ...) and kube-apiserver's messages; an empty list means
+//     valid.
+//   - Hooks keep no state of their own and are safe for concurrent use;
+//     what must outlive a request lives in storage (allocation claims).
+//   - Hook errors are API errors (*apierrors.StatusError), sent as they are.
+//
+// Package strategy has the adapters and validators kinds share, package
+// podspec the pod template rules of pods and workloads, and package
+// builtin lists every built-in kind in discovery order.
 package registry

@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"slices"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -83,13 +85,25 @@ type Resource struct {
 	Strategy Strategy
 	// Status is nil when the kind has no status subresource.
 	Status StatusStrategy
-	// Finalize is the strategy of the finalize subresource (namespaces:
-	// it changes spec.finalizers only); nil for other kinds.
-	Finalize StatusStrategy
 	// Scale is nil for kinds without a scale subresource.
 	Scale ScaleAccessor
-	// Binding is true for pods (pods/binding).
-	Binding bool
+	// Subresources are the kind's other subresources (hooks.go), in the
+	// order discovery lists them (by name).
+	Subresources []Subresource
+	// Admit is the kind's own admission (hooks.go); nil admits everything.
+	Admit AdmitFunc
+	// AfterDelete runs once an object has left storage; may be nil.
+	AfterDelete AfterDeleteFunc
+	// ReturnDeletedObject: a DELETE that removes the object answers with
+	// the object instead of a success Status (pods, services, as
+	// kube-apiserver answers).
+	ReturnDeletedObject bool
+	// Virtual is set for resources whose objects are not stored (hooks.go):
+	// their verbs are those Virtual serves.
+	Virtual *Virtual
+	// View is set for a resource that is another's storage seen in its own
+	// version and Go type (hooks.go).
+	View *StorageView
 	// NoDeleteCollection is true for kinds kube-apiserver serves no
 	// deletecollection for (namespaces: DELETE on the collection is 405).
 	NoDeleteCollection bool
@@ -116,6 +130,10 @@ type Resource struct {
 	// Version (a custom resource served at several versions); empty means
 	// Version. Versions of one group/resource share one storage prefix.
 	StorageVersion string
+	// Bootstrap returns the objects of the kind that exist from the start
+	// (the system namespaces, the kubernetes service): the server creates
+	// them when missing and leaves them alone when present. May be nil.
+	Bootstrap func() []runtime.Object
 	// Attrs extracts labels and selectable fields.
 	Attrs AttrFunc
 	// Table renders `kubectl get` columns.
@@ -132,6 +150,20 @@ func (r *Resource) GVR() schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Resource}
 }
 
+// StorageGVK returns the group/version/kind objects are stored as, the
+// zero value for resources that are not stored.
+func (r *Resource) StorageGVK() schema.GroupVersionKind {
+	switch {
+	case r.Virtual != nil:
+		return schema.GroupVersionKind{}
+	case r.View != nil:
+		return schema.GroupVersionKind{Group: r.View.Group, Version: r.View.Version, Kind: r.View.Kind}
+	case r.StorageVersion != "":
+		return schema.GroupVersionKind{Group: r.Group, Version: r.StorageVersion, Kind: r.Kind}
+	}
+	return r.GVK()
+}
+
 // GVK returns the resource's group/version/kind.
 func (r *Resource) GVK() schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
@@ -141,11 +173,14 @@ func (r *Resource) GVK() schema.GroupVersionKind {
 // ending in "/". Keys are "/registry/<group>/<resource>/<namespace>/<name>"
 // (core group: "core"; cluster-scoped kinds have no namespace segment).
 func (r *Resource) KeyPrefix() string {
-	g := r.Group
+	g, res := r.Group, r.Resource
+	if r.View != nil {
+		g, res = r.View.Group, r.View.Resource
+	}
 	if g == "" {
 		g = "core"
 	}
-	return "/registry/" + g + "/" + r.Resource + "/"
+	return "/registry/" + g + "/" + res + "/"
 }
 
 // Key returns the storage key of one object.
@@ -162,12 +197,41 @@ func (r *Resource) NamespacePrefix(namespace string) string {
 	return r.KeyPrefix() + namespace + "/"
 }
 
-// Verbs lists the verbs discovery advertises for the main resource.
+// Verbs lists the verbs discovery advertises for the main resource, sorted.
 func (r *Resource) Verbs() []string {
+	if v := r.Virtual; v != nil {
+		var out []string
+		if v.Create != nil {
+			out = append(out, "create")
+		}
+		if v.Get != nil {
+			out = append(out, "get")
+		}
+		if v.List != nil {
+			out = append(out, "list")
+		}
+		return out
+	}
 	if r.NoDeleteCollection {
 		return []string{"create", "delete", "get", "list", "patch", "update", "watch"}
 	}
 	return []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+}
+
+// Serves reports whether the main resource serves verb.
+func (r *Resource) Serves(verb string) bool {
+	return slices.Contains(r.Verbs(), verb)
+}
+
+// Subresource returns the named subresource of Subresources, nil if the
+// kind has none of that name (status and scale are fields of their own).
+func (r *Resource) Subresource(name string) *Subresource {
+	for i := range r.Subresources {
+		if r.Subresources[i].Name == name {
+			return &r.Subresources[i]
+		}
+	}
+	return nil
 }
 
 // GracefulDeleteStrategy is implemented by strategies of kinds whose

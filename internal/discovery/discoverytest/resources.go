@@ -5,6 +5,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/setpoint-dev/setpoint/internal/registry"
@@ -35,7 +36,11 @@ func Resources() []*registry.Resource {
 			ShortNames: []string{"po"}, Categories: []string{"all"}, Namespaced: true,
 			New:     func() runtime.Object { return &corev1.Pod{} },
 			NewList: func() runtime.Object { return &corev1.PodList{} },
-			Status:  status{}, Binding: true,
+			Status:  status{},
+			Subresources: []registry.Subresource{{
+				Name: "binding", Kind: schema.GroupVersionKind{Version: "v1", Kind: "Binding"}, Verbs: []string{"create"},
+				Action: &registry.Action{NewBody: func() runtime.Object { return &corev1.Binding{} }},
+			}},
 		},
 		{
 			Version: "v1", Resource: "configmaps", Kind: "ConfigMap", ListKind: "ConfigMapList",

@@ -1,24 +1,25 @@
 package builtin
 
-import "github.com/setpoint-dev/setpoint/internal/registry"
+import (
+	"github.com/setpoint-dev/setpoint/internal/registry"
+	"github.com/setpoint-dev/setpoint/internal/registry/apiextensions"
+	"github.com/setpoint-dev/setpoint/internal/registry/apps"
+	"github.com/setpoint-dev/setpoint/internal/registry/coordination"
+	"github.com/setpoint-dev/setpoint/internal/registry/core"
+)
 
-// Resources returns the descriptors of the built-in resources, new on each
-// call: core/v1 namespaces, pods, nodes, services, configmaps, secrets and
-// events; apps/v1 deployments and replicasets; coordination.k8s.io/v1
-// leases; apiextensions.k8s.io/v1 customresourcedefinitions. Groups come
-// in the order Kubernetes lists them in discovery.
+// Resources returns the descriptors of every built-in resource, new on each
+// call, group by group in the order kube-apiserver lists the groups in
+// discovery.
 func Resources() []*registry.Resource {
-	return []*registry.Resource{
-		namespacesResource(),
-		podsResource(),
-		nodesResource(),
-		servicesResource(),
-		configMapsResource(),
-		secretsResource(),
-		eventsResource(),
-		deploymentsResource(),
-		replicaSetsResource(),
-		leasesResource(),
-		crdsResource(),
+	var out []*registry.Resource
+	for _, group := range []func() []*registry.Resource{
+		core.Resources,
+		apps.Resources,
+		coordination.Resources,
+		apiextensions.Resources,
+	} {
+		out = append(out, group()...)
 	}
+	return out
 }

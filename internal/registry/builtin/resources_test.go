@@ -3,6 +3,7 @@ package builtin
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,13 +18,14 @@ func TestDiscovery(t *testing.T) {
 		group, kind, singular       string
 		short, categories           []string
 		namespaced, status, scale   bool
-		binding, createOnUpdate     bool
+		subresources                string
+		createOnUpdate              bool
 		deletionHolder, gracefulDel bool
 	}
 	all := []string{"all"}
 	cases := map[string]want{
-		"namespaces":  {kind: "Namespace", singular: "namespace", short: []string{"ns"}, status: true, deletionHolder: true},
-		"pods":        {kind: "Pod", singular: "pod", short: []string{"po"}, categories: all, namespaced: true, status: true, binding: true, gracefulDel: true},
+		"namespaces":  {kind: "Namespace", singular: "namespace", short: []string{"ns"}, status: true, subresources: "finalize", deletionHolder: true},
+		"pods":        {kind: "Pod", singular: "pod", short: []string{"po"}, categories: all, namespaced: true, status: true, subresources: "binding", gracefulDel: true},
 		"nodes":       {kind: "Node", singular: "node", short: []string{"no"}, status: true},
 		"services":    {kind: "Service", singular: "service", short: []string{"svc"}, categories: all, namespaced: true, status: true, createOnUpdate: true},
 		"configmaps":  {kind: "ConfigMap", singular: "configmap", short: []string{"cm"}, namespaced: true},
@@ -50,7 +52,7 @@ func TestDiscovery(t *testing.T) {
 		_, graceful := r.Strategy.(registry.GracefulDeleteStrategy)
 		gotW := want{
 			group: r.Group, kind: r.Kind, singular: r.Singular, short: r.ShortNames, categories: r.Categories,
-			namespaced: r.Namespaced, status: r.Status != nil, scale: r.Scale != nil, binding: r.Binding,
+			namespaced: r.Namespaced, status: r.Status != nil, scale: r.Scale != nil, subresources: subresourceNames(r),
 			createOnUpdate: createOnUpdate, deletionHolder: holder, gracefulDel: graceful,
 		}
 		if fmt.Sprint(gotW) != fmt.Sprint(w) {
@@ -114,4 +116,12 @@ func TestWrongType(t *testing.T) {
 			}
 		}
 	}
+}
+
+func subresourceNames(r *registry.Resource) string {
+	var names []string
+	for _, s := range r.Subresources {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, ",")
 }

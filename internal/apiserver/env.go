@@ -1,0 +1,67 @@
+package apiserver
+
+import (
+	"context"
+	"net/http"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
+
+	"github.com/setpoint-dev/setpoint/internal/objects"
+	"github.com/setpoint-dev/setpoint/internal/registry"
+	"github.com/setpoint-dev/setpoint/internal/storage"
+	"github.com/setpoint-dev/setpoint/internal/watchcache"
+)
+
+// serverEnv is what the registry's hooks see of the server (registry.Env).
+type serverEnv struct{ s *Server }
+
+func (s *Server) env() registry.Env { return serverEnv{s} }
+
+func (e serverEnv) Objects(gvr schema.GroupVersionResource) registry.Objects {
+	en := e.s.entry(gvr)
+	if en == nil || en.store == nil {
+		return nil
+	}
+	return entryObjects{en}
+}
+
+func (e serverEnv) Storage() storage.Store           { return e.s.cfg.Storage }
+func (e serverEnv) Clock() clock.PassiveClock        { return e.s.cfg.Clock }
+func (e serverEnv) NodeTransport() http.RoundTripper { return e.s.nodeTransport }
+
+// entryObjects is registry.Objects over one entry's object layer and watch
+// cache.
+type entryObjects struct{ e *entry }
+
+func (o entryObjects) Get(ctx context.Context, namespace, name string) (runtime.Object, error) {
+	return o.e.store.Get(ctx, namespace, name)
+}
+
+func (o entryObjects) List(ctx context.Context, namespace string, label labels.Selector, field fields.Selector) ([]runtime.Object, error) {
+	objs, _, err := o.e.cache.List(watchcache.ListOptions{Namespace: namespace, Label: label, Field: field})
+	return objs, err
+}
+
+func (o entryObjects) Create(ctx context.Context, namespace string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
+	return o.e.store.Create(ctx, namespace, obj, objects.WriteOptions{DryRun: dryRun})
+}
+
+func (o entryObjects) Update(ctx context.Context, namespace, name string, fn func(runtime.Object) (runtime.Object, error), dryRun bool) (runtime.Object, error) {
+	out, _, err := o.e.store.Update(ctx, namespace, name, func(cur runtime.Object) (runtime.Object, error) {
+		return fn(cur.DeepCopyObject())
+	}, objects.UpdateOptions{WriteOptions: objects.WriteOptions{DryRun: dryRun}})
+	return out, err
+}
+
+func (o entryObjects) Mutate(ctx context.Context, namespace, name string, fn func(runtime.Object) error, dryRun bool) (runtime.Object, error) {
+	return o.e.store.Mutate(ctx, namespace, name, fn, objects.WriteOptions{DryRun: dryRun})
+}
+
+func (o entryObjects) Delete(ctx context.Context, namespace, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	return o.e.store.Delete(ctx, namespace, name, opts)
+}

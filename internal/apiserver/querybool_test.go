@@ -1,0 +1,63 @@
+package apiserver_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"testing"
+)
+
+// TestBooleanQueryParameters checks that every spelling kube-apiserver reads
+// as true starts a watch (the Python client sends watch=True), and that
+// absent, 0 and false in any case list instead.
+func TestBooleanQueryParameters(t *testing.T) {
+	s, _ := start(t, nil)
+	createCM(t, s, "one", nil)
+	for _, c := range []struct {
+		value string
+		watch bool
+	}{
+		{"true", true}, {"True", true}, {"TRUE", true}, {"1", true}, {"", true}, {"yes", true}, {"t", true},
+		{"false", false}, {"False", false}, {"FALSE", false}, {"0", false},
+	} {
+		q := url.Values{"watch": {c.value}, "timeoutSeconds": {"1"}}
+		code, body, _ := s.Do(t, http.MethodGet, cmPath+"?"+q.Encode(), "", nil)
+		if code != http.StatusOK {
+			t.Fatalf("watch=%q: %d %s", c.value, code, body)
+		}
+		first, _, _ := bufio.NewReader(bytes.NewReader(body)).ReadLine()
+		var head struct{ Kind, Type string }
+		if err := json.Unmarshal(first, &head); err != nil {
+			t.Fatalf("watch=%q: %v in %s", c.value, err, first)
+		}
+		if gotWatch := head.Type == "ADDED"; gotWatch != c.watch || (!c.watch && head.Kind != "ConfigMapList") {
+			t.Errorf("watch=%q: answered %s, want a watch: %t", c.value, first, c.watch)
+		}
+	}
+	// allowWatchBookmarks=True asks for bookmarks like "true" does: with
+	// sendInitialEvents the initial state ends with a bookmark.
+	q := url.Values{"watch": {"True"}, "allowWatchBookmarks": {"True"}, "sendInitialEvents": {"True"},
+		"resourceVersionMatch": {"NotOlderThan"}, "timeoutSeconds": {"1"}}
+	code, body, _ := s.Do(t, http.MethodGet, cmPath+"?"+q.Encode(), "", nil)
+	if code != http.StatusOK || !bytes.Contains(body, []byte(`"type":"BOOKMARK"`)) {
+		t.Errorf("streaming list with True spellings: %d, no bookmark in %s", code, body)
+	}
+}
+
+// TestErrorStatusHasDetails checks that errors carry details even when
+// there is nothing to say in them (kubectl dereferences them).
+func TestErrorStatusHasDetails(t *testing.T) {
+	s, _ := start(t, nil)
+	for _, path := range []string{"/api/v1/namespaces/default/nosuchresources", "/api/v1/namespaces/default/pods/p/nosuch"} {
+		code, body, _ := s.Do(t, http.MethodGet, path, "", nil)
+		var st map[string]any
+		if err := json.Unmarshal(body, &st); err != nil || code != http.StatusNotFound {
+			t.Fatalf("GET %s: %d %s", path, code, body)
+		}
+		if _, ok := st["details"].(map[string]any); !ok {
+			t.Errorf("GET %s: Status without details: %s", path, body)
+		}
+	}
+}

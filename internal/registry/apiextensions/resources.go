@@ -1,0 +1,9 @@
+package apiextensions
+
+import "github.com/setpoint-dev/setpoint/internal/registry"
+
+// Resources returns the descriptors of the apiextensions.k8s.io/v1
+// resources, new on each call.
+func Resources() []*registry.Resource {
+	return []*registry.Resource{crdsResource()}
+}

@@ -1,0 +1,257 @@
+package registry
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
+
+	"github.com/setpoint-dev/setpoint/internal/storage"
+)
+
+// The hooks of this file are how a kind does what its strategy cannot: they
+// run inside a request, may read and write other resources through Env, and
+// may fail with an API error (an *apierrors.StatusError), which the server
+// sends to the client as is. Like strategies they keep no state of their own:
+// whatever must outlive a request lives in storage.
+
+// Env is what hooks may use of the server they run in.
+type Env interface {
+	// Objects returns the objects of a served resource, nil when gvr is not
+	// served.
+	Objects(gvr schema.GroupVersionResource) Objects
+	// Storage is the server's store, for state that is not an API object
+	// (the allocation claims of service IPs and node ports).
+	Storage() storage.Store
+	// Clock is the server's clock.
+	Clock() clock.PassiveClock
+	// NodeTransport reaches the HTTPS endpoints of nodes (their kubelets)
+	// with the API server's client certificate.
+	NodeTransport() http.RoundTripper
+}
+
+// Objects reads and writes the objects of one resource through its object
+// layer, as a request to the server would, but without admission of the
+// caller's kind: hooks use it for the objects their kind affects (an
+// eviction deletes a pod and updates a disruption budget).
+type Objects interface {
+	// Get is a consistent read of one object.
+	Get(ctx context.Context, namespace, name string) (runtime.Object, error)
+	// List returns the current objects matching the selectors (nil selects
+	// everything), namespace "" meaning all. Objects are shared: copy
+	// before modifying.
+	List(ctx context.Context, namespace string, label labels.Selector, field fields.Selector) ([]runtime.Object, error)
+	// Create stores a new object.
+	Create(ctx context.Context, namespace string, obj runtime.Object, dryRun bool) (runtime.Object, error)
+	// Update reads the object, applies fn to a copy and writes the result;
+	// a lost compare-and-swap race calls fn again on the newer object
+	// unless the object fn returns names a resourceVersion.
+	Update(ctx context.Context, namespace, name string, fn func(current runtime.Object) (runtime.Object, error), dryRun bool) (runtime.Object, error)
+	// Mutate changes the stored object in place with fn, bypassing the
+	// kind's strategy: a system write that no client update could make (a
+	// binding sets spec.nodeName). fn gets a copy; it is called again on a
+	// newer object when a concurrent write intervenes.
+	Mutate(ctx context.Context, namespace, name string, fn func(obj runtime.Object) error, dryRun bool) (runtime.Object, error)
+	// Delete deletes (or starts deleting) an object; gone reports whether
+	// it was removed from storage.
+	Delete(ctx context.Context, namespace, name string, opts *metav1.DeleteOptions) (obj runtime.Object, gone bool, err error)
+}
+
+// UserInfo is the authenticated user a request runs as.
+type UserInfo struct {
+	Name, UID string
+	Groups    []string
+	Extra     map[string][]string
+}
+
+type userKey struct{}
+
+// WithUser returns ctx carrying the user a request runs as (set by the
+// server's authentication).
+func WithUser(ctx context.Context, u UserInfo) context.Context {
+	return context.WithValue(ctx, userKey{}, u)
+}
+
+// UserFrom returns the user ctx carries (the zero UserInfo when none).
+func UserFrom(ctx context.Context) UserInfo {
+	u, _ := ctx.Value(userKey{}).(UserInfo)
+	return u
+}
+
+// Request is what a hook knows of the request it serves.
+type Request struct {
+	// Namespace and Name of the object the request addresses ("" for
+	// collections and cluster-scoped kinds).
+	Namespace, Name string
+	User            UserInfo
+	// DryRun requests that nothing be persisted.
+	DryRun bool
+	// Query is the request's query string.
+	Query url.Values
+	// Subpath is what follows the subresource in the path of a connect
+	// request (proxy: /api/v1/namespaces/ns/pods/p/proxy/<subpath>).
+	Subpath string
+}
+
+// Operation names what an admission sees happen.
+type Operation string
+
+const (
+	Create Operation = "CREATE"
+	Update Operation = "UPDATE"
+	Delete Operation = "DELETE"
+)
+
+// Attributes describe one write to admission.
+type Attributes struct {
+	Operation Operation
+	// Subresource is "" for the main resource.
+	Subresource string
+	// Object is the object being written (nil on delete); Old is the
+	// current object (nil on create). Admission may change Object.
+	Object, Old runtime.Object
+	Request
+}
+
+// Txn is what an admission took for a write that is not yet stored (a
+// claimed IP address): Commit runs once the write is stored, Revert when it
+// is not (it failed, was a dry run, or lost a race and is tried again).
+// Either may be nil.
+type Txn struct {
+	Commit, Revert func()
+}
+
+// Finish runs Commit when stored, else Revert.
+func (t *Txn) Finish(stored bool) {
+	switch {
+	case t == nil:
+	case stored && t.Commit != nil:
+		t.Commit()
+	case !stored && t.Revert != nil:
+		t.Revert()
+	}
+}
+
+// AdmitFunc is a kind's own admission. It runs on every create and update
+// of the main resource and of the subresources it names, after defaulting
+// and PrepareForUpdate, before PrepareForCreate and validation, inside the
+// server's compare-and-swap retries (once per attempt). It may complete the
+// object (allocate a cluster IP) and must return a Txn that gives back what
+// it took if the write does not happen. On update it sees Old.
+type AdmitFunc func(ctx context.Context, env Env, a *Attributes) (*Txn, error)
+
+// AfterDeleteFunc runs after an object was removed from storage, to release
+// what admission allocated for it.
+type AfterDeleteFunc func(ctx context.Context, env Env, obj runtime.Object)
+
+// Subresource is a subresource a kind serves besides status and scale. It
+// is one of three forms, named by which of Update, Action and Connect is set.
+type Subresource struct {
+	// Name is the path segment after the object's name ("binding", "log").
+	Name string
+	// Kind is the kind discovery lists for the subresource (v1 Binding,
+	// policy/v1 Eviction, v1 Pod for ephemeralcontainers).
+	Kind schema.GroupVersionKind
+	// Verbs are the verbs discovery lists.
+	Verbs []string
+
+	// Update: the subresource is a view of the parent object, read and
+	// written (get, update, patch) through this strategy, which keeps all
+	// but what the subresource may change (namespaces/finalize,
+	// pods/ephemeralcontainers, pods/resize,
+	// certificatesigningrequests/approval).
+	Update StatusStrategy
+	// ResetFields are the field paths (["status"], ["spec", "x"]) an
+	// Update subresource never writes: server-side apply through it does
+	// not take their ownership.
+	ResetFields [][]string
+	// Action: a POST whose body acts on the parent (pods/binding,
+	// pods/eviction, serviceaccounts/token).
+	Action *Action
+	// Connect: the request is forwarded to where the kind says
+	// (pods/log, exec, attach, portforward, proxy; nodes/proxy,
+	// services/proxy).
+	Connect *Connect
+}
+
+// Action is a subresource that takes a body and answers with an object.
+type Action struct {
+	// NewBody returns an empty request body of the Go type the action
+	// takes (registered in the server's scheme).
+	NewBody func() runtime.Object
+	// Do performs the action on the parent named by req and returns the
+	// object to answer with (201 Created), or an API error.
+	Do func(ctx context.Context, env Env, req Request, body runtime.Object) (runtime.Object, error)
+}
+
+// Connect is a subresource whose requests the server forwards to a location
+// the kind resolves: a node's kubelet endpoint, a pod or service address.
+type Connect struct {
+	// Methods are the HTTP methods accepted (others get 405).
+	Methods []string
+	// NewOptions returns an empty object of the subresource's options type
+	// (PodLogOptions, PodExecOptions, …), which the server fills from the
+	// query parameters by their JSON names (a malformed value is a 400);
+	// nil takes no options.
+	NewOptions func() runtime.Object
+	// Location says where the request goes: the URL (its path and query
+	// complete) and the transport that reaches it.
+	Location func(ctx context.Context, env Env, req Request, opts runtime.Object) (*Location, error)
+	// Upgrade is true when the request may switch protocols (SPDY and
+	// WebSocket streams of exec, attach and portforward): the server
+	// then splices the two connections.
+	Upgrade bool
+	// Subpath is true when the request may name a path after the
+	// subresource (proxy: …/pods/p/proxy/metrics).
+	Subpath bool
+	// Stream marks responses that are streamed as they come (logs with
+	// follow): the server flushes each read instead of buffering.
+	Stream bool
+}
+
+// Location is where a connect request is forwarded.
+type Location struct {
+	URL       *url.URL
+	Transport http.RoundTripper
+	// Header is added to the forwarded request's headers.
+	Header http.Header
+}
+
+// Virtual serves a resource whose objects are not kept in storage: the
+// review resources (create only: TokenReview, SubjectAccessReview, …),
+// bindings (create only) and componentstatuses (get and list). A nil
+// function is a verb the resource does not serve. The Resource's Strategy,
+// when set, defaults and validates a created object first.
+type Virtual struct {
+	// Create answers a POST with the object to return (201 Created).
+	Create func(ctx context.Context, env Env, req Request, obj runtime.Object) (runtime.Object, error)
+	// Get returns the object named by req.
+	Get func(ctx context.Context, env Env, req Request) (runtime.Object, error)
+	// List returns the list (of the resource's NewList type).
+	List func(ctx context.Context, env Env, req Request) (runtime.Object, error)
+}
+
+// StorageView makes a Resource a view of another resource's storage: its
+// objects are stored as the other resource's (events.k8s.io/v1 Events are
+// stored as core/v1 Events, autoscaling/v1 HorizontalPodAutoscalers as
+// autoscaling/v2 ones), so either version reads and watches the same
+// objects. Conversions must round-trip what the view can express.
+type StorageView struct {
+	// Group, Version, Resource and Kind of the stored form; the storage
+	// keys are those of that resource.
+	Group, Version, Resource, Kind string
+	// New returns an empty object of the stored Go type.
+	New func() runtime.Object
+	// ToStorage converts an object of the view's type into the stored
+	// type (what the view cannot express travels in annotations, as
+	// Kubernetes keeps autoscaling/v2 fields on autoscaling/v1 objects).
+	ToStorage func(obj runtime.Object) (runtime.Object, error)
+	// FromStorage converts a stored object into the view's type.
+	FromStorage func(stored runtime.Object) (runtime.Object, error)
+}

@@ -1,0 +1,7 @@
+// Package podspec holds the rules of pod specs that pods and every workload
+// template share: Kubernetes' defaults (DefaultPodSpec for templates,
+// DefaultPod for pods), validation with kube-apiserver's field paths and
+// messages (ValidatePodSpec, ValidatePodTemplate, and
+// ValidateSelectorAndTemplate for workloads), the QoS class (QOS), and the
+// replica counters of workload status (ReplicaCounts).
+package podspec

@@ -1,0 +1,40 @@
+package strategy
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/setpoint-dev/setpoint/internal/registry"
+)
+
+// metaObject is a typed API object: a runtime.Object with ObjectMeta.
+type metaObject interface {
+	runtime.Object
+	metav1.Object
+}
+
+// Attrs builds the AttrFunc of a kind: the object's labels, plus
+// metadata.name, metadata.namespace (namespaced kinds only) and whatever
+// extra adds. The returned label set is the object's own map: callers must
+// not modify it.
+func Attrs[T metaObject](namespaced bool, extra func(obj T, set fields.Set)) registry.AttrFunc {
+	return func(obj runtime.Object) (labels.Set, fields.Set, error) {
+		o, ok := obj.(T)
+		if !ok {
+			var want T
+			return nil, nil, fmt.Errorf("strategy: attrs of %T, want %T", obj, want)
+		}
+		set := fields.Set{"metadata.name": o.GetName()}
+		if namespaced {
+			set["metadata.namespace"] = o.GetNamespace()
+		}
+		if extra != nil {
+			extra(o, set)
+		}
+		return labels.Set(o.GetLabels()), set, nil
+	}
+}
