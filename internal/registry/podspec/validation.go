@@ -111,6 +111,7 @@ func validateContainer(c *corev1.Container, init bool, names, vols sets.Set[stri
 	return errs
 }
 
+// Protocols are the protocols a port may name.
 var Protocols = []corev1.Protocol{corev1.ProtocolSCTP, corev1.ProtocolTCP, corev1.ProtocolUDP}
 
 func validateContainerPorts(ports []corev1.ContainerPort, p *field.Path) field.ErrorList {
@@ -269,6 +270,8 @@ func IsNativeResource(name corev1.ResourceName) bool {
 	return !strings.Contains(s, "/") || strings.Contains(s, corev1.ResourceDefaultNamespacePrefix)
 }
 
+// ValidateTolerations checks keys, operators, values and effects of
+// tolerations.
 func ValidateTolerations(tols []corev1.Toleration, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, t := range tols {
@@ -300,6 +303,7 @@ func ValidateTolerations(tols []corev1.Toleration, p *field.Path) field.ErrorLis
 	return errs
 }
 
+// TaintEffects are the effects a taint or toleration may name.
 var TaintEffects = []corev1.TaintEffect{corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute}
 
 // ValidatePodTemplate checks a pod template: its labels and annotations
