@@ -2,69 +2,91 @@ package builtin
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
-// TestDiscovery pins every descriptor field discovery advertises to what a
-// Kubernetes 1.3x server shows.
+// TestDiscovery pins what discovery advertises of every served resource
+// to `kubectl api-resources -o wide` of kube-apiserver v1.37.2
+// (testdata/api-resources-v1.37.txt): name, short names, group-version,
+// scope, kind, verbs and categories; and the kind's singular name and list
+// kind to Kubernetes' conventions.
 func TestDiscovery(t *testing.T) {
-	type want struct {
-		group, kind, singular       string
-		short, categories           []string
-		namespaced, status, scale   bool
-		subresources                string
-		createOnUpdate              bool
-		deletionHolder, gracefulDel bool
-	}
-	all := []string{"all"}
-	cases := map[string]want{
-		"namespaces":  {kind: "Namespace", singular: "namespace", short: []string{"ns"}, status: true, subresources: "finalize", deletionHolder: true},
-		"pods":        {kind: "Pod", singular: "pod", short: []string{"po"}, categories: all, namespaced: true, status: true, subresources: "binding", gracefulDel: true},
-		"nodes":       {kind: "Node", singular: "node", short: []string{"no"}, status: true},
-		"services":    {kind: "Service", singular: "service", short: []string{"svc"}, categories: all, namespaced: true, status: true, createOnUpdate: true},
-		"configmaps":  {kind: "ConfigMap", singular: "configmap", short: []string{"cm"}, namespaced: true},
-		"secrets":     {kind: "Secret", singular: "secret", namespaced: true},
-		"events":      {kind: "Event", singular: "event", short: []string{"ev"}, namespaced: true, createOnUpdate: true},
-		"leases":      {group: "coordination.k8s.io", kind: "Lease", singular: "lease", namespaced: true, createOnUpdate: true},
-		"deployments": {group: "apps", kind: "Deployment", singular: "deployment", short: []string{"deploy"}, categories: all, namespaced: true, status: true, scale: true},
-		"replicasets": {group: "apps", kind: "ReplicaSet", singular: "replicaset", short: []string{"rs"}, categories: all, namespaced: true, status: true, scale: true},
-		"customresourcedefinitions": {group: "apiextensions.k8s.io", kind: "CustomResourceDefinition", singular: "customresourcedefinition",
-			short: []string{"crd", "crds"}, categories: []string{"api-extensions"}, status: true, deletionHolder: true},
-	}
-	got := Resources()
-	if len(got) != len(cases) {
-		t.Fatalf("%d resources, want %d", len(got), len(cases))
-	}
-	for _, r := range got {
-		w, ok := cases[r.Resource]
+	want := referenceResources(t)
+	for _, r := range Resources() {
+		gv := r.GroupVersion().String()
+		row, ok := want[gv+" "+r.Resource]
 		if !ok {
-			t.Errorf("unexpected resource %q", r.Resource)
+			t.Errorf("%s %s: not served by kube-apiserver v1.37", gv, r.Resource)
 			continue
 		}
-		_, createOnUpdate := r.Strategy.(registry.CreateOnUpdateStrategy)
-		_, holder := r.Strategy.(registry.DeletionHolder)
-		_, graceful := r.Strategy.(registry.GracefulDeleteStrategy)
-		gotW := want{
-			group: r.Group, kind: r.Kind, singular: r.Singular, short: r.ShortNames, categories: r.Categories,
-			namespaced: r.Namespaced, status: r.Status != nil, scale: r.Scale != nil, subresources: subresourceNames(r),
-			createOnUpdate: createOnUpdate, deletionHolder: holder, gracefulDel: graceful,
+		verbs := slices.Clone(r.Verbs())
+		slices.Sort(verbs)
+		got := apiResourceRow{
+			shortNames: strings.Join(r.ShortNames, ","), namespaced: r.Namespaced, kind: r.Kind,
+			verbs: strings.Join(verbs, ","), categories: strings.Join(r.Categories, ","),
 		}
-		if fmt.Sprint(gotW) != fmt.Sprint(w) {
-			t.Errorf("%s:\n got %+v\nwant %+v", r.Resource, gotW, w)
+		if got != row {
+			t.Errorf("%s %s:\n got %+v\nwant %+v", gv, r.Resource, got, row)
 		}
-		if r.Version != "v1" || r.ListKind != r.Kind+"List" {
-			t.Errorf("%s: version %q listKind %q", r.Resource, r.Version, r.ListKind)
+		if r.Singular != strings.ToLower(r.Kind) || (r.Virtual == nil && r.ListKind != r.Kind+"List") {
+			t.Errorf("%s %s: singular %q, listKind %q", gv, r.Resource, r.Singular, r.ListKind)
 		}
-		if r.Attrs == nil || r.Table == nil || r.Strategy == nil {
-			t.Errorf("%s: missing attrs, table or strategy", r.Resource)
+		if r.Table == nil || r.Attrs == nil {
+			t.Errorf("%s %s: missing table or attrs", gv, r.Resource)
+		}
+		if r.Virtual == nil && r.Strategy == nil {
+			t.Errorf("%s %s: a stored resource without a strategy", gv, r.Resource)
 		}
 	}
+}
+
+// apiResourceRow is one line of `kubectl api-resources -o wide`.
+type apiResourceRow struct {
+	shortNames string
+	namespaced bool
+	kind       string
+	verbs      string
+	categories string
+}
+
+// referenceResources reads testdata/api-resources-v1.37.txt, keyed by
+// "apiVersion resource".
+func referenceResources(t *testing.T) map[string]apiResourceRow {
+	t.Helper()
+	b, err := os.ReadFile("testdata/api-resources-v1.37.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	header := lines[0]
+	col := func(name string) int { return strings.Index(header, name) }
+	cols := []int{col("NAME"), col("SHORTNAMES"), col("APIVERSION"), col("NAMESPACED"), col("KIND"), col("VERBS"), col("CATEGORIES")}
+	cell := func(line string, i int) string {
+		end := len(line)
+		if i+1 < len(cols) {
+			end = min(cols[i+1], len(line))
+		}
+		if cols[i] >= len(line) {
+			return ""
+		}
+		return strings.TrimSpace(line[cols[i]:end])
+	}
+	out := map[string]apiResourceRow{}
+	for _, line := range lines[1:] {
+		out[cell(line, 2)+" "+cell(line, 0)] = apiResourceRow{
+			shortNames: cell(line, 1), namespaced: cell(line, 3) == "true", kind: cell(line, 4),
+			verbs: cell(line, 5), categories: cell(line, 6),
+		}
+	}
+	if len(out) != 71 {
+		t.Fatalf("read %d resources from the reference list, want 71", len(out))
+	}
+	return out
 }
 
 // TestNewTypes checks New and NewList return distinct objects of matching
@@ -95,6 +117,9 @@ func TestWrongType(t *testing.T) {
 	rs := Resources()
 	for i, r := range rs {
 		other := rs[(i+1)%len(rs)].New()
+		if r.Strategy == nil {
+			continue // a virtual resource that takes any body
+		}
 		r.Strategy.Default(other)
 		r.Strategy.PrepareForCreate(other)
 		r.Strategy.PrepareForUpdate(other, other)
@@ -116,12 +141,4 @@ func TestWrongType(t *testing.T) {
 			}
 		}
 	}
-}
-
-func subresourceNames(r *registry.Resource) string {
-	var names []string
-	for _, s := range r.Subresources {
-		names = append(names, s.Name)
-	}
-	return strings.Join(names, ",")
 }
