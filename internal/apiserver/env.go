@@ -34,6 +34,8 @@ func (e serverEnv) Storage() storage.Store           { return e.s.cfg.Storage }
 func (e serverEnv) Clock() clock.PassiveClock        { return e.s.cfg.Clock }
 func (e serverEnv) NodeTransport() http.RoundTripper { return e.s.nodeTransport }
 
+func (e serverEnv) ServiceAccountTokens() registry.TokenIssuer { return e.s.tokenIssuer }
+
 // entryObjects is registry.Objects over one entry's object layer and watch
 // cache.
 type entryObjects struct{ e *entry }

@@ -29,6 +29,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/pki"
 	"github.com/setpoint-dev/setpoint/internal/registry"
 	"github.com/setpoint-dev/setpoint/internal/scheme"
+	"github.com/setpoint-dev/setpoint/internal/serviceaccount"
 	"github.com/setpoint-dev/setpoint/internal/storage"
 	"github.com/setpoint-dev/setpoint/internal/watchcache"
 )
@@ -146,6 +147,8 @@ type Server struct {
 	// nodeTransport reaches node (kubelet) endpoints with the server's
 	// client certificate.
 	nodeTransport http.RoundTripper
+	// tokenIssuer signs and verifies service-account tokens.
+	tokenIssuer *serviceaccount.Issuer
 
 	readLimit, mutatingLimit inflightLimiter
 	// ready is closed once the caches are synced and the kubeconfig is
@@ -180,6 +183,9 @@ func New(cfg Config) (*Server, error) {
 		ready:         make(chan struct{}),
 	}
 	if s.nodeTransport, err = newNodeTransport(cfg.DataDir, ca); err != nil {
+		return nil, err
+	}
+	if s.tokenIssuer, err = newTokenIssuer(cfg); err != nil {
 		return nil, err
 	}
 	s.watchCtx, s.cancelWatch = context.WithCancel(context.Background())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
+	"github.com/setpoint-dev/setpoint/internal/serviceaccount"
 	"github.com/setpoint-dev/setpoint/internal/storage"
 )
 
@@ -34,6 +36,17 @@ type Env interface {
 	// NodeTransport reaches the HTTPS endpoints of nodes (their kubelets)
 	// with the API server's client certificate.
 	NodeTransport() http.RoundTripper
+	// ServiceAccountTokens issues the server's service-account tokens.
+	ServiceAccountTokens() TokenIssuer
+}
+
+// TokenIssuer issues service-account tokens (serviceaccount.Issuer).
+type TokenIssuer interface {
+	// Audiences are the API server's own audiences, the default of a
+	// token request.
+	Audiences() []string
+	// Issue signs a token for claims, valid from now for ttl.
+	Issue(c serviceaccount.Claims, audiences []string, now time.Time, ttl time.Duration) (string, time.Time, error)
 }
 
 // Objects reads and writes the objects of one resource through its object
