@@ -114,7 +114,7 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 	if errs := sub.validate(obj, current); len(errs) > 0 {
 		return nil, conditional, apierrors.NewInvalid(s.gvk.GroupKind(), m.GetName(), errs)
 	}
-	if !s.res.NoGeneration && s.specChanged(obj, current) {
+	if !s.res.NoGeneration && !s.res.StaticGeneration && s.specChanged(obj, current) {
 		m.SetGeneration(old.GetGeneration() + 1)
 	}
 	value, err := s.encode(obj)

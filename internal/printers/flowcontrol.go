@@ -50,7 +50,9 @@ func flowSchemaCells(fs *flowcontrolv1.FlowSchema, now time.Time) []interface{} 
 
 // flowSchemaTable orders list rows as kube-apiserver does: by matching
 // precedence, then by name.
-type flowSchemaTable struct{ *table[*flowcontrolv1.FlowSchema] }
+type flowSchemaTable struct {
+	*table[*flowcontrolv1.FlowSchema]
+}
 
 // SortRows implements registry.RowSorter.
 func (flowSchemaTable) SortRows(items []runtime.Object) {

@@ -120,6 +120,10 @@ type Resource struct {
 	// nodes, events, leases): it stays unset instead of 1, +1 per spec
 	// change.
 	NoGeneration bool
+	// StaticGeneration is true for kinds whose Kubernetes strategy sets
+	// metadata.generation to 1 on create and never moves it on update
+	// (priorityclasses): it stays 1 whatever changes.
+	StaticGeneration bool
 	// Unstructured is true for custom resources: New and NewList return
 	// *unstructured.Unstructured and *unstructured.UnstructuredList, objects
 	// are stored as JSON, and the wire forms are JSON and YAML only (no

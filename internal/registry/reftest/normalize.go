@@ -1,6 +1,7 @@
 package reftest
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -11,6 +12,8 @@ var volatile = []string{
 	"metadata.managedFields.time", "details.uid",
 	"items.metadata.uid", "items.metadata.creationTimestamp", "items.metadata.resourceVersion",
 	"items.metadata.managedFields.time",
+	// Column descriptions are the server's own words.
+	"columnDefinitions.description",
 }
 
 // normalize drops the volatile fields (and the extra ones) from a decoded
@@ -33,6 +36,17 @@ func drop(v any, path []string) {
 			drop(next, path[1:])
 		}
 	case []any:
+		if i, err := strconv.Atoi(path[0]); err == nil {
+			// An index: that element only (a table cell).
+			if i >= 0 && i < len(x) {
+				if len(path) == 1 {
+					x[i] = nil
+				} else {
+					drop(x[i], path[1:])
+				}
+			}
+			return
+		}
 		for _, e := range x {
 			drop(e, path)
 		}

@@ -51,8 +51,9 @@ func priorityClassesResource() *registry.Resource {
 	return &registry.Resource{
 		Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses", Kind: "PriorityClass",
 		ListKind: "PriorityClassList", Singular: "priorityclass", ShortNames: []string{"pc"},
-		New:     func() runtime.Object { return &schedulingv1.PriorityClass{} },
-		NewList: func() runtime.Object { return &schedulingv1.PriorityClassList{} },
+		StaticGeneration: true, // as kube-apiserver: 1, never bumped
+		New:              func() runtime.Object { return &schedulingv1.PriorityClass{} },
+		NewList:          func() runtime.Object { return &schedulingv1.PriorityClassList{} },
 		Strategy: strategy.Typed[*schedulingv1.PriorityClass]{
 			Defaults:       defaultPriorityClass,
 			ValidateNew:    validatePriorityClass,
