@@ -3,7 +3,6 @@ package discoveryv1
 import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -25,8 +24,12 @@ func endpointSlicesResource() *registry.Resource {
 			},
 			ValidateChange: func(s, old *discoveryv1.EndpointSlice) field.ErrorList {
 				errs := strategy.ValidateMetaUpdate(&s.ObjectMeta, &old.ObjectMeta)
-				errs = append(errs, validateEndpointSliceBody(s, append(supportedAddressTypes, discoveryv1.AddressType("IP")))...)
-				return append(errs, apivalidation.ValidateImmutableField(s.AddressType, old.AddressType, field.NewPath("addressType"))...)
+				// A changed address type is the only error kube-apiserver
+				// reports of the body.
+				if imm := strategy.Immutable(field.NewPath("addressType"), s.AddressType, old.AddressType); len(imm) > 0 {
+					return append(errs, imm...)
+				}
+				return append(errs, validateEndpointSliceBody(s, append(supportedAddressTypes, discoveryv1.AddressType("IP")))...)
 			},
 		},
 		Attrs:              strategy.Attrs[*discoveryv1.EndpointSlice](true, nil),

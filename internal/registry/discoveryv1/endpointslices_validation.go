@@ -117,7 +117,7 @@ func validateEndpoints(endpoints []discoveryv1.Endpoint, addrType discoveryv1.Ad
 func validateAddress(list, p *field.Path, addr string, t discoveryv1.AddressType) field.ErrorList {
 	switch t {
 	case discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6:
-		errs := validation.IsValidIPForLegacyField(p, addr, true, nil)
+		errs := validation.IsValidIP(p, addr)
 		if len(errs) > 0 {
 			return errs
 		}

@@ -12,6 +12,8 @@ var volatile = []string{
 	"metadata.managedFields.time", "details.uid",
 	"items.metadata.uid", "items.metadata.creationTimestamp", "items.metadata.resourceVersion",
 	"items.metadata.managedFields.time",
+	// kube-apiserver writes list items without apiVersion and kind.
+	"items.apiVersion", "items.kind",
 	// Column descriptions are the server's own words.
 	"columnDefinitions.description",
 }
