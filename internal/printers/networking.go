@@ -119,8 +119,10 @@ func networkPolicyCells(np *networkingv1.NetworkPolicy, now time.Time) []interfa
 	return []interface{}{np.Name, metav1.FormatLabelSelector(&np.Spec.PodSelector), age(np.CreationTimestamp, now)}
 }
 
+// ipAddressColumns: kube-apiserver v1.37 defines no Age column for
+// IPAddresses, though its rows carry the age as a third cell; so do ours.
 var ipAddressColumns = []metav1.TableColumnDefinition{
-	nameColumn(0), column("ParentRef", "string", "The object the address is allocated to."), ageColumn,
+	nameColumn(0), column("ParentRef", "string", "The object the address is allocated to."),
 }
 
 func ipAddressCells(ip *networkingv1.IPAddress, now time.Time) []interface{} {

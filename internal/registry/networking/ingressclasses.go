@@ -44,22 +44,28 @@ func defaultIngressClass(c *networkingv1.IngressClass) {
 	}
 }
 
+// validateIngressClass checks a class. The errors kube-apiserver v1.37
+// reports from its declarative rules (required controller, parameter
+// kind, name and scope; a namespace with Cluster scope) come after the
+// others.
 func validateIngressClass(c *networkingv1.IngressClass) field.ErrorList {
 	errs := strategy.ValidateMeta(&c.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
+	var late field.ErrorList
 	cp := strategy.SpecPath.Child("controller")
 	switch {
 	case c.Spec.Controller == "":
-		errs = append(errs, field.Required(cp, ""))
+		late = append(late, field.Required(cp, ""))
 	default:
 		if len(c.Spec.Controller) > maxControllerLen {
 			errs = append(errs, field.TooLong(cp, "", maxControllerLen))
 		}
 		errs = append(errs, validation.IsDomainPrefixedPath(cp, c.Spec.Controller)...)
 	}
-	return append(errs, validateParameters(c.Spec.Parameters, strategy.SpecPath.Child("parameters"))...)
+	errs = append(errs, validateParameters(c.Spec.Parameters, strategy.SpecPath.Child("parameters"), &late)...)
+	return append(errs, late...)
 }
 
-func validateParameters(params *networkingv1.IngressClassParametersReference, p *field.Path) field.ErrorList {
+func validateParameters(params *networkingv1.IngressClassParametersReference, p *field.Path, late *field.ErrorList) field.ErrorList {
 	if params == nil {
 		return nil
 	}
@@ -67,10 +73,11 @@ func validateParameters(params *networkingv1.IngressClassParametersReference, p 
 	if params.APIGroup != nil {
 		errs = append(errs, strategy.ValidateName(p.Child("apiGroup"), *params.APIGroup, validation.IsDNS1123Subdomain)...)
 	}
-	errs = append(errs, validatePathSegment(p.Child("kind"), params.Kind)...)
-	errs = append(errs, validatePathSegment(p.Child("name"), params.Name)...)
+	errs = append(errs, validatePathSegmentLate(p.Child("kind"), params.Kind, late)...)
+	errs = append(errs, validatePathSegmentLate(p.Child("name"), params.Name, late)...)
 	if params.Scope == nil {
-		return append(errs, field.Required(p.Child("scope"), ""))
+		*late = append(*late, field.Required(p.Child("scope"), ""))
+		return errs
 	}
 	switch *params.Scope {
 	case networkingv1.IngressClassParametersReferenceScopeNamespace:
@@ -83,11 +90,21 @@ func validateParameters(params *networkingv1.IngressClassParametersReference, p 
 		}
 	case networkingv1.IngressClassParametersReferenceScopeCluster:
 		if params.Namespace != nil {
-			errs = append(errs, field.Forbidden(p.Child("namespace"), "`parameters.scope` is set to 'Cluster'"))
+			*late = append(*late, field.Forbidden(p.Child("namespace"), "`parameters.scope` is set to 'Cluster'"))
 		}
 	default:
 		errs = append(errs, field.NotSupported(p.Child("scope"), *params.Scope, []string{
 			networkingv1.IngressClassParametersReferenceScopeCluster, networkingv1.IngressClassParametersReferenceScopeNamespace}))
 	}
 	return errs
+}
+
+// validatePathSegmentLate is validatePathSegment with a missing value
+// reported among the late (declarative) errors.
+func validatePathSegmentLate(p *field.Path, v string, late *field.ErrorList) field.ErrorList {
+	if v == "" {
+		*late = append(*late, field.Required(p, ""))
+		return nil
+	}
+	return validatePathSegment(p, v)
 }

@@ -3,7 +3,6 @@ package networking
 import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/validate/content"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -24,8 +23,7 @@ func ipAddressesResource() *registry.Resource {
 			ValidateNew: validateIPAddress,
 			ValidateChange: func(ip, old *networkingv1.IPAddress) field.ErrorList {
 				errs := strategy.ValidateMetaUpdate(&ip.ObjectMeta, &old.ObjectMeta)
-				return append(errs, apivalidation.ValidateImmutableField(ip.Spec.ParentRef, old.Spec.ParentRef,
-					strategy.SpecPath.Child("parentRef"))...)
+				return append(errs, strategy.Immutable(strategy.SpecPath.Child("parentRef"), ip.Spec.ParentRef, old.Spec.ParentRef)...)
 			},
 		},
 		Attrs:              strategy.Attrs[*networkingv1.IPAddress](true, nil),
@@ -43,6 +41,9 @@ func ipAddressName(name string, _ bool) []string {
 	return msgs
 }
 
+// validateIPAddress checks an address; what kube-apiserver v1.37 checks
+// with its declarative rules (a parent, its resource and name) is reported
+// last.
 func validateIPAddress(ip *networkingv1.IPAddress) field.ErrorList {
 	errs := strategy.ValidateMeta(&ip.ObjectMeta, false, ipAddressName)
 	ref := ip.Spec.ParentRef
@@ -50,13 +51,14 @@ func validateIPAddress(ip *networkingv1.IPAddress) field.ErrorList {
 	if ref == nil {
 		return append(errs, field.Required(p, ""))
 	}
+	var late field.ErrorList
 	if ref.Group != "" {
 		errs = append(errs, strategy.ValidateName(p.Child("group"), ref.Group, validation.IsDNS1123Subdomain)...)
 	}
-	errs = append(errs, validatePathSegment(p.Child("resource"), ref.Resource)...)
-	errs = append(errs, validatePathSegment(p.Child("name"), ref.Name)...)
+	errs = append(errs, validatePathSegmentLate(p.Child("resource"), ref.Resource, &late)...)
+	errs = append(errs, validatePathSegmentLate(p.Child("name"), ref.Name, &late)...)
 	if ref.Namespace != "" {
 		errs = append(errs, strategy.ValidateName(p.Child("namespace"), ref.Namespace, func(s string) []string { return content.IsPathSegmentName(s) })...)
 	}
-	return errs
+	return append(errs, late...)
 }

@@ -95,7 +95,16 @@ func appendCIDRs(out []string, peers []networkingv1.NetworkPolicyPeer) []string 
 	return out
 }
 
+// validateNetworkPolicySpec checks the spec. The errors kube-apiserver
+// v1.37 reports from its declarative rules (a missing ipBlock.cidr) come
+// after the others.
 func validateNetworkPolicySpec(spec *networkingv1.NetworkPolicySpec, o policyOptions) field.ErrorList {
+	var late field.ErrorList
+	errs := validatePolicyRules(spec, o, &late)
+	return append(errs, late...)
+}
+
+func validatePolicyRules(spec *networkingv1.NetworkPolicySpec, o policyOptions, late *field.ErrorList) field.ErrorList {
 	p := strategy.SpecPath
 	sel := metav1validation.LabelSelectorValidationOptions{AllowInvalidLabelValueInSelector: o.allowInvalidLabelValue}
 	errs := metav1validation.ValidateLabelSelector(&spec.PodSelector, sel, p.Child("podSelector"))
@@ -105,7 +114,7 @@ func validateNetworkPolicySpec(spec *networkingv1.NetworkPolicySpec, o policyOpt
 			errs = append(errs, validatePolicyPort(&r.Ports[j], rp.Child("ports").Index(j))...)
 		}
 		for j := range r.From {
-			errs = append(errs, validatePeer(&r.From[j], sel, o, rp.Child("from").Index(j))...)
+			errs = append(errs, validatePeer(&r.From[j], sel, o, late, rp.Child("from").Index(j))...)
 		}
 	}
 	for i, r := range spec.Egress {
@@ -114,7 +123,7 @@ func validateNetworkPolicySpec(spec *networkingv1.NetworkPolicySpec, o policyOpt
 			errs = append(errs, validatePolicyPort(&r.Ports[j], rp.Child("ports").Index(j))...)
 		}
 		for j := range r.To {
-			errs = append(errs, validatePeer(&r.To[j], sel, o, rp.Child("to").Index(j))...)
+			errs = append(errs, validatePeer(&r.To[j], sel, o, late, rp.Child("to").Index(j))...)
 		}
 	}
 	allowed := []string{string(networkingv1.PolicyTypeIngress), string(networkingv1.PolicyTypeEgress)}
@@ -162,7 +171,7 @@ func validatePolicyPort(port *networkingv1.NetworkPolicyPort, p *field.Path) fie
 	return errs
 }
 
-func validatePeer(peer *networkingv1.NetworkPolicyPeer, sel metav1validation.LabelSelectorValidationOptions, o policyOptions, p *field.Path) field.ErrorList {
+func validatePeer(peer *networkingv1.NetworkPolicyPeer, sel metav1validation.LabelSelectorValidationOptions, o policyOptions, late *field.ErrorList, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	n := 0
 	if peer.PodSelector != nil {
@@ -175,7 +184,7 @@ func validatePeer(peer *networkingv1.NetworkPolicyPeer, sel metav1validation.Lab
 	}
 	if peer.IPBlock != nil {
 		n++
-		errs = append(errs, validateIPBlock(peer.IPBlock, o.oldCIDRs, p.Child("ipBlock"))...)
+		errs = append(errs, validateIPBlock(peer.IPBlock, o.oldCIDRs, late, p.Child("ipBlock"))...)
 	}
 	switch {
 	case n == 0:
@@ -188,9 +197,10 @@ func validatePeer(peer *networkingv1.NetworkPolicyPeer, sel metav1validation.Lab
 
 // validateIPBlock checks the CIDR and that every exception lies strictly
 // inside it; CIDRs the stored policy already had are accepted as they are.
-func validateIPBlock(b *networkingv1.IPBlock, oldCIDRs []string, p *field.Path) field.ErrorList {
+func validateIPBlock(b *networkingv1.IPBlock, oldCIDRs []string, late *field.ErrorList, p *field.Path) field.ErrorList {
 	if b.CIDR == "" {
-		return field.ErrorList{field.Required(p.Child("cidr"), "")}
+		*late = append(*late, field.Required(p.Child("cidr"), ""))
+		return nil
 	}
 	errs := validation.IsValidCIDRForLegacyField(p.Child("cidr"), b.CIDR, true, oldCIDRs)
 	_, cidr, err := netutils.ParseCIDRSloppy(b.CIDR)
