@@ -294,7 +294,7 @@ func containsDoubleSlash(s string) bool {
 }
 
 func validateFlowSchemaStatus(st *flowcontrolv1.FlowSchemaStatus) field.ErrorList {
-	var errs field.ErrorList
+	var errs, late field.ErrorList
 	seen := sets.New[flowcontrolv1.FlowSchemaConditionType]()
 	p := strategy.StatusPath.Child("conditions")
 	for i, c := range st.Conditions {
@@ -303,8 +303,10 @@ func validateFlowSchemaStatus(st *flowcontrolv1.FlowSchemaStatus) field.ErrorLis
 		}
 		seen.Insert(c.Type)
 		if c.Type == "" {
-			errs = append(errs, field.Required(p.Index(i).Child("type"), "must not be empty"))
+			// Reported by kube-apiserver v1.37's declarative rules: last,
+			// without detail.
+			late = append(late, field.Required(p.Index(i).Child("type"), ""))
 		}
 	}
-	return errs
+	return append(errs, late...)
 }

@@ -108,13 +108,14 @@ func validatePriorityLevelBody(pl *flowcontrolv1.PriorityLevelConfiguration) fie
 	errs = append(errs, late...)
 	if mand, ok := mandatoryPriorityLevel(pl.Name); ok {
 		got := pl.Spec
+		msg := fmt.Sprintf("spec of '%s' must equal the fixed value", pl.Name)
 		if pl.Name == flowcontrolv1.PriorityLevelConfigurationNameExempt {
 			// The exempt level's exempt settings may be changed.
 			got.Exempt, mand.Exempt = nil, nil
+			msg = fmt.Sprintf("spec of '%s' except the 'spec.exempt' field must equal the fixed value", pl.Name)
 		}
 		if !apiequality.Semantic.DeepEqual(got, mand) {
-			errs = append(errs, field.Invalid(p, strategy.GoNamed{V: internalSpec(pl.Spec)},
-				fmt.Sprintf("spec of '%s' must equal the fixed value", pl.Name)))
+			errs = append(errs, field.Invalid(p, strategy.GoNamed{V: internalSpec(pl.Spec)}, msg))
 		}
 	}
 	return append(errs, validatePriorityLevelStatus(&pl.Status)...)
@@ -220,7 +221,7 @@ func requiredEntropyBits(deckSize, handSize int) int {
 }
 
 func validatePriorityLevelStatus(st *flowcontrolv1.PriorityLevelConfigurationStatus) field.ErrorList {
-	var errs field.ErrorList
+	var errs, late field.ErrorList
 	seen := sets.New[flowcontrolv1.PriorityLevelConfigurationConditionType]()
 	p := strategy.StatusPath.Child("conditions")
 	for i, c := range st.Conditions {
@@ -229,10 +230,12 @@ func validatePriorityLevelStatus(st *flowcontrolv1.PriorityLevelConfigurationSta
 		}
 		seen.Insert(c.Type)
 		if c.Type == "" {
-			errs = append(errs, field.Required(p.Index(i).Child("type"), "must not be empty"))
+			// Reported by kube-apiserver v1.37's declarative rules: last,
+			// without detail.
+			late = append(late, field.Required(p.Index(i).Child("type"), ""))
 		}
 	}
-	return errs
+	return append(errs, late...)
 }
 
 // The shapes of kube-apiserver's internal priority level spec, whose Go
