@@ -56,7 +56,10 @@ func ValidateUpdate(e, old *corev1.Event) field.ErrorList {
 	immutable := func(name string, v, was any) {
 		errs = append(errs, apivalidation.ValidateImmutableField(v, was, field.NewPath(name))...)
 	}
-	immutable("involvedObject", e.InvolvedObject, old.InvolvedObject)
+	// kube-apiserver shows the object reference in its internal form.
+	if !apiequality.Semantic.DeepEqual(e.InvolvedObject, old.InvolvedObject) {
+		errs = append(errs, field.Invalid(field.NewPath("involvedObject"), strategy.GoNamed{V: e.InvolvedObject}, apivalidation.FieldImmutableErrorMsg))
+	}
 	immutable("reason", e.Reason, old.Reason)
 	immutable("message", e.Message, old.Message)
 	immutable("source", e.Source, old.Source)
