@@ -45,6 +45,10 @@ func checkFieldSelector(e *entry, sel fields.Selector) error {
 	}
 	for _, req := range sel.Requirements() {
 		if _, ok := e.fields[req.Field]; !ok {
+			if e.res.DefaultFieldLabels {
+				return apierrors.NewBadRequest(fmt.Sprintf("%q is not a known field selector: only %q, %q",
+					req.Field, "metadata.name", "metadata.namespace"))
+			}
 			return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
 		}
 	}

@@ -3,12 +3,15 @@ package apiserver
 import (
 	"fmt"
 	"net/http"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
 // writeResult sends an object or list in the negotiated view: as is, as a
@@ -64,6 +67,10 @@ func (s *Server) toTable(e *entry, obj runtime.Object, include string) (*metav1.
 		t.ResourceVersion, t.Continue, t.RemainingItemCount = lm.GetResourceVersion(), lm.GetContinue(), lm.GetRemainingItemCount()
 	} else {
 		t.ResourceVersion = objectMeta(obj).GetResourceVersion()
+	}
+	if s, ok := e.res.Table.(registry.RowSorter); ok && len(items) > 1 {
+		items = slices.Clone(items)
+		s.SortRows(items)
 	}
 	if e.res.Table != nil {
 		t.ColumnDefinitions = e.res.Table.Columns()

@@ -38,7 +38,7 @@ func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object
 		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
 	}
 	if m.GetName() == "" && m.GetGenerateName() == "" {
-		return nil, apierrors.NewInvalid(s.gvk.GroupKind(), "", field.ErrorList{
+		return nil, apierrors.NewInvalid(s.invalidKind(), "", field.ErrorList{
 			field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
 	}
 	s.fillCreateMeta(m)
@@ -71,7 +71,7 @@ func (s *Store) tryCreate(ctx context.Context, namespace string, obj runtime.Obj
 	defer func() { txn.Finish(stored) }()
 	s.res.Strategy.PrepareForCreate(obj)
 	if errs := s.res.Strategy.Validate(obj); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(s.gvk.GroupKind(), m.GetName(), errs)
+		return nil, apierrors.NewInvalid(s.invalidKind(), m.GetName(), errs)
 	}
 	value, err := s.encode(obj)
 	if err != nil {

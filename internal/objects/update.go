@@ -92,7 +92,7 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 	if conditional {
 		rv, ok := ParseResourceVersion(m.GetResourceVersion())
 		if !ok {
-			return nil, true, apierrors.NewInvalid(s.gvk.GroupKind(), m.GetName(), field.ErrorList{field.Invalid(
+			return nil, true, apierrors.NewInvalid(s.invalidKind(), m.GetName(), field.ErrorList{field.Invalid(
 				field.NewPath("metadata", "resourceVersion"), m.GetResourceVersion(), "must be a non-negative integer")})
 		}
 		if rv != kv.ModRevision {
@@ -112,9 +112,9 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 	stored := false
 	defer func() { txn.Finish(stored) }()
 	if errs := sub.validate(obj, current); len(errs) > 0 {
-		return nil, conditional, apierrors.NewInvalid(s.gvk.GroupKind(), m.GetName(), errs)
+		return nil, conditional, apierrors.NewInvalid(s.invalidKind(), m.GetName(), errs)
 	}
-	if !s.res.NoGeneration && s.specChanged(obj, current) {
+	if !s.res.NoGeneration && !s.res.StaticGeneration && s.specChanged(obj, current) {
 		m.SetGeneration(old.GetGeneration() + 1)
 	}
 	value, err := s.encode(obj)

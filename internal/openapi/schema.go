@@ -135,6 +135,7 @@ func (g *generator) structSchema(t reflect.Type) spec.Schema {
 	s.Type = spec.StringOrArray{"object"}
 	s.Description = typeDocs(t)[""]
 	g.addFields(&s, t)
+	addStructType(&s, t)
 	return s
 }
 
@@ -188,6 +189,7 @@ func (g *generator) fieldSchema(f reflect.StructField, desc, owner string) spec.
 	s.Description = desc
 	name := parseJSONTag(f.Tag.Get("json")).name
 	addMergeExtensions(&s, f, owner+"."+name)
+	addMapType(&s, f, owner+"."+name)
 	if d, ok := fieldDefaults[owner+"."+name]; ok {
 		s.Default = d
 	}

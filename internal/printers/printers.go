@@ -31,6 +31,18 @@ func ForClock(group, kind string, now func() time.Time) registry.TableConvertor 
 		return coordinationTable(kind, now)
 	case "apiextensions.k8s.io":
 		return apiextensionsTable(kind, now)
+	case "scheduling.k8s.io":
+		return schedulingTable(kind, now)
+	case "node.k8s.io":
+		return nodeTable(kind, now)
+	case "discovery.k8s.io":
+		return discoveryTable(kind, now)
+	case "networking.k8s.io":
+		return networkingTable(kind, now)
+	case "flowcontrol.apiserver.k8s.io":
+		return flowcontrolTable(kind, now)
+	case "events.k8s.io":
+		return eventsTable(kind, now)
 	}
 	return nil
 }

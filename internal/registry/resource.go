@@ -56,6 +56,14 @@ type TableConvertor interface {
 	Cells(obj runtime.Object) ([]interface{}, error)
 }
 
+// RowSorter is implemented by table convertors of kinds whose list tables
+// kube-apiserver orders by content rather than as listed (FlowSchemas: by
+// matching precedence, then name). SortRows orders the items of one page
+// in place.
+type RowSorter interface {
+	SortRows(items []runtime.Object)
+}
+
 // ScaleAccessor reads and writes the replica counts behind the scale
 // subresource (autoscaling/v1 Scale).
 type ScaleAccessor interface {
@@ -112,6 +120,10 @@ type Resource struct {
 	// nodes, events, leases): it stays unset instead of 1, +1 per spec
 	// change.
 	NoGeneration bool
+	// StaticGeneration is true for kinds whose Kubernetes strategy sets
+	// metadata.generation to 1 on create and never moves it on update
+	// (priorityclasses): it stays 1 whatever changes.
+	StaticGeneration bool
 	// Unstructured is true for custom resources: New and NewList return
 	// *unstructured.Unstructured and *unstructured.UnstructuredList, objects
 	// are stored as JSON, and the wire forms are JSON and YAML only (no
@@ -136,6 +148,14 @@ type Resource struct {
 	Bootstrap func() []runtime.Object
 	// Attrs extracts labels and selectable fields.
 	Attrs AttrFunc
+	// DefaultFieldLabels is true for kinds that Kubernetes gives no field
+	// label conversion of their own (no AddFieldLabelConversionFunc): a
+	// field selector on a field Attrs does not return is refused with
+	// apimachinery's default message (`"x" is not a known field selector:
+	// only "metadata.name", "metadata.namespace"`) instead of "field label
+	// not supported: x". Such kinds select metadata.namespace even when
+	// cluster-scoped (their Attrs return it, empty).
+	DefaultFieldLabels bool
 	// Table renders `kubectl get` columns.
 	Table TableConvertor
 }

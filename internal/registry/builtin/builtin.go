@@ -6,6 +6,12 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/registry/apps"
 	"github.com/setpoint-dev/setpoint/internal/registry/coordination"
 	"github.com/setpoint-dev/setpoint/internal/registry/core"
+	"github.com/setpoint-dev/setpoint/internal/registry/discoveryv1"
+	"github.com/setpoint-dev/setpoint/internal/registry/events"
+	"github.com/setpoint-dev/setpoint/internal/registry/flowcontrol"
+	"github.com/setpoint-dev/setpoint/internal/registry/networking"
+	"github.com/setpoint-dev/setpoint/internal/registry/node"
+	"github.com/setpoint-dev/setpoint/internal/registry/scheduling"
 )
 
 // Resources returns the descriptors of every built-in resource, new on each
@@ -16,8 +22,14 @@ func Resources() []*registry.Resource {
 	for _, group := range []func() []*registry.Resource{
 		core.Resources,
 		apps.Resources,
-		coordination.Resources,
+		events.Resources,
+		networking.Resources,
 		apiextensions.Resources,
+		scheduling.Resources,
+		coordination.Resources,
+		node.Resources,
+		discoveryv1.Resources,
+		flowcontrol.Resources,
 	} {
 		out = append(out, group()...)
 	}
