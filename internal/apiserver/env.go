@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
+	"github.com/setpoint-dev/setpoint/internal/authorizer"
 	"github.com/setpoint-dev/setpoint/internal/objects"
 	"github.com/setpoint-dev/setpoint/internal/registry"
 	"github.com/setpoint-dev/setpoint/internal/storage"
@@ -30,9 +31,20 @@ func (e serverEnv) Objects(gvr schema.GroupVersionResource) registry.Objects {
 	return entryObjects{en}
 }
 
-func (e serverEnv) Storage() storage.Store           { return e.s.cfg.Storage }
-func (e serverEnv) Clock() clock.PassiveClock        { return e.s.cfg.Clock }
-func (e serverEnv) NodeTransport() http.RoundTripper { return e.s.nodeTransport }
+func (e serverEnv) Storage() storage.Store            { return e.s.cfg.Storage }
+func (e serverEnv) Clock() clock.PassiveClock         { return e.s.cfg.Clock }
+func (e serverEnv) NodeTransport() http.RoundTripper  { return e.s.nodeTransport }
+func (e serverEnv) Authorizer() authorizer.Authorizer { return e.s.cfg.Authorizer }
+
+// AuthenticateToken looks token up in the server's static tokens, as a
+// request bearing it would be authenticated.
+func (e serverEnv) AuthenticateToken(_ context.Context, token string) (registry.UserInfo, bool) {
+	u, ok := e.s.tokens.Lookup(token)
+	if !ok {
+		return registry.UserInfo{}, false
+	}
+	return registry.UserInfo{Name: u.Name, UID: u.UID, Groups: u.Groups}, true
+}
 
 // entryObjects is registry.Objects over one entry's object layer and watch
 // cache.

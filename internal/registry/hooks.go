@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
+	"github.com/setpoint-dev/setpoint/internal/authorizer"
 	"github.com/setpoint-dev/setpoint/internal/storage"
 )
 
@@ -34,6 +35,20 @@ type Env interface {
 	// NodeTransport reaches the HTTPS endpoints of nodes (their kubelets)
 	// with the API server's client certificate.
 	NodeTransport() http.RoundTripper
+	// TokenAuthenticator authenticates bearer tokens as the server does
+	// (TokenReview).
+	TokenAuthenticator
+	// Authorizer is the server's authorization decision (the access
+	// reviews, the certificate approval and signing checks). Today it is
+	// authorizer.AlwaysAllow; see package authorizer.
+	Authorizer() authorizer.Authorizer
+}
+
+// TokenAuthenticator authenticates bearer tokens.
+type TokenAuthenticator interface {
+	// AuthenticateToken returns the user token authenticates as, and false
+	// when the server knows no such token.
+	AuthenticateToken(ctx context.Context, token string) (UserInfo, bool)
 }
 
 // Objects reads and writes the objects of one resource through its object
@@ -68,6 +83,11 @@ type UserInfo struct {
 	Name, UID string
 	Groups    []string
 	Extra     map[string][]string
+}
+
+// AuthorizerUser returns u as package authorizer describes users.
+func (u UserInfo) AuthorizerUser() authorizer.User {
+	return authorizer.User{Name: u.Name, UID: u.UID, Groups: u.Groups, Extra: u.Extra}
 }
 
 type userKey struct{}

@@ -107,6 +107,11 @@ type Resource struct {
 	// NoDeleteCollection is true for kinds kube-apiserver serves no
 	// deletecollection for (namespaces: DELETE on the collection is 405).
 	NoDeleteCollection bool
+	// NoUnconditionalUpdate is true for kinds whose updates (PUT) must
+	// name a resourceVersion, as kube-apiserver requires of those whose
+	// strategy does not allow unconditional updates (clustertrustbundles,
+	// podcertificaterequests): an update without one is a 422.
+	NoUnconditionalUpdate bool
 	// NoGeneration is true for kinds whose Kubernetes strategy keeps no
 	// metadata.generation (configmaps, secrets, services, namespaces,
 	// nodes, events, leases): it stays unset instead of 1, +1 per spec
