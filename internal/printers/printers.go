@@ -31,6 +31,10 @@ func ForClock(group, kind string, now func() time.Time) registry.TableConvertor 
 		return coordinationTable(kind, now)
 	case "apiextensions.k8s.io":
 		return apiextensionsTable(kind, now)
+	case "authentication.k8s.io":
+		return authenticationTable(kind, now)
+	case "authorization.k8s.io":
+		return authorizationTable(kind, now)
 	case "rbac.authorization.k8s.io":
 		return rbacTable(kind, now)
 	}

@@ -4,6 +4,8 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/registry"
 	"github.com/setpoint-dev/setpoint/internal/registry/apiextensions"
 	"github.com/setpoint-dev/setpoint/internal/registry/apps"
+	"github.com/setpoint-dev/setpoint/internal/registry/authentication"
+	"github.com/setpoint-dev/setpoint/internal/registry/authorization"
 	"github.com/setpoint-dev/setpoint/internal/registry/coordination"
 	"github.com/setpoint-dev/setpoint/internal/registry/core"
 	"github.com/setpoint-dev/setpoint/internal/registry/rbac"
@@ -17,6 +19,8 @@ func Resources() []*registry.Resource {
 	for _, group := range []func() []*registry.Resource{
 		core.Resources,
 		apps.Resources,
+		authentication.Resources,
+		authorization.Resources,
 		rbac.Resources,
 		coordination.Resources,
 		apiextensions.Resources,
