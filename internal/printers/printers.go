@@ -35,6 +35,8 @@ func ForClock(group, kind string, now func() time.Time) registry.TableConvertor 
 		return authenticationTable(kind, now)
 	case "authorization.k8s.io":
 		return authorizationTable(kind, now)
+	case "certificates.k8s.io":
+		return certificatesTable(kind, now)
 	case "rbac.authorization.k8s.io":
 		return rbacTable(kind, now)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/registry/apps"
 	"github.com/setpoint-dev/setpoint/internal/registry/authentication"
 	"github.com/setpoint-dev/setpoint/internal/registry/authorization"
+	"github.com/setpoint-dev/setpoint/internal/registry/certificates"
 	"github.com/setpoint-dev/setpoint/internal/registry/coordination"
 	"github.com/setpoint-dev/setpoint/internal/registry/core"
 	"github.com/setpoint-dev/setpoint/internal/registry/rbac"
@@ -21,6 +22,7 @@ func Resources() []*registry.Resource {
 		apps.Resources,
 		authentication.Resources,
 		authorization.Resources,
+		certificates.Resources,
 		rbac.Resources,
 		coordination.Resources,
 		apiextensions.Resources,
