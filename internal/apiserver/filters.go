@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,7 +61,11 @@ func (s *Server) authenticate(r *http.Request) (registry.UserInfo, bool) {
 // tokens, else a service-account token.
 func (s *Server) authenticateToken(ctx context.Context, tok string) (registry.UserInfo, bool) {
 	if u, ok := s.tokens.Lookup(tok); ok {
-		return registry.UserInfo{Name: u.Name, UID: u.UID, Groups: u.Groups}, true
+		groups := u.Groups
+		if !slices.Contains(groups, "system:authenticated") {
+			groups = append(slices.Clone(groups), "system:authenticated")
+		}
+		return registry.UserInfo{Name: u.Name, UID: u.UID, Groups: groups}, true
 	}
 	return s.authenticateServiceAccount(ctx, tok)
 }

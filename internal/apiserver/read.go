@@ -38,21 +38,40 @@ func parseSelectors(q url.Values) (selectors, error) {
 }
 
 // checkFieldSelector refuses field selectors on fields the resource does
-// not support, as Kubernetes does ("field label not supported").
+// not support, as kube-apiserver does in one of two ways. A kind with a
+// field label conversion function (one with selectable fields beyond its
+// metadata; every custom resource) names the label it does not support.
+// The others accept metadata.name and metadata.namespace (cluster-scoped
+// kinds too, where a namespace matches only "") and list those two.
 func checkFieldSelector(e *entry, sel fields.Selector) error {
 	if sel == nil || sel.Empty() {
 		return nil
 	}
+	metaOnly := !e.res.Unstructured && metadataFieldsOnly(e.fields)
 	for _, req := range sel.Requirements() {
-		if _, ok := e.fields[req.Field]; !ok {
-			if e.res.DefaultFieldLabels {
-				return apierrors.NewBadRequest(fmt.Sprintf("%q is not a known field selector: only %q, %q",
-					req.Field, "metadata.name", "metadata.namespace"))
+		switch {
+		case metaOnly && req.Field != "metadata.name" && req.Field != "metadata.namespace":
+			return apierrors.NewBadRequest(fmt.Sprintf("%q is not a known field selector: only %q, %q",
+				req.Field, "metadata.name", "metadata.namespace"))
+		case metaOnly:
+		default:
+			if _, ok := e.fields[req.Field]; !ok {
+				return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
 			}
-			return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
 		}
 	}
 	return nil
+}
+
+// metadataFieldsOnly reports whether set holds no field but metadata.name
+// and metadata.namespace.
+func metadataFieldsOnly(set fields.Set) bool {
+	for f := range set {
+		if f != "metadata.name" && f != "metadata.namespace" {
+			return false
+		}
+	}
+	return true
 }
 
 // readVersion is a parsed resourceVersion / resourceVersionMatch pair.

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
+	"github.com/setpoint-dev/setpoint/internal/authorizer"
 	"github.com/setpoint-dev/setpoint/internal/discovery"
 	"github.com/setpoint-dev/setpoint/internal/fieldmanager"
 	"github.com/setpoint-dev/setpoint/internal/objects"
@@ -76,6 +77,10 @@ type Config struct {
 	BookmarkInterval time.Duration
 	// Clock drives timestamps and timers; nil means the real clock.
 	Clock clock.WithTicker
+	// Authorizer decides what users may do, for the hooks that ask
+	// (registry.Env.Authorizer); nil means authorizer.AlwaysAllow, which is
+	// all setpoint has until RBAC: requests themselves are not authorized.
+	Authorizer authorizer.Authorizer
 }
 
 func (c *Config) setDefaults() {
@@ -102,6 +107,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
+	}
+	if c.Authorizer == nil {
+		c.Authorizer = authorizer.AlwaysAllow{}
 	}
 }
 

@@ -4,10 +4,13 @@ import (
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // handleVirtual serves a resource whose objects are not stored
-// (registry.Virtual): a create is decoded, defaulted and validated by the
+// (registry.Virtual): a create is decoded, given the request's namespace,
+// its manager recorded in managedFields, defaulted and validated by the
 // kind's strategy (when it has one) and answered by the kind (201); get and
 // list are answered by the kind; every other verb is 405.
 func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
@@ -18,11 +21,23 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request, e *entry,
 		s.resp.writeError(w, r, resourceNotFound())
 	case info.Verb == "create" && info.Name == "" && v.Create != nil:
 		dry, obj, err := s.readObject(w, r, e)
+		var manager string
+		if err == nil {
+			manager, err = writeManager(r, "CreateOptions")
+		}
+		if err == nil {
+			err = matchRequestNamespace(objectMeta(obj), info.Namespace)
+		}
 		if err != nil {
 			s.resp.writeError(w, r, err)
 			return
 		}
 		req.DryRun = dry
+		if e.fm != nil {
+			// As kube-apiserver: the created object (a review answered with
+			// its own body) records its manager like any create.
+			obj = e.fm.Update(nil, obj, manager, "")
+		}
 		if st := e.res.Strategy; st != nil {
 			st.Default(obj)
 			st.PrepareForCreate(obj)
@@ -36,14 +51,14 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request, e *entry,
 			s.resp.writeError(w, r, err)
 			return
 		}
-		s.writeResult(w, r, http.StatusCreated, mt, e, out)
+		s.writeResult(w, r, http.StatusCreated, mt, e, withKind(out, e))
 	case info.Verb == "get" && v.Get != nil:
 		out, err := v.Get(r.Context(), s.env(), req)
 		if err != nil {
 			s.resp.writeError(w, r, err)
 			return
 		}
-		s.writeResult(w, r, http.StatusOK, mt, e, out)
+		s.writeResult(w, r, http.StatusOK, mt, e, withKind(out, e))
 	case info.Verb == "list" && v.List != nil:
 		out, err := v.List(r.Context(), s.env(), req)
 		if err != nil {
@@ -54,4 +69,27 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request, e *entry,
 	default:
 		s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource))
 	}
+}
+
+// matchRequestNamespace gives obj the namespace of the request, as
+// kube-apiserver does before a create: an unset namespace takes the URL's,
+// a cluster-scoped request clears it, and a different one is a 400.
+func matchRequestNamespace(obj metav1.Object, namespace string) error {
+	switch got := obj.GetNamespace(); {
+	case got == namespace:
+	case got == "" || namespace == "":
+		obj.SetNamespace(namespace)
+	default:
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
+}
+
+// withKind gives an answer the resource's kind when it names none (a
+// review answered with a new object).
+func withKind(obj runtime.Object, e *entry) runtime.Object {
+	if obj.GetObjectKind().GroupVersionKind().Empty() {
+		obj.GetObjectKind().SetGroupVersionKind(e.res.GVK())
+	}
+	return obj
 }

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/setpoint-dev/setpoint/internal/objects"
@@ -79,6 +81,9 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, e *entry, 
 		return
 	}
 	fn := func(current runtime.Object) (runtime.Object, error) {
+		if current != nil && e.res.NoUnconditionalUpdate && objectMeta(obj).GetResourceVersion() == "" {
+			return nil, unconditionalUpdate(e, info.Name)
+		}
 		return e.trackUpdate(current, obj.DeepCopyObject(), manager, info.Subresource), nil
 	}
 	opts := objects.UpdateOptions{WriteOptions: objects.WriteOptions{DryRun: dry}, Subresource: info.Subresource}
@@ -92,6 +97,14 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, e *entry, 
 		code = http.StatusCreated
 	}
 	s.writeResult(w, r, code, mt, e, out)
+}
+
+// unconditionalUpdate is kube-apiserver's answer to an update without
+// resourceVersion of a kind that requires one: a 422 naming the resource
+// where the kind would be.
+func unconditionalUpdate(e *entry, name string) error {
+	return apierrors.NewInvalid(schema.GroupKind{Group: e.res.Group, Kind: e.res.Resource}, name, field.ErrorList{
+		field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update")})
 }
 
 // deleteOptions reads DeleteOptions from the body (if any) and the query.

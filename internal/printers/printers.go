@@ -43,6 +43,14 @@ func ForClock(group, kind string, now func() time.Time) registry.TableConvertor 
 		return flowcontrolTable(kind, now)
 	case "events.k8s.io":
 		return eventsTable(kind, now)
+	case "authentication.k8s.io":
+		return authenticationTable(kind, now)
+	case "authorization.k8s.io":
+		return authorizationTable(kind, now)
+	case "certificates.k8s.io":
+		return certificatesTable(kind, now)
+	case "rbac.authorization.k8s.io":
+		return rbacTable(kind, now)
 	}
 	return nil
 }

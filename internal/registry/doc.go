@@ -28,6 +28,9 @@
 //     object: pods/binding, pods/eviction) or Connect (forwarded to a node
 //     or pod: pods/log, exec, proxy).
 //
+//   - Env also authenticates bearer tokens (TokenReview) and holds the
+//     server's Authorizer (package authorizer: AlwaysAllow until RBAC).
+//
 //   - ReturnDeletedObject, Bootstrap (objects that exist from the start),
 //     Virtual (resources not kept in storage: the reviews, bindings,
 //     componentstatuses) and View (a resource that is another's storage in

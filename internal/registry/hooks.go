@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
+	"github.com/setpoint-dev/setpoint/internal/authorizer"
 	"github.com/setpoint-dev/setpoint/internal/serviceaccount"
 	"github.com/setpoint-dev/setpoint/internal/storage"
 )
@@ -38,6 +39,13 @@ type Env interface {
 	NodeTransport() http.RoundTripper
 	// ServiceAccountTokens issues the server's service-account tokens.
 	ServiceAccountTokens() TokenIssuer
+	// TokenAuthenticator authenticates bearer tokens as the server does
+	// (TokenReview).
+	TokenAuthenticator
+	// Authorizer is the server's authorization decision (the access
+	// reviews, the certificate approval and signing checks). Today it is
+	// authorizer.AlwaysAllow; see package authorizer.
+	Authorizer() authorizer.Authorizer
 }
 
 // TokenIssuer issues service-account tokens (serviceaccount.Issuer).
@@ -47,6 +55,13 @@ type TokenIssuer interface {
 	Audiences() []string
 	// Issue signs a token for claims, valid from now for ttl.
 	Issue(c serviceaccount.Claims, audiences []string, now time.Time, ttl time.Duration) (string, time.Time, error)
+}
+
+// TokenAuthenticator authenticates bearer tokens.
+type TokenAuthenticator interface {
+	// AuthenticateToken returns the user token authenticates as, and false
+	// when the server knows no such token.
+	AuthenticateToken(ctx context.Context, token string) (UserInfo, bool)
 }
 
 // Objects reads and writes the objects of one resource through its object
@@ -81,6 +96,11 @@ type UserInfo struct {
 	Name, UID string
 	Groups    []string
 	Extra     map[string][]string
+}
+
+// AuthorizerUser returns u as package authorizer describes users.
+func (u UserInfo) AuthorizerUser() authorizer.User {
+	return authorizer.User{Name: u.Name, UID: u.UID, Groups: u.Groups, Extra: u.Extra}
 }
 
 type userKey struct{}

@@ -115,6 +115,11 @@ type Resource struct {
 	// NoDeleteCollection is true for kinds kube-apiserver serves no
 	// deletecollection for (namespaces: DELETE on the collection is 405).
 	NoDeleteCollection bool
+	// NoUnconditionalUpdate is true for kinds whose updates (PUT) must
+	// name a resourceVersion, as kube-apiserver requires of those whose
+	// strategy does not allow unconditional updates (clustertrustbundles,
+	// podcertificaterequests): an update without one is a 422.
+	NoUnconditionalUpdate bool
 	// NoGeneration is true for kinds whose Kubernetes strategy keeps no
 	// metadata.generation (configmaps, secrets, services, namespaces,
 	// nodes, events, leases): it stays unset instead of 1, +1 per spec
@@ -148,14 +153,6 @@ type Resource struct {
 	Bootstrap func() []runtime.Object
 	// Attrs extracts labels and selectable fields.
 	Attrs AttrFunc
-	// DefaultFieldLabels is true for kinds that Kubernetes gives no field
-	// label conversion of their own (no AddFieldLabelConversionFunc): a
-	// field selector on a field Attrs does not return is refused with
-	// apimachinery's default message (`"x" is not a known field selector:
-	// only "metadata.name", "metadata.namespace"`) instead of "field label
-	// not supported: x". Such kinds select metadata.namespace even when
-	// cluster-scoped (their Attrs return it, empty).
-	DefaultFieldLabels bool
 	// Table renders `kubectl get` columns.
 	Table TableConvertor
 }

@@ -4,6 +4,9 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/registry"
 	"github.com/setpoint-dev/setpoint/internal/registry/apiextensions"
 	"github.com/setpoint-dev/setpoint/internal/registry/apps"
+	"github.com/setpoint-dev/setpoint/internal/registry/authentication"
+	"github.com/setpoint-dev/setpoint/internal/registry/authorization"
+	"github.com/setpoint-dev/setpoint/internal/registry/certificates"
 	"github.com/setpoint-dev/setpoint/internal/registry/coordination"
 	"github.com/setpoint-dev/setpoint/internal/registry/core"
 	"github.com/setpoint-dev/setpoint/internal/registry/discoveryv1"
@@ -11,19 +14,28 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/registry/flowcontrol"
 	"github.com/setpoint-dev/setpoint/internal/registry/networking"
 	"github.com/setpoint-dev/setpoint/internal/registry/node"
+	"github.com/setpoint-dev/setpoint/internal/registry/rbac"
 	"github.com/setpoint-dev/setpoint/internal/registry/scheduling"
 )
 
 // Resources returns the descriptors of every built-in resource, new on each
-// call, group by group in the order kube-apiserver lists the groups in
-// discovery.
+// call, group by group in the order kube-apiserver v1.37 lists the groups in
+// discovery (core first, then apiregistration.k8s.io, apps, events.k8s.io,
+// authentication, authorization, autoscaling, batch, certificates,
+// networking, policy, rbac, storage, admissionregistration, apiextensions,
+// scheduling, coordination, node, discovery, resource, flowcontrol,
+// storagemigration).
 func Resources() []*registry.Resource {
 	var out []*registry.Resource
 	for _, group := range []func() []*registry.Resource{
 		core.Resources,
 		apps.Resources,
 		events.Resources,
+		authentication.Resources,
+		authorization.Resources,
+		certificates.Resources,
 		networking.Resources,
+		rbac.Resources,
 		apiextensions.Resources,
 		scheduling.Resources,
 		coordination.Resources,

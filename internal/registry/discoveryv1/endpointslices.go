@@ -33,7 +33,6 @@ func endpointSlicesResource() *registry.Resource {
 			},
 		},
 		Attrs:              strategy.Attrs[*discoveryv1.EndpointSlice](true, nil),
-		DefaultFieldLabels: true,
 		Table:              printers.For("discovery.k8s.io", "EndpointSlice"),
 	}
 }

@@ -51,7 +51,6 @@ func flowSchemasResource() *registry.Resource {
 		},
 		Bootstrap:          bootstrapFlowSchemas,
 		Attrs:              strategy.Attrs[*flowcontrolv1.FlowSchema](true, nil),
-		DefaultFieldLabels: true,
 		Table:              printers.For("flowcontrol.apiserver.k8s.io", "FlowSchema"),
 	}
 }

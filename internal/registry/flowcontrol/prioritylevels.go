@@ -62,7 +62,6 @@ func priorityLevelsResource() *registry.Resource {
 		},
 		Bootstrap:          bootstrapPriorityLevels,
 		Attrs:              strategy.Attrs[*flowcontrolv1.PriorityLevelConfiguration](true, nil),
-		DefaultFieldLabels: true,
 		Table:              printers.For("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
 	}
 }

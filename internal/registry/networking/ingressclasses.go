@@ -32,7 +32,6 @@ func ingressClassesResource() *registry.Resource {
 			},
 		},
 		Attrs:              strategy.Attrs[*networkingv1.IngressClass](true, nil),
-		DefaultFieldLabels: true,
 		Table:              printers.For("networking.k8s.io", "IngressClass"),
 	}
 }

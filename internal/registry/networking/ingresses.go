@@ -51,7 +51,6 @@ func ingressesResource() *registry.Resource {
 		},
 		Admit:              admitIngress,
 		Attrs:              strategy.Attrs[*networkingv1.Ingress](true, nil),
-		DefaultFieldLabels: true,
 		Table:              printers.For("networking.k8s.io", "Ingress"),
 	}
 }

@@ -27,7 +27,6 @@ func ipAddressesResource() *registry.Resource {
 			},
 		},
 		Attrs:              strategy.Attrs[*networkingv1.IPAddress](true, nil),
-		DefaultFieldLabels: true,
 		Table:              printers.For("networking.k8s.io", "IPAddress"),
 	}
 }

@@ -34,7 +34,6 @@ func networkPoliciesResource() *registry.Resource {
 			},
 		},
 		Attrs:              strategy.Attrs[*networkingv1.NetworkPolicy](true, nil),
-		DefaultFieldLabels: true,
 		Table:              printers.For("networking.k8s.io", "NetworkPolicy"),
 	}
 }

@@ -42,7 +42,6 @@ func serviceCIDRsResource() *registry.Resource {
 		},
 		Bootstrap:          bootstrapServiceCIDRs,
 		Attrs:              strategy.Attrs[*networkingv1.ServiceCIDR](true, nil),
-		DefaultFieldLabels: true,
 		Table:              printers.For("networking.k8s.io", "ServiceCIDR"),
 	}
 }

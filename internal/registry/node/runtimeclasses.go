@@ -32,7 +32,6 @@ func runtimeClassesResource() *registry.Resource {
 			},
 		},
 		Attrs:              strategy.Attrs[*nodev1.RuntimeClass](true, nil),
-		DefaultFieldLabels: true,
 		Table:              printers.For("node.k8s.io", "RuntimeClass"),
 	}
 }

@@ -68,7 +68,6 @@ func priorityClassesResource() *registry.Resource {
 			return out
 		},
 		Attrs:              strategy.Attrs[*schedulingv1.PriorityClass](true, nil),
-		DefaultFieldLabels: true,
 		Table:              printers.For("scheduling.k8s.io", "PriorityClass"),
 	}
 }
