@@ -27,11 +27,18 @@ func notAcceptable() error {
 		"only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf")
 }
 
+// resourceNotFound is the 404 of a path no resource serves; its details are
+// empty, not absent, as kube-apiserver sends them (kubectl dereferences
+// them: `kubectl debug` crashed on a 404 without them).
 func resourceNotFound() error {
-	return newStatusError(http.StatusNotFound, metav1.StatusReasonNotFound, "the server could not find the requested resource")
+	e := newStatusError(http.StatusNotFound, metav1.StatusReasonNotFound, "the server could not find the requested resource")
+	e.ErrStatus.Details = &metav1.StatusDetails{}
+	return e
 }
 
 func methodNotAllowed(verb, what string) error {
-	return newStatusError(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
+	e := newStatusError(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
 		fmt.Sprintf("the server does not allow this method on the requested resource (%s %s)", verb, what))
+	e.ErrStatus.Details = &metav1.StatusDetails{}
+	return e
 }

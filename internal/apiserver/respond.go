@@ -63,8 +63,7 @@ func (rs *responder) writeObject(w http.ResponseWriter, r *http.Request, code in
 }
 
 // statusOf converts any error to the Status Kubernetes clients expect:
-// kind Status, a code, and details (at least empty: kube-apiserver always
-// sends them, and kubectl dereferences them).
+// kind Status and a code; details as the error has them.
 func statusOf(err error) *metav1.Status {
 	var api apierrors.APIStatus
 	var s metav1.Status
@@ -77,9 +76,6 @@ func statusOf(err error) *metav1.Status {
 		s = apierrors.NewInternalError(err).ErrStatus
 	}
 	s.Kind, s.APIVersion = "Status", "v1"
-	if s.Details == nil {
-		s.Details = &metav1.StatusDetails{}
-	}
 	return &s
 }
 
