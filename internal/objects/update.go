@@ -100,7 +100,7 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 		}
 	}
 	carryUpdateMeta(m, old)
-	if err := s.prepareUpdate(obj, current, opts.Subresource); err != nil {
+	if err := s.prepareUpdate(ctx, obj, current, opts.Subresource); err != nil {
 		return nil, conditional, err
 	}
 	if !s.res.NoGeneration && s.specChanged(obj, current) {
@@ -132,19 +132,19 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 	return obj, conditional, setRV(obj, rev)
 }
 
-func (s *Store) prepareUpdate(obj, current runtime.Object, subresource string) error {
+func (s *Store) prepareUpdate(ctx context.Context, obj, current runtime.Object, subresource string) error {
 	var errs field.ErrorList
 	switch subresource {
 	case "":
 		s.res.Strategy.PrepareForUpdate(obj, current)
 		s.res.Strategy.Default(obj)
-		errs = s.res.Strategy.ValidateUpdate(obj, current)
+		errs = validateUpdate(ctx, s.res.Strategy, obj, current)
 	case "status":
 		s.res.Status.PrepareForUpdate(obj, current)
-		errs = s.res.Status.ValidateUpdate(obj, current)
+		errs = validateUpdate(ctx, s.res.Status, obj, current)
 	case "finalize":
 		s.res.Finalize.PrepareForUpdate(obj, current)
-		errs = s.res.Finalize.ValidateUpdate(obj, current)
+		errs = validateUpdate(ctx, s.res.Finalize, obj, current)
 	default:
 		return apierrors.NewInternalError(fmt.Errorf("objects: no update logic for subresource %q", subresource))
 	}

@@ -24,7 +24,7 @@ func crdsResource() *registry.Resource {
 		NewList: func() runtime.Object { return &apiextv1.CustomResourceDefinitionList{} },
 		Strategy: crdStrategy{typed[*apiextv1.CustomResourceDefinition]{
 			prepareCreate: prepareCRDCreate,
-			prepareUpdate: func(c, old *apiextv1.CustomResourceDefinition) { c.Status = *old.Status.DeepCopy() },
+			prepareUpdate: prepareCRDUpdate,
 			defaults:      crdschema.SetCRDDefaults,
 			validate: func(c *apiextv1.CustomResourceDefinition) field.ErrorList {
 				errs := validateMeta(&c.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
@@ -32,7 +32,7 @@ func crdsResource() *registry.Resource {
 			},
 			validateUpdate: func(c, old *apiextv1.CustomResourceDefinition) field.ErrorList {
 				errs := validateMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
-				return append(errs, crdschema.ValidateCRDStatus(c)...)
+				return append(errs, crdschema.ValidateCRDUpdate(c, old)...)
 			},
 		}},
 		Status: typedStatus[*apiextv1.CustomResourceDefinition]{
@@ -94,5 +94,13 @@ func prepareCRDCreate(c *apiextv1.CustomResourceDefinition) {
 		Type: apiextv1.Established, Status: apiextv1.ConditionFalse, Reason: "Installing",
 		Message: "the custom resource is being installed", LastTransitionTime: metav1.NewTime(time.Now().Truncate(time.Second)),
 	}}}
+	crdschema.RecordStorageVersion(c)
+}
+
+// prepareCRDUpdate keeps old's status (the CRD controller owns it) and
+// records a new storage version in storedVersions, as Kubernetes' CRD
+// strategy does on update.
+func prepareCRDUpdate(c, old *apiextv1.CustomResourceDefinition) {
+	c.Status = *old.Status.DeepCopy()
 	crdschema.RecordStorageVersion(c)
 }
