@@ -95,7 +95,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 		defer cancel()
-		s.dispatch(w, r.WithContext(ctx), e, info, mt)
+		s.dispatch(w, r.WithContext(withWarnings(ctx, w)), e, info, mt)
 	})
 }
 

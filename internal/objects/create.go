@@ -70,7 +70,7 @@ func (s *Store) tryCreate(ctx context.Context, namespace string, obj runtime.Obj
 	stored := false
 	defer func() { txn.Finish(stored) }()
 	s.res.Strategy.PrepareForCreate(obj)
-	if errs := s.res.Strategy.Validate(obj); len(errs) > 0 {
+	if errs := validateCreate(ctx, s.res.Strategy, obj); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(s.invalidKind(), m.GetName(), errs)
 	}
 	value, err := s.encode(obj)
@@ -102,4 +102,24 @@ func (s *Store) checkNamespace(inBody, inURL string) error {
 	}
 	return apierrors.NewBadRequest(fmt.Sprintf(
 		"the namespace of the provided object does not match the namespace sent on the request (%q != %q)", inBody, inURL))
+}
+
+// validateCreate runs the strategy's create validation, with the request's
+// context when the strategy takes one.
+func validateCreate(ctx context.Context, st registry.Strategy, obj runtime.Object) field.ErrorList {
+	if cv, ok := st.(registry.ContextValidator); ok {
+		return cv.ValidateContext(ctx, obj)
+	}
+	return st.Validate(obj)
+}
+
+// validateUpdate is validateCreate for updates; v is a strategy or a
+// status strategy.
+func validateUpdate(ctx context.Context, v interface {
+	ValidateUpdate(obj, old runtime.Object) field.ErrorList
+}, obj, old runtime.Object) field.ErrorList {
+	if cv, ok := v.(registry.ContextUpdateValidator); ok {
+		return cv.ValidateUpdateContext(ctx, obj, old)
+	}
+	return v.ValidateUpdate(obj, old)
 }

@@ -111,7 +111,7 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 	}
 	stored := false
 	defer func() { txn.Finish(stored) }()
-	if errs := sub.validate(obj, current); len(errs) > 0 {
+	if errs := validateUpdate(ctx, sub.validator, obj, current); len(errs) > 0 {
 		return nil, conditional, apierrors.NewInvalid(s.invalidKind(), m.GetName(), errs)
 	}
 	if !s.res.NoGeneration && !s.res.StaticGeneration && s.specChanged(obj, current) {
@@ -149,8 +149,14 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 // prepare (PrepareForUpdate, and Default on the main resource) runs before
 // admission, validate after.
 type updateSteps struct {
-	prepare  func(obj, old runtime.Object)
-	validate func(obj, old runtime.Object) field.ErrorList
+	prepare   func(obj, old runtime.Object)
+	validator updateValidator
+}
+
+// updateValidator is a strategy or a status strategy (validateUpdate asks
+// it for its context-aware form first).
+type updateValidator interface {
+	ValidateUpdate(obj, old runtime.Object) field.ErrorList
 }
 
 // subresourceStrategy returns the update steps of the main resource ("")
@@ -160,16 +166,16 @@ func (s *Store) subresourceStrategy(subresource string) (updateSteps, error) {
 	case "":
 		st := s.res.Strategy
 		return updateSteps{
-			prepare:  func(obj, old runtime.Object) { st.PrepareForUpdate(obj, old); st.Default(obj) },
-			validate: st.ValidateUpdate,
+			prepare:   func(obj, old runtime.Object) { st.PrepareForUpdate(obj, old); st.Default(obj) },
+			validator: st,
 		}, nil
 	case "status":
 		if s.res.Status != nil {
-			return updateSteps{prepare: s.res.Status.PrepareForUpdate, validate: s.res.Status.ValidateUpdate}, nil
+			return updateSteps{prepare: s.res.Status.PrepareForUpdate, validator: s.res.Status}, nil
 		}
 	default:
 		if sr := s.res.Subresource(subresource); sr != nil && sr.Update != nil {
-			return updateSteps{prepare: sr.Update.PrepareForUpdate, validate: sr.Update.ValidateUpdate}, nil
+			return updateSteps{prepare: sr.Update.PrepareForUpdate, validator: sr.Update}, nil
 		}
 	}
 	return updateSteps{}, apierrors.NewInternalError(fmt.Errorf("objects: no update logic for subresource %q", subresource))

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -286,4 +287,21 @@ type DeletionHolder interface {
 // warning under Warn).
 type Pruner interface {
 	Prune(obj runtime.Object) []string
+}
+
+// ContextValidator is implemented by strategies (and status strategies)
+// whose validation needs the request's context: custom resources evaluate
+// CEL validation rules, which stop when the request is cancelled and
+// report ratcheted failures as warnings through the context
+// (k8s.io/apiserver/pkg/warning). The object layer calls these instead of
+// Validate and ValidateUpdate when a strategy has them.
+type ContextValidator interface {
+	ContextUpdateValidator
+	ValidateContext(ctx context.Context, obj runtime.Object) field.ErrorList
+}
+
+// ContextUpdateValidator is the update half of ContextValidator, which is
+// all a status strategy needs.
+type ContextUpdateValidator interface {
+	ValidateUpdateContext(ctx context.Context, obj, old runtime.Object) field.ErrorList
 }
