@@ -4,8 +4,11 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/registry"
 	"github.com/setpoint-dev/setpoint/internal/registry/apiextensions"
 	"github.com/setpoint-dev/setpoint/internal/registry/apps"
+	"github.com/setpoint-dev/setpoint/internal/registry/autoscaling"
+	"github.com/setpoint-dev/setpoint/internal/registry/batch"
 	"github.com/setpoint-dev/setpoint/internal/registry/coordination"
 	"github.com/setpoint-dev/setpoint/internal/registry/core"
+	"github.com/setpoint-dev/setpoint/internal/registry/policy"
 )
 
 // Resources returns the descriptors of every built-in resource, new on each
@@ -16,6 +19,9 @@ func Resources() []*registry.Resource {
 	for _, group := range []func() []*registry.Resource{
 		core.Resources,
 		apps.Resources,
+		autoscaling.Resources,
+		batch.Resources,
+		policy.Resources,
 		coordination.Resources,
 		apiextensions.Resources,
 	} {
