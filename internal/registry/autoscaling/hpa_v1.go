@@ -26,8 +26,8 @@ func hpaV1Resource() *registry.Resource {
 		Group: "autoscaling", Version: "v1", Resource: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler",
 		ListKind: "HorizontalPodAutoscalerList", Singular: "horizontalpodautoscaler", ShortNames: []string{"hpa"},
 		Categories: []string{"all"}, Namespaced: true,
-		New:        func() runtime.Object { return &hpaV1{} },
-		NewList:    func() runtime.Object { return &autoscalingv1.HorizontalPodAutoscalerList{} },
+		New:     func() runtime.Object { return &hpaV1{} },
+		NewList: func() runtime.Object { return &autoscalingv1.HorizontalPodAutoscalerList{} },
 		Strategy: strategy.Typed[*hpaV1]{
 			PrepareCreate: func(h *hpaV1) { throughV2(h, hpaV2Strategy.PrepareCreate) },
 			PrepareUpdate: func(h, old *hpaV1) { pairThroughV2(h, old, hpaV2Strategy.PrepareUpdate) },

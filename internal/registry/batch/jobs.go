@@ -33,6 +33,7 @@ func jobsResource() *registry.Resource {
 		Strategy: strategy.Typed[*batchv1.Job]{
 			PrepareCreate: func(j *batchv1.Job) {
 				generateSelector(j)
+				labelsFromTemplate(j)
 				j.Status = batchv1.JobStatus{}
 			},
 			PrepareUpdate:  func(j, old *batchv1.Job) { j.Status = old.Status },
@@ -53,9 +54,7 @@ func jobsResource() *registry.Resource {
 }
 
 // defaultJob applies batch/v1's SetDefaults_Job and the pod template's
-// defaults. A job without labels takes its template's labels map itself,
-// as the decoded object does in kube-apiserver, so that the labels
-// generateSelector adds later show in both.
+// defaults.
 func defaultJob(j *batchv1.Job) {
 	s := &j.Spec
 	if s.Completions == nil && s.Parallelism == nil {
@@ -72,9 +71,7 @@ func defaultJob(j *batchv1.Job) {
 			s.BackoffLimit = new(int32(6))
 		}
 	}
-	if s.Template.Labels != nil && len(j.Labels) == 0 {
-		j.Labels = s.Template.Labels
-	}
+	labelsFromTemplate(j)
 	if s.CompletionMode == nil {
 		s.CompletionMode = new(batchv1.NonIndexedCompletion)
 	}
@@ -108,6 +105,17 @@ func defaultTemplateJobSpec(s *batchv1.JobSpec) {
 		}
 	}
 	podspec.DefaultPodSpec(&s.Template.Spec)
+}
+
+// labelsFromTemplate gives a job without labels its template's labels map
+// itself. kube-apiserver defaults a job so when it decodes it, the request
+// and the stored object alike: the job shares the map, so the labels
+// generateSelector adds to the template show in the job's labels too, and
+// a job created without template labels gets them when it is stored.
+func labelsFromTemplate(j *batchv1.Job) {
+	if j.Spec.Template.Labels != nil && len(j.Labels) == 0 {
+		j.Labels = j.Spec.Template.Labels
+	}
 }
 
 // generateSelector gives a job without manualSelector its pods' labels

@@ -24,7 +24,7 @@ func podDisruptionBudgetsResource() *registry.Resource {
 		Strategy: strategy.Typed[*policyv1.PodDisruptionBudget]{
 			PrepareCreate: func(p *policyv1.PodDisruptionBudget) { p.Status = policyv1.PodDisruptionBudgetStatus{} },
 			PrepareUpdate: func(p, old *policyv1.PodDisruptionBudget) { p.Status = old.Status },
-			ValidateNew: validatePDBCreate,
+			ValidateNew:   validatePDBCreate,
 			ValidateChange: func(p, old *policyv1.PodDisruptionBudget) field.ErrorList {
 				errs := strategy.ValidateMetaUpdate(&p.ObjectMeta, &old.ObjectMeta)
 				return append(errs, validatePDB(p, selectorHasInvalidValues(old))...)
