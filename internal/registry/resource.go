@@ -270,3 +270,13 @@ type DeletionHolder interface {
 type Pruner interface {
 	Prune(obj runtime.Object) []string
 }
+
+// StoredDefaulter is implemented by strategies of kinds whose stored form
+// cannot carry everything Kubernetes shows: Kubernetes defaults every
+// object it decodes from storage, so what its defaulting sets (the
+// apiVersion and kind of a statefulset's claim templates, which protobuf
+// does not keep) is there on every read. DefaultStored fills it in on
+// objects the server decodes from storage.
+type StoredDefaulter interface {
+	DefaultStored(obj runtime.Object)
+}

@@ -18,13 +18,13 @@ func statefulSetsResource() *registry.Resource {
 		Singular: "statefulset", ShortNames: []string{"sts"}, Categories: []string{"all"}, Namespaced: true,
 		New:     func() runtime.Object { return &appsv1.StatefulSet{} },
 		NewList: func() runtime.Object { return &appsv1.StatefulSetList{} },
-		Strategy: strategy.Typed[*appsv1.StatefulSet]{
+		Strategy: statefulSetStrategy{strategy.Typed[*appsv1.StatefulSet]{
 			PrepareCreate:  func(s *appsv1.StatefulSet) { s.Status = appsv1.StatefulSetStatus{} },
 			PrepareUpdate:  func(s, old *appsv1.StatefulSet) { s.Status = old.Status },
 			Defaults:       defaultStatefulSet,
 			ValidateNew:    validateStatefulSet,
 			ValidateChange: validateStatefulSetUpdate,
-		},
+		}},
 		// Kubernetes' status strategy of statefulsets keeps the spec only:
 		// labels and annotations written through status are kept.
 		Status: strategy.TypedStatus[*appsv1.StatefulSet]{
@@ -100,4 +100,18 @@ func defaultClaimTemplate(c *corev1.PersistentVolumeClaim) {
 	}
 	podspec.RoundResources(c.Spec.Resources.Requests)
 	podspec.RoundResources(c.Spec.Resources.Limits)
+}
+
+// statefulSetStrategy gives stored statefulsets' claim templates back the
+// apiVersion and kind protobuf does not keep (registry.StoredDefaulter).
+type statefulSetStrategy struct {
+	strategy.Typed[*appsv1.StatefulSet]
+}
+
+func (statefulSetStrategy) DefaultStored(obj runtime.Object) {
+	if s, ok := obj.(*appsv1.StatefulSet); ok {
+		for i := range s.Spec.VolumeClaimTemplates {
+			s.Spec.VolumeClaimTemplates[i].APIVersion, s.Spec.VolumeClaimTemplates[i].Kind = "v1", "PersistentVolumeClaim"
+		}
+	}
 }

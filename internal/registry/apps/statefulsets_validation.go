@@ -128,9 +128,12 @@ func validateStatefulSetTemplate(s *appsv1.StatefulSetSpec, p *field.Path, opts 
 		}
 		if !opts.skipTemplate {
 			errs = append(errs, podspec.ValidatePodTemplate(t, tp)...)
+		} else {
+			// Checked again even when the template is not (the same
+			// errors are reported once).
+			errs = append(errs, metav1validation.ValidateLabels(t.Labels, tp.Child("labels"))...)
+			errs = append(errs, apivalidation.ValidateAnnotations(t.Annotations, tp.Child("annotations"))...)
 		}
-		errs = append(errs, metav1validation.ValidateLabels(t.Labels, tp.Child("labels"))...)
-		errs = append(errs, apivalidation.ValidateAnnotations(t.Annotations, tp.Child("annotations"))...)
 	}
 	if s.Template.Spec.RestartPolicy != corev1.RestartPolicyAlways {
 		errs = append(errs, field.NotSupported(tp.Child("spec", "restartPolicy"), s.Template.Spec.RestartPolicy, []string{string(corev1.RestartPolicyAlways)}))
@@ -181,7 +184,7 @@ func validateStatefulSetUpdate(s, old *appsv1.StatefulSet) field.ErrorList {
 	sp := strategy.SpecPath
 	errs = append(errs, validateStatefulSetSpec(&s.Spec, sp, opts)...)
 	errs = append(errs, apivalidation.ValidateImmutableField(s.Spec.Selector, old.Spec.Selector, sp.Child("selector"))...)
-	errs = append(errs, apivalidation.ValidateImmutableField(s.Spec.VolumeClaimTemplates, old.Spec.VolumeClaimTemplates, sp.Child("volumeClaimTemplates"))...)
+	errs = append(errs, apivalidation.ValidateImmutableField(claimTemplates(s), claimTemplates(old), sp.Child("volumeClaimTemplates"))...)
 	errs = append(errs, apivalidation.ValidateImmutableField(s.Spec.ServiceName, old.Spec.ServiceName, sp.Child("serviceName"))...)
 	errs = append(errs, apivalidation.ValidateImmutableField(s.Spec.PodManagementPolicy, old.Spec.PodManagementPolicy, sp.Child("podManagementPolicy"))...)
 	return errs
@@ -226,4 +229,18 @@ func collisionCountDecrement(cur, old *int32) field.ErrorList {
 		v = *cur
 	}
 	return field.ErrorList{field.Invalid(strategy.StatusPath.Child("collisionCount"), v, "cannot be decremented")}
+}
+
+// claimTemplates returns the claim templates as kube-apiserver compares
+// them: without apiVersion and kind, which its internal form lacks.
+func claimTemplates(s *appsv1.StatefulSet) []corev1.PersistentVolumeClaim {
+	if s.Spec.VolumeClaimTemplates == nil {
+		return nil
+	}
+	out := make([]corev1.PersistentVolumeClaim, len(s.Spec.VolumeClaimTemplates))
+	for i, c := range s.Spec.VolumeClaimTemplates {
+		c.TypeMeta = metav1.TypeMeta{}
+		out[i] = c
+	}
+	return out
 }
