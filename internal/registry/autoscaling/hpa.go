@@ -109,3 +109,17 @@ func validateHPAStatusUpdate(h, old *autoscalingv2.HorizontalPodAutoscaler) fiel
 	errs = append(errs, nonNegative(int64(s.CurrentReplicas), p.Child("currentReplicas"))...)
 	return append(errs, nonNegative(int64(s.DesiredReplicas), p.Child("desiredReplicas"))...)
 }
+
+// hpaV2StoredStrategy defaults the autoscalers read from storage, as
+// kube-apiserver does with every object it decodes: one written through
+// autoscaling/v1 gets v2's defaults (its behavior's rules) when read
+// (registry.StoredDefaulter).
+type hpaV2StoredStrategy struct {
+	strategy.Typed[*autoscalingv2.HorizontalPodAutoscaler]
+}
+
+func (hpaV2StoredStrategy) DefaultStored(obj runtime.Object) {
+	if h, ok := obj.(*autoscalingv2.HorizontalPodAutoscaler); ok {
+		defaultHPA(h)
+	}
+}

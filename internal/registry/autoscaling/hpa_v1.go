@@ -31,8 +31,14 @@ func hpaV1Resource() *registry.Resource {
 		Strategy: strategy.Typed[*hpaV1]{
 			PrepareCreate: func(h *hpaV1) { throughV2(h, hpaV2Strategy.PrepareCreate) },
 			PrepareUpdate: func(h, old *hpaV1) { pairThroughV2(h, old, hpaV2Strategy.PrepareUpdate) },
-			Defaults:      func(h *hpaV1) { throughV2(h, defaultHPA) },
-			ValidateNew:   func(h *hpaV1) field.ErrorList { return validateHPA(toV2(h)) },
+			// Only v1's own default: v2's apply when the stored form is
+			// read, as kube-apiserver defaults the v2 objects it decodes.
+			Defaults: func(h *hpaV1) {
+				if h.Spec.MinReplicas == nil {
+					h.Spec.MinReplicas = new(int32(1))
+				}
+			},
+			ValidateNew: func(h *hpaV1) field.ErrorList { return validateHPA(toV2(h)) },
 			ValidateChange: func(h, old *hpaV1) field.ErrorList {
 				return validateHPAUpdate(toV2(h), toV2(old))
 			},
@@ -58,6 +64,7 @@ func hpaV1Resource() *registry.Resource {
 				if !ok {
 					return nil, fmt.Errorf("autoscaling: read %T as autoscaling/v1", stored)
 				}
+				defaultHPA(h)
 				return toV1(h)
 			},
 		},

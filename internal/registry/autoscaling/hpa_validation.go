@@ -72,16 +72,13 @@ func hpaOptionsFor(h, old *autoscalingv2.HorizontalPodAutoscaler) hpaOptions {
 	return opts
 }
 
+// validateHPASpec reports the maxReplicas bounds, which kube-apiserver
+// checks declaratively, after the others and in its declarative wording,
+// as it does.
 func validateHPASpec(s *autoscalingv2.HorizontalPodAutoscalerSpec, p *field.Path, opts hpaOptions) field.ErrorList {
 	var errs field.ErrorList
 	if s.MinReplicas != nil && *s.MinReplicas < 0 {
 		errs = append(errs, field.Invalid(p.Child("minReplicas"), *s.MinReplicas, "must be greater than or equal to 0"))
-	}
-	switch {
-	case s.MaxReplicas == 0:
-		errs = append(errs, field.Required(p.Child("maxReplicas"), "must be set and greater than 0"))
-	case s.MaxReplicas < 0:
-		errs = append(errs, field.Invalid(p.Child("maxReplicas"), s.MaxReplicas, "must be greater than or equal to 1"))
 	}
 	if s.MinReplicas != nil && s.MaxReplicas < *s.MinReplicas {
 		errs = append(errs, field.Invalid(p.Child("maxReplicas"), s.MaxReplicas, "must be greater than or equal to `minReplicas`"))
@@ -91,6 +88,12 @@ func validateHPASpec(s *autoscalingv2.HorizontalPodAutoscalerSpec, p *field.Path
 	if b := s.Behavior; b != nil {
 		errs = append(errs, validateRules(b.ScaleUp, p.Child("behavior", "scaleUp"))...)
 		errs = append(errs, validateRules(b.ScaleDown, p.Child("behavior", "scaleDown"))...)
+	}
+	switch {
+	case s.MaxReplicas == 0:
+		errs = append(errs, field.Required(p.Child("maxReplicas"), ""))
+	case s.MaxReplicas < 0:
+		errs = append(errs, field.Invalid(p.Child("maxReplicas"), s.MaxReplicas, "must be greater than or equal to 1"))
 	}
 	return errs
 }
@@ -208,13 +211,11 @@ func validateMetricSpec(m *autoscalingv2.MetricSpec, p *field.Path, opts refOpti
 	check("containerResource", m.ContainerResource != nil, func() field.ErrorList {
 		return validateContainerResourceSource(m.ContainerResource, p.Child("containerResource"))
 	})
-	expected, set := expectedSource(m)
-	if expected == "" {
-		errs = append(errs, field.NotSupported(p.Child("type"), m.Type, metricSources))
-	} else if !set {
+	// An unknown type is reported once, above.
+	if expected, set := expectedSource(m); expected != "" && !set {
 		errs = append(errs, field.Required(p.Child(expected), "must populate information for the given metric source"))
 	}
-	if len(present) != 1 {
+	if expected, _ := expectedSource(m); len(present) != 1 {
 		for _, name := range present {
 			if name != expected {
 				errs = append(errs, field.Forbidden(p.Child(name), "must populate the given metric source only"))
