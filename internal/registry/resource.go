@@ -136,6 +136,12 @@ type Resource struct {
 	Bootstrap func() []runtime.Object
 	// Attrs extracts labels and selectable fields.
 	Attrs AttrFunc
+	// FieldLabelError returns the message of the 400 answering a field
+	// selector on a field the kind does not support (Attrs' set). Kinds
+	// differ in kube-apiserver: strategy.UnknownFieldLabel gives the
+	// message of kinds without field labels of their own. Nil answers
+	// "field label not supported: <label>".
+	FieldLabelError func(label string) string
 	// Table renders `kubectl get` columns.
 	Table TableConvertor
 }

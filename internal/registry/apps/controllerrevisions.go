@@ -26,9 +26,10 @@ func controllerRevisionsResource() *registry.Resource {
 			ValidateNew:    validateControllerRevision,
 			ValidateChange: validateControllerRevisionUpdate,
 		},
-		NoGeneration: true,
-		Attrs:        strategy.Attrs[*appsv1.ControllerRevision](true, nil),
-		Table:        printers.For("apps", "ControllerRevision"),
+		NoGeneration:    true,
+		Attrs:           strategy.Attrs[*appsv1.ControllerRevision](true, nil),
+		FieldLabelError: strategy.UnknownFieldLabel,
+		Table:           printers.For("apps", "ControllerRevision"),
 	}
 }
 

@@ -40,8 +40,9 @@ func daemonSetsResource() *registry.Resource {
 			},
 			ValidateChange: validateDaemonSetStatusUpdate,
 		},
-		Attrs: strategy.Attrs[*appsv1.DaemonSet](true, nil),
-		Table: printers.For("apps", "DaemonSet"),
+		Attrs:           strategy.Attrs[*appsv1.DaemonSet](true, nil),
+		FieldLabelError: strategy.UnknownFieldLabel,
+		Table:           printers.For("apps", "DaemonSet"),
 	}
 }
 

@@ -38,8 +38,9 @@ func statefulSetsResource() *registry.Resource {
 			},
 			Set: func(s *appsv1.StatefulSet, n int32) { s.Spec.Replicas = &n },
 		},
-		Attrs: strategy.Attrs[*appsv1.StatefulSet](true, nil),
-		Table: printers.For("apps", "StatefulSet"),
+		Attrs:           strategy.Attrs[*appsv1.StatefulSet](true, nil),
+		FieldLabelError: strategy.UnknownFieldLabel,
+		Table:           printers.For("apps", "StatefulSet"),
 	}
 }
 

@@ -34,12 +34,13 @@ func hpaV2Resource() *registry.Resource {
 		Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler",
 		ListKind: "HorizontalPodAutoscalerList", Singular: "horizontalpodautoscaler", ShortNames: []string{"hpa"},
 		Categories: []string{"all"}, Namespaced: true,
-		New:      func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscaler{} },
-		NewList:  func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscalerList{} },
-		Strategy: hpaV2Strategy,
-		Status:   hpaV2Status,
-		Attrs:    strategy.Attrs[*autoscalingv2.HorizontalPodAutoscaler](true, nil),
-		Table:    printers.For("autoscaling", "HorizontalPodAutoscaler"),
+		New:             func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscaler{} },
+		NewList:         func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscalerList{} },
+		Strategy:        hpaV2Strategy,
+		Status:          hpaV2Status,
+		Attrs:           strategy.Attrs[*autoscalingv2.HorizontalPodAutoscaler](true, nil),
+		FieldLabelError: strategy.UnknownFieldLabel,
+		Table:           printers.For("autoscaling", "HorizontalPodAutoscaler"),
 	}
 }
 

@@ -68,8 +68,9 @@ func hpaV1Resource() *registry.Resource {
 				return toV1(h)
 			},
 		},
-		Attrs: strategy.Attrs[*hpaV1](true, nil),
-		Table: v1Table{printers.For("autoscaling", "HorizontalPodAutoscaler")},
+		Attrs:           strategy.Attrs[*hpaV1](true, nil),
+		FieldLabelError: strategy.UnknownFieldLabel,
+		Table:           v1Table{printers.For("autoscaling", "HorizontalPodAutoscaler")},
 	}
 }
 

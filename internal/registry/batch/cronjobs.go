@@ -41,8 +41,9 @@ func cronJobsResource() *registry.Resource {
 				return strategy.ValidateMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
 			},
 		},
-		Attrs: strategy.Attrs[*batchv1.CronJob](true, nil),
-		Table: printers.For("batch", "CronJob"),
+		Attrs:           strategy.Attrs[*batchv1.CronJob](true, nil),
+		FieldLabelError: strategy.UnknownFieldLabel,
+		Table:           printers.For("batch", "CronJob"),
 	}
 }
 

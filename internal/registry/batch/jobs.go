@@ -49,7 +49,8 @@ func jobsResource() *registry.Resource {
 		Attrs: strategy.Attrs(true, func(j *batchv1.Job, set fields.Set) {
 			set["status.successful"] = strconv.Itoa(int(j.Status.Succeeded))
 		}),
-		Table: printers.For("batch", "Job"),
+		FieldLabelError: strategy.UnknownFieldLabelOf("Job"),
+		Table:           printers.For("batch", "Job"),
 	}
 }
 

@@ -7,8 +7,8 @@
 //
 // The cases live in a JSON file per kind (testdata/*.json of the kind's
 // package). Setting REFTEST_RECORD to the kubeconfig of a running
-// kube-apiserver v1.37 (the reference) runs the cases there instead and
-// writes its answers into the file.
+// kube-apiserver v1.37 (the reference) runs the cases that have no answer
+// yet there instead, and writes its answers into the file.
 package reftest
 
 import (
@@ -43,7 +43,11 @@ type Case struct {
 	// request creates Body.
 	Base        json.RawMessage `json:"base,omitempty"`
 	Subresource string          `json:"subresource,omitempty"`
-	Body        json.RawMessage `json:"body"`
+	Body        json.RawMessage `json:"body,omitempty"`
+	// Query, when set, makes the request a list of the collection with
+	// these parameters (after Base is created); the answer keeps the
+	// names of the items.
+	Query string `json:"query,omitempty"`
 	// IgnoreStatus leaves the written object's status out of the
 	// comparison (a controller of the reference writes it meanwhile).
 	IgnoreStatus bool `json:"ignoreStatus,omitempty"`
@@ -153,6 +157,9 @@ func record(t *testing.T, file, kubeconfig string, cases []Case) {
 	}}
 	ensureNamespace(t, s)
 	for i := range cases {
+		if cases[i].Want != nil {
+			continue // recorded already: delete the answer to record it again
+		}
 		createBase(t, s, cases[i])
 		got := request(t, s, cases[i])
 		cases[i].Want = &got
@@ -191,12 +198,35 @@ func createBase(t *testing.T, s *server, c Case) {
 // request sends a case's request: a create, or a merge patch of its base.
 func request(t *testing.T, s *server, c Case) Answer {
 	t.Helper()
-	if c.Base == nil {
+	switch {
+	case c.Query != "":
+		code, out := s.do(t, http.MethodGet, collection(c)+"?"+c.Query, "", nil)
+		if code >= 400 {
+			return answer(t, code, out)
+		}
+		return Answer{Code: code, Object: map[string]any{"items": itemNames(t, out)}}
+	case c.Base == nil:
 		code, out := s.do(t, http.MethodPost, collection(c), "application/json", c.Body)
 		return answer(t, code, out)
 	}
 	code, out := s.do(t, http.MethodPatch, objectPath(t, c), "application/merge-patch+json", c.Body)
 	return answer(t, code, out)
+}
+
+func itemNames(t *testing.T, list []byte) []any {
+	var l struct {
+		Items []struct {
+			Metadata struct{ Name string } `json:"metadata"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(list, &l); err != nil {
+		t.Fatal(err)
+	}
+	names := []any{}
+	for _, it := range l.Items {
+		names = append(names, it.Metadata.Name)
+	}
+	return names
 }
 
 func objectPath(t *testing.T, c Case) string {
