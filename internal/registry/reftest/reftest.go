@@ -44,6 +44,10 @@ type Case struct {
 	Base        json.RawMessage `json:"base,omitempty"`
 	Subresource string          `json:"subresource,omitempty"`
 	Body        json.RawMessage `json:"body,omitempty"`
+	// Table, for a successful request, also reads the object as a
+	// meta.k8s.io Table (what kubectl get prints) and compares its columns
+	// and cells (ages excepted).
+	Table bool `json:"table,omitempty"`
 	// Query, when set, makes the request a list of the collection with
 	// these parameters (after Base is created); the answer keeps the
 	// names of the items.
@@ -66,6 +70,16 @@ type Answer struct {
 	Causes  []Cause `json:"causes,omitempty"`
 	// Object is the written object, normalized, for successful requests.
 	Object map[string]any `json:"object,omitempty"`
+	// Table is the object as a Table, when the case asks for it.
+	Table *Table `json:"table,omitempty"`
+}
+
+// Table is the part of a meta.k8s.io Table that servers must agree on:
+// the columns ("name type format priority") and the one row's cells, with
+// ages written "<age>".
+type Table struct {
+	Columns []string `json:"columns"`
+	Cells   []any    `json:"cells"`
 }
 
 // Cause is one cause of a refusal.
@@ -88,7 +102,10 @@ func (s *server) do(t *testing.T, method, path, ctype string, body []byte) (int,
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+s.token)
-	if body != nil {
+	switch {
+	case method == http.MethodGet && ctype != "":
+		req.Header.Set("Accept", ctype)
+	case body != nil:
 		req.Header.Set("Content-Type", ctype)
 	}
 	resp, err := s.client.Do(req)
@@ -207,10 +224,51 @@ func request(t *testing.T, s *server, c Case) Answer {
 		return Answer{Code: code, Object: map[string]any{"items": itemNames(t, out)}}
 	case c.Base == nil:
 		code, out := s.do(t, http.MethodPost, collection(c), "application/json", c.Body)
-		return answer(t, code, out)
+		return withTable(t, s, c, answer(t, code, out))
 	}
 	code, out := s.do(t, http.MethodPatch, objectPath(t, c), "application/merge-patch+json", c.Body)
-	return answer(t, code, out)
+	return withTable(t, s, c, answer(t, code, out))
+}
+
+const tableMediaType = "application/json;as=Table;v=v1;g=meta.k8s.io"
+
+// withTable adds the written object's Table to a successful answer when
+// the case asks for it.
+func withTable(t *testing.T, s *server, c Case, a Answer) Answer {
+	if !c.Table || a.Code >= 400 {
+		return a
+	}
+	md, _ := a.Object["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	code, out := s.do(t, http.MethodGet, collection(c)+"/"+name, tableMediaType, nil)
+	if code != 200 {
+		t.Fatalf("%s: get table: %d %s", c.Name, code, out)
+	}
+	var tbl struct {
+		ColumnDefinitions []struct {
+			Name, Type, Format string
+			Priority           int
+		} `json:"columnDefinitions"`
+		Rows []struct {
+			Cells []any `json:"cells"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(out, &tbl); err != nil || len(tbl.Rows) != 1 {
+		t.Fatalf("%s: table: %v %s", c.Name, err, out)
+	}
+	a.Table = &Table{Cells: tbl.Rows[0].Cells}
+	for i, col := range tbl.ColumnDefinitions {
+		a.Table.Columns = append(a.Table.Columns, fmt.Sprintf("%s %s %s %d", col.Name, col.Type, col.Format, col.Priority))
+		if col.Name == "Age" && i < len(a.Table.Cells) {
+			a.Table.Cells[i] = "<age>"
+		}
+	}
+	for i, v := range a.Table.Cells {
+		if str, ok := v.(string); ok {
+			a.Table.Cells[i] = uuids.ReplaceAllString(str, "UID")
+		}
+	}
+	return a
 }
 
 func itemNames(t *testing.T, list []byte) []any {
@@ -345,6 +403,13 @@ func compare(t *testing.T, c Case, got Answer) {
 		if c.IgnoreStatus {
 			delete(got.Object, "status")
 			delete(want.Object, "status")
+		}
+		if want.Table != nil {
+			gt, _ := json.Marshal(got.Table)
+			wt, _ := json.Marshal(want.Table)
+			if !bytes.Equal(gt, wt) {
+				t.Errorf("table\n got %s\nwant %s", gt, wt)
+			}
 		}
 		g, w := flatten("", got.Object, nil), flatten("", want.Object, nil)
 		for k, v := range w {
