@@ -104,6 +104,10 @@ type Resource struct {
 	// View is set for a resource that is another's storage seen in its own
 	// version and Go type (hooks.go).
 	View *StorageView
+	// OrphanByDefault: a DELETE that names no propagation policy orphans
+	// the object's dependents (adds the "orphan" finalizer), as
+	// kube-apiserver's default garbage-collection policy of batch/v1 jobs.
+	OrphanByDefault bool
 	// NoDeleteCollection is true for kinds kube-apiserver serves no
 	// deletecollection for (namespaces: DELETE on the collection is 405).
 	NoDeleteCollection bool

@@ -46,6 +46,9 @@ func jobsResource() *registry.Resource {
 			PrepareUpdate:  func(j, old *batchv1.Job) { j.Spec = old.Spec },
 			ValidateChange: validateJobStatusUpdate,
 		},
+		// A DELETE without a propagation policy leaves the job's pods, as
+		// kube-apiserver's batch/v1 jobs do (kubectl asks for background).
+		OrphanByDefault: true,
 		Attrs: strategy.Attrs(true, func(j *batchv1.Job, set fields.Set) {
 			set["status.successful"] = strconv.Itoa(int(j.Status.Succeeded))
 		}),
