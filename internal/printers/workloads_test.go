@@ -90,4 +90,3 @@ func TestPDBRow(t *testing.T) {
 		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: new(intstr.FromString("20%"))}, Status: policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 2}}
 	expectRow(t, "policy", "PodDisruptionBudget", p, "p", "N/A", "20%", int64(2), "60s")
 }
-
