@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/setpoint-dev/setpoint/internal/objects"
@@ -79,6 +81,9 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, e *entry, 
 		return
 	}
 	fn := func(current runtime.Object) (runtime.Object, error) {
+		if current != nil && e.res.NoUnconditionalUpdate && objectMeta(obj).GetResourceVersion() == "" {
+			return nil, errUnconditionalUpdate(e, info.Name)
+		}
 		return e.trackUpdate(current, obj.DeepCopyObject(), manager, info.Subresource), nil
 	}
 	opts := objects.UpdateOptions{WriteOptions: objects.WriteOptions{DryRun: dry}, Subresource: info.Subresource}
@@ -243,4 +248,13 @@ func decodeAnyVersionDeleteOptions(body []byte, opts *metav1.DeleteOptions) erro
 		return fmt.Errorf("kind %q is not DeleteOptions", tm.Kind)
 	}
 	return sigsyaml.UnmarshalStrict(body, opts)
+}
+
+// errUnconditionalUpdate is kube-apiserver's answer to a PUT naming no
+// resourceVersion of a kind that allows no unconditional update; it names
+// the resource where a kind would be.
+func errUnconditionalUpdate(e *entry, name string) error {
+	gr := e.gr()
+	return apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: gr.Resource}, name, field.ErrorList{
+		field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update")})
 }

@@ -104,6 +104,11 @@ type Resource struct {
 	// View is set for a resource that is another's storage seen in its own
 	// version and Go type (hooks.go).
 	View *StorageView
+	// NoUnconditionalUpdate: an update must name the resourceVersion it
+	// replaces (kube-apiserver's AllowUnconditionalUpdate false:
+	// poddisruptionbudgets); patches apply to the current object and
+	// always do.
+	NoUnconditionalUpdate bool
 	// OrphanByDefault: a DELETE that names no propagation policy orphans
 	// the object's dependents (adds the "orphan" finalizer), as
 	// kube-apiserver's default garbage-collection policy of batch/v1 jobs.

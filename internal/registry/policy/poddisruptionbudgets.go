@@ -34,9 +34,10 @@ func podDisruptionBudgetsResource() *registry.Resource {
 			PrepareUpdate:  func(p, old *policyv1.PodDisruptionBudget) { p.Spec = old.Spec },
 			ValidateChange: validatePDBStatusUpdate,
 		},
-		Attrs:           strategy.Attrs[*policyv1.PodDisruptionBudget](true, nil),
-		FieldLabelError: strategy.UnknownFieldLabel,
-		Table:           printers.For("policy", "PodDisruptionBudget"),
+		Attrs:                 strategy.Attrs[*policyv1.PodDisruptionBudget](true, nil),
+		FieldLabelError:       strategy.UnknownFieldLabel,
+		NoUnconditionalUpdate: true,
+		Table:                 printers.For("policy", "PodDisruptionBudget"),
 	}
 }
 
