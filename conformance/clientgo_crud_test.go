@@ -11,8 +11,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -59,6 +63,23 @@ type crudCase struct {
 	statusSet func(obj runtime.Object) bool
 	// subresources covered by the case besides status.
 	subresources []string
+	// statusKeepsLabels: the kind's status endpoint writes the labels it
+	// is sent, as kube-apiserver's status strategies of workloads,
+	// autoscalers and disruption budgets do.
+	statusKeepsLabels bool
+	// orphansByDefault: a delete naming no propagation policy orphans.
+	orphansByDefault bool
+}
+
+// deleteOptions asks for background deletion for kinds that orphan their
+// dependents by default (batch/v1 jobs, as kube-apiserver: without a
+// garbage collector the object would stay with the "orphan" finalizer).
+func (c crudCase) deleteOptions(o metav1.DeleteOptions) metav1.DeleteOptions {
+	if c.orphansByDefault {
+		bg := metav1.DeletePropagationBackground
+		o.PropagationPolicy = &bg
+	}
+	return o
 }
 
 func crudCases() []crudCase {
@@ -183,6 +204,99 @@ func crudCases() []crudCase {
 			subresources: []string{"scale"},
 		},
 		{
+			gvr: appsv1.SchemeGroupVersion.WithResource("statefulsets"), kind: "StatefulSet", namespaced: true,
+			newObj: func(n string, l map[string]string) runtime.Object {
+				return &appsv1.StatefulSet{ObjectMeta: om(n, l, true), Spec: appsv1.StatefulSetSpec{
+					Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": n}}, Template: template(n),
+				}}
+			},
+			setStatus: func(o runtime.Object) {
+				o.(*appsv1.StatefulSet).Status.Replicas, o.(*appsv1.StatefulSet).Status.CurrentReplicas = 1, 1
+			},
+			statusSet:         func(o runtime.Object) bool { return o.(*appsv1.StatefulSet).Status.CurrentReplicas == 1 },
+			subresources:      []string{"scale"},
+			statusKeepsLabels: true,
+		},
+		{
+			gvr: appsv1.SchemeGroupVersion.WithResource("daemonsets"), kind: "DaemonSet", namespaced: true,
+			newObj: func(n string, l map[string]string) runtime.Object {
+				return &appsv1.DaemonSet{ObjectMeta: om(n, l, true), Spec: appsv1.DaemonSetSpec{
+					Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": n}}, Template: template(n),
+				}}
+			},
+			setStatus:         func(o runtime.Object) { o.(*appsv1.DaemonSet).Status.DesiredNumberScheduled = 2 },
+			statusSet:         func(o runtime.Object) bool { return o.(*appsv1.DaemonSet).Status.DesiredNumberScheduled == 2 },
+			statusKeepsLabels: true,
+		},
+		{
+			gvr: appsv1.SchemeGroupVersion.WithResource("controllerrevisions"), kind: "ControllerRevision", namespaced: true,
+			newObj: func(n string, l map[string]string) runtime.Object {
+				return &appsv1.ControllerRevision{ObjectMeta: om(n, l, true), Revision: 1,
+					Data: runtime.RawExtension{Raw: []byte(`{"spec":{"template":{}}}`)}}
+			},
+		},
+		{
+			gvr: batchv1.SchemeGroupVersion.WithResource("jobs"), kind: "Job", namespaced: true,
+			newObj: func(n string, l map[string]string) runtime.Object {
+				managedBy := "example.com/nobody"
+				return &batchv1.Job{ObjectMeta: om(n, l, true), Spec: batchv1.JobSpec{ManagedBy: &managedBy,
+					Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: podSpec.Containers}}}}
+			},
+			setStatus: func(o runtime.Object) {
+				o.(*batchv1.Job).Status.Active = 1
+				o.(*batchv1.Job).Status.StartTime = new(metav1.Now())
+			},
+			statusSet:         func(o runtime.Object) bool { return o.(*batchv1.Job).Status.Active == 1 },
+			statusKeepsLabels: true,
+			orphansByDefault:  true,
+		},
+		{
+			gvr: batchv1.SchemeGroupVersion.WithResource("cronjobs"), kind: "CronJob", namespaced: true,
+			newObj: func(n string, l map[string]string) runtime.Object {
+				return &batchv1.CronJob{ObjectMeta: om(n, l, true), Spec: batchv1.CronJobSpec{Schedule: "@hourly",
+					JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+						Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyOnFailure, Containers: podSpec.Containers}}}}}}
+			},
+			setStatus:         func(o runtime.Object) { o.(*batchv1.CronJob).Status.LastScheduleTime = new(metav1.Now()) },
+			statusSet:         func(o runtime.Object) bool { return o.(*batchv1.CronJob).Status.LastScheduleTime != nil },
+			statusKeepsLabels: true,
+		},
+		{
+			gvr: autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers"), kind: "HorizontalPodAutoscaler", namespaced: true,
+			newObj: func(n string, l map[string]string) runtime.Object {
+				return &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: om(n, l, true), Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+					ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: n}, MaxReplicas: 3}}
+			},
+			setStatus: func(o runtime.Object) { o.(*autoscalingv2.HorizontalPodAutoscaler).Status.DesiredReplicas = 2 },
+			statusSet: func(o runtime.Object) bool {
+				return o.(*autoscalingv2.HorizontalPodAutoscaler).Status.DesiredReplicas == 2
+			},
+			statusKeepsLabels: true,
+		},
+		{
+			gvr: autoscalingv1.SchemeGroupVersion.WithResource("horizontalpodautoscalers"), kind: "HorizontalPodAutoscaler", namespaced: true,
+			newObj: func(n string, l map[string]string) runtime.Object {
+				return &autoscalingv1.HorizontalPodAutoscaler{ObjectMeta: om(n, l, true), Spec: autoscalingv1.HorizontalPodAutoscalerSpec{
+					ScaleTargetRef: autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: n}, MaxReplicas: 3}}
+			},
+			setStatus: func(o runtime.Object) { o.(*autoscalingv1.HorizontalPodAutoscaler).Status.DesiredReplicas = 2 },
+			statusSet: func(o runtime.Object) bool {
+				return o.(*autoscalingv1.HorizontalPodAutoscaler).Status.DesiredReplicas == 2
+			},
+			statusKeepsLabels: true,
+		},
+		{
+			gvr: policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets"), kind: "PodDisruptionBudget", namespaced: true,
+			newObj: func(n string, l map[string]string) runtime.Object {
+				min := intstr.FromInt32(1)
+				return &policyv1.PodDisruptionBudget{ObjectMeta: om(n, l, true), Spec: policyv1.PodDisruptionBudgetSpec{
+					MinAvailable: &min, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": n}}}}
+			},
+			setStatus:         func(o runtime.Object) { o.(*policyv1.PodDisruptionBudget).Status.ExpectedPods = 2 },
+			statusSet:         func(o runtime.Object) bool { return o.(*policyv1.PodDisruptionBudget).Status.ExpectedPods == 2 },
+			statusKeepsLabels: true,
+		},
+		{
 			gvr: coordinationv1.SchemeGroupVersion.WithResource("leases"), kind: "Lease", namespaced: true,
 			newObj: func(n string, l map[string]string) runtime.Object {
 				holder := "someone"
@@ -202,7 +316,7 @@ type crudOps struct {
 	updateStatus     func(ctx context.Context, obj runtime.Object) (runtime.Object, error)
 	patch            func(ctx context.Context, name string, pt types.PatchType, data []byte) (runtime.Object, error)
 	delete           func(ctx context.Context, name string, opts metav1.DeleteOptions) error
-	deleteCollection func(ctx context.Context, sel metav1.ListOptions) error
+	deleteCollection func(ctx context.Context, opts metav1.DeleteOptions, sel metav1.ListOptions) error
 	// subresources
 	getScale    func(ctx context.Context, name string) (*autoscalingv1.Scale, error)
 	updateScale func(ctx context.Context, name string, s *autoscalingv1.Scale) (*autoscalingv1.Scale, error)
@@ -419,8 +533,8 @@ func exerciseCRUD(t *testing.T, c crudCase, ops crudOps) {
 		if !c.statusSet(out) {
 			t.Fatalf("update status: status not changed: %+v", out)
 		}
-		if _, ok := labelsOf(out)["via-status"]; ok {
-			t.Fatal("update status changed labels")
+		if _, ok := labelsOf(out)["via-status"]; ok != c.statusKeepsLabels {
+			t.Fatalf("update status: labels %v (the kind keeps those sent: %v)", labelsOf(out), c.statusKeepsLabels)
 		}
 		again, err := ops.get(ctx, "obj-a")
 		if err != nil || !c.statusSet(again) {
@@ -454,6 +568,8 @@ func exerciseCRUD(t *testing.T, c crudCase, ops crudOps) {
 		case *appsv1.Deployment:
 			replicas = *o.Spec.Replicas
 		case *appsv1.ReplicaSet:
+			replicas = *o.Spec.Replicas
+		case *appsv1.StatefulSet:
 			replicas = *o.Spec.Replicas
 		}
 		if replicas != 3 {
@@ -511,10 +627,10 @@ func exerciseCRUD(t *testing.T, c crudCase, ops crudOps) {
 	// delete
 	uid := cm.GetUID()
 	wrongUID := types.UID("not-" + string(uid))
-	if err := ops.delete(ctx, "obj-a", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &wrongUID}}); !apierrors.IsConflict(err) {
+	if err := ops.delete(ctx, "obj-a", c.deleteOptions(metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &wrongUID}})); !apierrors.IsConflict(err) {
 		t.Fatalf("delete with a wrong uid precondition: want Conflict, got %v", err)
 	}
-	if err := ops.delete(ctx, "obj-a", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil {
+	if err := ops.delete(ctx, "obj-a", c.deleteOptions(metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
 	if c.gvr.Resource == "namespaces" {
@@ -552,7 +668,7 @@ func exerciseCRUD(t *testing.T, c crudCase, ops crudOps) {
 			t.Fatal(err)
 		}
 	}
-	err = ops.deleteCollection(ctx, metav1.ListOptions{LabelSelector: "batch=yes"})
+	err = ops.deleteCollection(ctx, c.deleteOptions(metav1.DeleteOptions{}), metav1.ListOptions{LabelSelector: "batch=yes"})
 	if c.gvr.Resource == "namespaces" {
 		if !apierrors.IsMethodNotSupported(err) {
 			t.Fatalf("deletecollection of namespaces: want 405 MethodNotAllowed as kube-apiserver, got %v", err)
@@ -569,7 +685,7 @@ func exerciseCRUD(t *testing.T, c crudCase, ops crudOps) {
 	if n := namesOf(items); !reflect.DeepEqual(n, []string{"obj-d"}) {
 		t.Fatalf("after deletecollection batch=yes: %v", n)
 	}
-	if err := ops.deleteCollection(ctx, metav1.ListOptions{LabelSelector: labelsString(suite)}); err != nil {
+	if err := ops.deleteCollection(ctx, c.deleteOptions(metav1.DeleteOptions{}), metav1.ListOptions{LabelSelector: labelsString(suite)}); err != nil {
 		t.Fatal(err)
 	}
 	if items, err := ops.list(ctx, metav1.ListOptions{LabelSelector: "suite=crud"}); err != nil || len(items) != 0 {
@@ -640,8 +756,8 @@ func typedOps[T runtime.Object, L runtime.Object](c typedClient[T, L]) crudOps {
 	if d, ok := any(c).(interface {
 		DeleteCollection(context.Context, metav1.DeleteOptions, metav1.ListOptions) error
 	}); ok {
-		ops.deleteCollection = func(ctx context.Context, sel metav1.ListOptions) error {
-			return d.DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
+		ops.deleteCollection = func(ctx context.Context, opts metav1.DeleteOptions, sel metav1.ListOptions) error {
+			return d.DeleteCollection(ctx, opts, sel)
 		}
 	}
 	if s, ok := any(c).(interface {
@@ -679,7 +795,7 @@ func TestClientGoTypedCRUD(t *testing.T) {
 			}
 			// the typed client has no DeleteCollection for namespaces, as
 			// kube-apiserver serves none: ask through its REST client.
-			ops.deleteCollection = func(ctx context.Context, sel metav1.ListOptions) error {
+			ops.deleteCollection = func(ctx context.Context, _ metav1.DeleteOptions, sel metav1.ListOptions) error {
 				return core.RESTClient().Delete().Resource("namespaces").
 					VersionedParams(&sel, scheme.ParameterCodec).Do(ctx).Error()
 			}
@@ -694,7 +810,7 @@ func TestClientGoTypedCRUD(t *testing.T) {
 			ops = typedOps(core.Services(crudNamespace))
 			// client-go's typed Services client has no DeleteCollection
 			// (kube-apiserver serves it): use its REST client.
-			ops.deleteCollection = func(ctx context.Context, sel metav1.ListOptions) error {
+			ops.deleteCollection = func(ctx context.Context, _ metav1.DeleteOptions, sel metav1.ListOptions) error {
 				return core.RESTClient().Delete().Namespace(crudNamespace).Resource("services").
 					VersionedParams(&sel, scheme.ParameterCodec).Do(ctx).Error()
 			}
@@ -708,12 +824,30 @@ func TestClientGoTypedCRUD(t *testing.T) {
 			ops = typedOps(apps.Deployments(crudNamespace))
 		case "replicasets":
 			ops = typedOps(apps.ReplicaSets(crudNamespace))
+		case "statefulsets":
+			ops = typedOps(apps.StatefulSets(crudNamespace))
+		case "daemonsets":
+			ops = typedOps(apps.DaemonSets(crudNamespace))
+		case "controllerrevisions":
+			ops = typedOps(apps.ControllerRevisions(crudNamespace))
+		case "jobs":
+			ops = typedOps(cs.BatchV1().Jobs(crudNamespace))
+		case "cronjobs":
+			ops = typedOps(cs.BatchV1().CronJobs(crudNamespace))
+		case "horizontalpodautoscalers":
+			if c.gvr.Version == "v1" {
+				ops = typedOps(cs.AutoscalingV1().HorizontalPodAutoscalers(crudNamespace))
+			} else {
+				ops = typedOps(cs.AutoscalingV2().HorizontalPodAutoscalers(crudNamespace))
+			}
+		case "poddisruptionbudgets":
+			ops = typedOps(cs.PolicyV1().PodDisruptionBudgets(crudNamespace))
 		case "leases":
 			ops = typedOps(cs.CoordinationV1().Leases(crudNamespace))
 		default:
 			t.Fatalf("no typed client for %v", c.gvr)
 		}
-		t.Run(c.gvr.Resource, func(t *testing.T) { exerciseCRUD(t, c, ops) })
+		t.Run(c.gvr.Version+"/"+c.gvr.Resource, func(t *testing.T) { exerciseCRUD(t, c, ops) })
 	}
 }
 
@@ -793,8 +927,8 @@ func dynamicOps(t *testing.T, dc dynamic.Interface, c crudCase) crudOps {
 		delete: func(ctx context.Context, name string, opts metav1.DeleteOptions) error {
 			return ri.Delete(ctx, name, opts)
 		},
-		deleteCollection: func(ctx context.Context, sel metav1.ListOptions) error {
-			return ri.DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
+		deleteCollection: func(ctx context.Context, opts metav1.DeleteOptions, sel metav1.ListOptions) error {
+			return ri.DeleteCollection(ctx, opts, sel)
 		},
 		getScale: func(ctx context.Context, name string) (*autoscalingv1.Scale, error) {
 			u, err := ri.Get(ctx, name, metav1.GetOptions{}, "scale")
@@ -854,7 +988,7 @@ func TestClientGoDynamicCRUD(t *testing.T) {
 	}
 	for _, c := range cases {
 		ops := dynamicOps(t, dc, c)
-		t.Run(c.gvr.Resource, func(t *testing.T) { exerciseCRUD(t, c, ops) })
+		t.Run(c.gvr.Version+"/"+c.gvr.Resource, func(t *testing.T) { exerciseCRUD(t, c, ops) })
 	}
 	// a status subresource on a kind without one is a 404
 	_, err = dc.Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace(crudNamespace).

@@ -97,6 +97,14 @@ func TestKubectlAPIResources(t *testing.T) {
 		"deployments": {"deploy", "apps/v1", "true", "Deployment", all, "all"},
 		"replicasets": {"rs", "apps/v1", "true", "ReplicaSet", all, "all"},
 		"leases":      {"", "coordination.k8s.io/v1", "true", "Lease", all},
+
+		"statefulsets":             {"sts", "apps/v1", "true", "StatefulSet", all, "all"},
+		"daemonsets":               {"ds", "apps/v1", "true", "DaemonSet", all, "all"},
+		"controllerrevisions":      {"", "apps/v1", "true", "ControllerRevision", all},
+		"jobs":                     {"", "batch/v1", "true", "Job", all, "all"},
+		"cronjobs":                 {"cj", "batch/v1", "true", "CronJob", all, "all"},
+		"horizontalpodautoscalers": {"hpa", "autoscaling/v2", "true", "HorizontalPodAutoscaler", all, "all"},
+		"poddisruptionbudgets":     {"pdb", "policy/v1", "true", "PodDisruptionBudget", all},
 	}
 	out := kubectl(t, env, "", "api-resources", "-o", "wide")
 	lines := krLines(out)
@@ -155,10 +163,10 @@ func TestKubectlAPIResources(t *testing.T) {
 	if out := kubectl(t, env, "", "api-resources", "--namespaced=false", "-o", "name"); out != "namespaces\nnodes\ncustomresourcedefinitions.apiextensions.k8s.io\n" {
 		t.Errorf("api-resources --namespaced=false -o name: %q", out)
 	}
-	if out := kubectl(t, env, "", "api-resources", "--api-group=apps", "-o", "name"); out != "deployments.apps\nreplicasets.apps\n" {
+	if out := kubectl(t, env, "", "api-resources", "--api-group=apps", "-o", "name"); out != "controllerrevisions.apps\ndaemonsets.apps\ndeployments.apps\nreplicasets.apps\nstatefulsets.apps\n" {
 		t.Errorf("api-resources --api-group=apps: %q", out)
 	}
-	if got := krNames(kubectl(t, env, "", "api-resources", "--categories=all")); !slices.Equal(got, []string{"deployments", "pods", "replicasets", "services"}) {
+	if got := krNames(kubectl(t, env, "", "api-resources", "--categories=all")); !slices.Equal(got, []string{"cronjobs", "daemonsets", "deployments", "horizontalpodautoscalers", "jobs", "pods", "replicasets", "services", "statefulsets"}) {
 		t.Errorf("api-resources --categories=all: %v", got)
 	}
 	// Short names resolve.

@@ -49,15 +49,17 @@ func checkFieldSelector(e *entry, sel fields.Selector) error {
 	}
 	metaOnly := !e.res.Unstructured && metadataFieldsOnly(e.fields)
 	for _, req := range sel.Requirements() {
+		if _, ok := e.fields[req.Field]; ok || (metaOnly && (req.Field == "metadata.name" || req.Field == "metadata.namespace")) {
+			continue
+		}
 		switch {
-		case metaOnly && req.Field != "metadata.name" && req.Field != "metadata.namespace":
+		case e.res.FieldLabelError != nil:
+			return apierrors.NewBadRequest(e.res.FieldLabelError(req.Field))
+		case metaOnly:
 			return apierrors.NewBadRequest(fmt.Sprintf("%q is not a known field selector: only %q, %q",
 				req.Field, "metadata.name", "metadata.namespace"))
-		case metaOnly:
 		default:
-			if _, ok := e.fields[req.Field]; !ok {
-				return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
-			}
+			return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
 		}
 	}
 	return nil

@@ -71,7 +71,7 @@ func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.
 	}
 	dryRun := len(opts.DryRun) > 0
 	grace := s.gracePeriod(obj, m, opts)
-	finalizers := deletionFinalizers(m.GetFinalizers(), opts)
+	finalizers := deletionFinalizers(m.GetFinalizers(), opts, s.res.OrphanByDefault)
 	changed := !slices.Equal(finalizers, m.GetFinalizers())
 	m.SetFinalizers(finalizers)
 	beginning := m.GetDeletionTimestamp() == nil
@@ -175,8 +175,9 @@ func (s *Store) gracePeriod(obj runtime.Object, m metav1.Object, opts *metav1.De
 // deletionFinalizers records the propagation policy as the garbage
 // collector's finalizers: Orphan adds "orphan", Foreground adds
 // "foregroundDeletion", Background removes both; no policy keeps what the
-// object has.
-func deletionFinalizers(current []string, opts *metav1.DeleteOptions) []string {
+// object has, or orphans for kinds that orphan by default (unless the
+// object already has either finalizer).
+func deletionFinalizers(current []string, opts *metav1.DeleteOptions, orphanByDefault bool) []string {
 	var policy metav1.DeletionPropagation
 	switch {
 	case opts.PropagationPolicy != nil:
@@ -185,6 +186,8 @@ func deletionFinalizers(current []string, opts *metav1.DeleteOptions) []string {
 		policy = metav1.DeletePropagationOrphan
 	case opts.OrphanDependents != nil: //nolint:staticcheck
 		policy = metav1.DeletePropagationBackground
+	case orphanByDefault && !slices.Contains(current, FinalizerOrphan) && !slices.Contains(current, FinalizerForeground):
+		policy = metav1.DeletePropagationOrphan
 	default:
 		return current
 	}

@@ -27,6 +27,12 @@ func ForClock(group, kind string, now func() time.Time) registry.TableConvertor 
 		return coreTable(kind, now)
 	case "apps":
 		return appsTable(kind, now)
+	case "batch":
+		return batchTable(kind, now)
+	case "autoscaling":
+		return autoscalingTable(kind, now)
+	case "policy":
+		return policyTable(kind, now)
 	case "coordination.k8s.io":
 		return coordinationTable(kind, now)
 	case "apiextensions.k8s.io":

@@ -113,14 +113,19 @@ type Resource struct {
 	// View is set for a resource that is another's storage seen in its own
 	// version and Go type (hooks.go).
 	View *StorageView
+	// NoUnconditionalUpdate: an update (PUT) must name the resourceVersion
+	// it replaces, as kube-apiserver requires of kinds whose strategy does
+	// not allow unconditional updates (poddisruptionbudgets,
+	// clustertrustbundles, podcertificaterequests): one without is a 422.
+	// Patches apply to the current object and always do.
+	NoUnconditionalUpdate bool
+	// OrphanByDefault: a DELETE that names no propagation policy orphans
+	// the object's dependents (adds the "orphan" finalizer), as
+	// kube-apiserver's default garbage-collection policy of batch/v1 jobs.
+	OrphanByDefault bool
 	// NoDeleteCollection is true for kinds kube-apiserver serves no
 	// deletecollection for (namespaces: DELETE on the collection is 405).
 	NoDeleteCollection bool
-	// NoUnconditionalUpdate is true for kinds whose updates (PUT) must
-	// name a resourceVersion, as kube-apiserver requires of those whose
-	// strategy does not allow unconditional updates (clustertrustbundles,
-	// podcertificaterequests): an update without one is a 422.
-	NoUnconditionalUpdate bool
 	// NoGeneration is true for kinds whose Kubernetes strategy keeps no
 	// metadata.generation (configmaps, secrets, services, namespaces,
 	// nodes, events, leases): it stays unset instead of 1, +1 per spec
@@ -154,6 +159,12 @@ type Resource struct {
 	Bootstrap func() []runtime.Object
 	// Attrs extracts labels and selectable fields.
 	Attrs AttrFunc
+	// FieldLabelError returns the message of the 400 answering a field
+	// selector on a field the kind does not support (Attrs' set). Kinds
+	// differ in kube-apiserver: strategy.UnknownFieldLabel gives the
+	// message of kinds without field labels of their own. Nil answers
+	// "field label not supported: <label>".
+	FieldLabelError func(label string) string
 	// Table renders `kubectl get` columns.
 	Table TableConvertor
 }
@@ -304,4 +315,14 @@ type ContextValidator interface {
 // all a status strategy needs.
 type ContextUpdateValidator interface {
 	ValidateUpdateContext(ctx context.Context, obj, old runtime.Object) field.ErrorList
+}
+
+// StoredDefaulter is implemented by strategies of kinds whose stored form
+// cannot carry everything Kubernetes shows: Kubernetes defaults every
+// object it decodes from storage, so what its defaulting sets (the
+// apiVersion and kind of a statefulset's claim templates, which protobuf
+// does not keep) is there on every read. DefaultStored fills it in on
+// objects the server decodes from storage.
+type StoredDefaulter interface {
+	DefaultStored(obj runtime.Object)
 }

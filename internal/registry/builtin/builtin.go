@@ -6,6 +6,8 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/registry/apps"
 	"github.com/setpoint-dev/setpoint/internal/registry/authentication"
 	"github.com/setpoint-dev/setpoint/internal/registry/authorization"
+	"github.com/setpoint-dev/setpoint/internal/registry/autoscaling"
+	"github.com/setpoint-dev/setpoint/internal/registry/batch"
 	"github.com/setpoint-dev/setpoint/internal/registry/certificates"
 	"github.com/setpoint-dev/setpoint/internal/registry/coordination"
 	"github.com/setpoint-dev/setpoint/internal/registry/core"
@@ -14,6 +16,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/registry/flowcontrol"
 	"github.com/setpoint-dev/setpoint/internal/registry/networking"
 	"github.com/setpoint-dev/setpoint/internal/registry/node"
+	"github.com/setpoint-dev/setpoint/internal/registry/policy"
 	"github.com/setpoint-dev/setpoint/internal/registry/rbac"
 	"github.com/setpoint-dev/setpoint/internal/registry/scheduling"
 )
@@ -33,8 +36,11 @@ func Resources() []*registry.Resource {
 		events.Resources,
 		authentication.Resources,
 		authorization.Resources,
+		autoscaling.Resources,
+		batch.Resources,
 		certificates.Resources,
 		networking.Resources,
+		policy.Resources,
 		rbac.Resources,
 		apiextensions.Resources,
 		scheduling.Resources,

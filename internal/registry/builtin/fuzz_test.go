@@ -122,6 +122,9 @@ func FuzzFilledObjects(f *testing.F) {
 					*v = intstr.FromString(fuzzWords[c.Intn(len(fuzzWords))])
 				}
 			},
+			func(r *runtime.RawExtension, c randfill.Continue) {
+				r.Raw = []byte([]string{"", "null", "{}", `{"a":1}`, "[1]", "{"}[c.Intn(6)])
+			},
 			func(m *metav1.ObjectMeta, c randfill.Continue) {
 				c.FillNoCustom(m)
 				m.ManagedFields = nil

@@ -38,3 +38,17 @@ func Attrs[T metaObject](namespaced bool, extra func(obj T, set fields.Set)) reg
 		return labels.Set(o.GetLabels()), set, nil
 	}
 }
+
+// UnknownFieldLabel is kube-apiserver's answer to a field selector on an
+// unsupported field of a kind that has no field labels of its own
+// (registry.Resource.FieldLabelError).
+func UnknownFieldLabel(label string) string {
+	return fmt.Sprintf("%q is not a known field selector: only %q, %q", label, "metadata.name", "metadata.namespace")
+}
+
+// UnknownFieldLabelOf returns the FieldLabelError of a kind that has field
+// labels of its own in a group other than the core one (batch/v1 Job):
+// "field label \"x\" not supported for Job".
+func UnknownFieldLabelOf(kind string) func(string) string {
+	return func(label string) string { return fmt.Sprintf("field label %q not supported for %s", label, kind) }
+}
