@@ -87,6 +87,9 @@ func (s *Server) refreshStorageMetrics(ctx context.Context) {
 		s.metrics.storageRevision.Set(float64(rev))
 	}
 	for gvr, e := range s.table.load() {
+		if e.cache == nil {
+			continue // not stored
+		}
 		s.metrics.storageObjects.WithLabelValues(gvr.GroupResource().String()).Set(float64(e.cache.Metrics().Objects))
 	}
 }

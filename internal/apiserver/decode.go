@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -197,6 +198,21 @@ func decodeError(want schema.GroupVersionKind, err error) error {
 	}
 	return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
 		want.Kind, want.GroupVersion().String(), want.Kind, err))
+}
+
+// warner returns what adds the warnings of one request's hooks to its
+// answer, each once.
+func warner(w http.ResponseWriter) func(string) {
+	var mu sync.Mutex
+	sent := map[string]bool{}
+	return func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !sent[msg] {
+			sent[msg] = true
+			addWarning(w, msg)
+		}
+	}
 }
 
 // addWarning adds an HTTP Warning header as Kubernetes sends them.

@@ -31,7 +31,7 @@ func resourceNotFound() error {
 	return newStatusError(http.StatusNotFound, metav1.StatusReasonNotFound, "the server could not find the requested resource")
 }
 
-func methodNotAllowed(verb, what string) error {
+func methodNotAllowed() error {
 	return newStatusError(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
-		fmt.Sprintf("the server does not allow this method on the requested resource (%s %s)", verb, what))
+		"the server does not allow this method on the requested resource")
 }

@@ -29,7 +29,7 @@ func parseSelectors(q url.Values) (selectors, error) {
 	var sel selectors
 	var err error
 	if sel.label, err = labels.Parse(q.Get("labelSelector")); err != nil {
-		return sel, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+		return sel, apierrors.NewBadRequest(err.Error())
 	}
 	if sel.field, err = fields.ParseSelector(q.Get("fieldSelector")); err != nil {
 		return sel, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
@@ -38,14 +38,24 @@ func parseSelectors(q url.Values) (selectors, error) {
 }
 
 // checkFieldSelector refuses field selectors on fields the resource does
-// not support, as Kubernetes does ("field label not supported").
+// not support, as Kubernetes does: "field label not supported" for kinds
+// with field labels of their own, the default conversion's message for
+// the others (registry.Resource.DefaultFieldLabels).
 func checkFieldSelector(e *entry, sel fields.Selector) error {
 	if sel == nil || sel.Empty() {
 		return nil
 	}
 	for _, req := range sel.Requirements() {
-		if _, ok := e.fields[req.Field]; !ok {
-			return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
+		switch {
+		case e.res.DefaultFieldLabels:
+			if req.Field != "metadata.name" && req.Field != "metadata.namespace" {
+				return apierrors.NewBadRequest(fmt.Sprintf("%q is not a known field selector: only %q, %q",
+					req.Field, "metadata.name", "metadata.namespace"))
+			}
+		default:
+			if _, ok := e.fields[req.Field]; !ok {
+				return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
+			}
 		}
 	}
 	return nil

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
 // writeResult sends an object or list in the negotiated view: as is, as a
@@ -90,6 +92,9 @@ func (s *Server) tableRow(e *entry, item runtime.Object, include string) (metav1
 			return row, apierrors.NewInternalError(fmt.Errorf("print %s %s: %w", e.res.Resource, m.GetName(), err))
 		}
 		row.Cells = cells
+		if rc, ok := e.res.Table.(registry.RowConditioner); ok {
+			row.Conditions = rc.RowConditions(item)
+		}
 	} else {
 		row.Cells = []interface{}{m.GetName(), m.GetCreationTimestamp().Time.UTC().Format("2006-01-02T15:04:05Z")}
 	}

@@ -37,6 +37,9 @@ func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object
 	if m.GetResourceVersion() != "" {
 		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
 	}
+	if d, ok := s.res.Strategy.(registry.NameDefaulter); ok && m.GetName() == "" && m.GetGenerateName() == "" {
+		m.SetName(d.DefaultName())
+	}
 	if m.GetName() == "" && m.GetGenerateName() == "" {
 		return nil, apierrors.NewInvalid(s.gvk.GroupKind(), "", field.ErrorList{
 			field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
@@ -71,7 +74,12 @@ func (s *Store) tryCreate(ctx context.Context, namespace string, obj runtime.Obj
 	defer func() { txn.Finish(stored) }()
 	s.res.Strategy.PrepareForCreate(obj)
 	if errs := s.res.Strategy.Validate(obj); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(s.gvk.GroupKind(), m.GetName(), errs)
+		return nil, apierrors.NewInvalid(s.gvk.GroupKind(), m.GetName(), uniqueErrors(errs))
+	}
+	if w, ok := s.res.Strategy.(registry.WarningsStrategy); ok {
+		for _, msg := range w.WarningsOnCreate(obj) {
+			registry.AddWarning(ctx, msg)
+		}
 	}
 	value, err := s.encode(obj)
 	if err != nil {
@@ -102,4 +110,20 @@ func (s *Store) checkNamespace(inBody, inURL string) error {
 	}
 	return apierrors.NewBadRequest(fmt.Sprintf(
 		"the namespace of the provided object does not match the namespace sent on the request (%q != %q)", inBody, inURL))
+}
+
+// uniqueErrors drops repeated field errors, as kube-apiserver answers: a
+// kind's update rules check the metadata, then check it again as part of
+// the object, and the same error is reported once.
+func uniqueErrors(errs field.ErrorList) field.ErrorList {
+	out := make(field.ErrorList, 0, len(errs))
+	seen := make(map[string]bool, len(errs))
+	for _, e := range errs {
+		k := string(e.Type) + "\x00" + e.Field + "\x00" + e.ErrorBody()
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -104,8 +104,10 @@ func newPlan(resources []*registry.Resource) (*plan, error) {
 		if err := claim(objKey, r.GVK()); err != nil {
 			return nil, err
 		}
-		if err := claim(listKey, r.GroupVersion().WithKind(r.ListKind)); err != nil {
-			return nil, err
+		if r.ListKind != "" {
+			if err := claim(listKey, r.GroupVersion().WithKind(r.ListKind)); err != nil {
+				return nil, err
+			}
 		}
 		g := byGV[r.GroupVersion()]
 		if g == nil {
@@ -124,7 +126,18 @@ func newPlan(resources []*registry.Resource) (*plan, error) {
 
 // checkResource validates one resource descriptor and resolves its models.
 func checkResource(i int, r *registry.Resource) (kindInfo, error) {
-	if r == nil || r.New == nil || r.NewList == nil || r.Kind == "" || r.ListKind == "" || r.Resource == "" {
+	if r == nil || r.New == nil || r.Kind == "" || r.Resource == "" {
+		return kindInfo{}, fmt.Errorf("openapi: resource %d: resource, kind, list kind, New and NewList are required", i)
+	}
+	if unlisted(r) {
+		// A resource not stored that serves no list (bindings, the
+		// reviews) has no list kind.
+		if k := resolveKind(r); k.obj.t.Kind() == reflect.Struct {
+			return k, nil
+		}
+		return kindInfo{}, fmt.Errorf("openapi: resource %s: New must return a typed Go struct", r.GVR())
+	}
+	if r.NewList == nil || r.ListKind == "" {
 		return kindInfo{}, fmt.Errorf("openapi: resource %d: resource, kind, list kind, New and NewList are required", i)
 	}
 	if r.Unstructured {
@@ -138,6 +151,11 @@ func checkResource(i int, r *registry.Resource) (kindInfo, error) {
 		return kindInfo{}, fmt.Errorf("openapi: resource %s: New and NewList must return typed Go structs (custom resources set Unstructured, Schema and ModelName)", r.GVR())
 	}
 	return k, nil
+}
+
+// unlisted reports whether r is a resource not stored that serves no list.
+func unlisted(r *registry.Resource) bool {
+	return r.Virtual != nil && r.Virtual.List == nil
 }
 
 // kindClaim is one Go type served as one GVK.

@@ -117,7 +117,9 @@ func resolveKind(r *registry.Resource) kindInfo {
 		k.obj, k.objList = model{name: r.ModelName}, model{name: listModelName(r.ModelName)}
 	} else {
 		k.obj = typeModel(deref(reflect.TypeOf(r.New())))
-		k.objList = typeModel(deref(reflect.TypeOf(r.NewList())))
+		if r.NewList != nil {
+			k.objList = typeModel(deref(reflect.TypeOf(r.NewList())))
+		}
 	}
 	return k
 }
@@ -135,6 +137,9 @@ func (k kindInfo) routes() []route {
 	collection := prefix + ns + "/" + r.Resource
 	item := collection + "/{name}"
 	itemParams := with([]param{nameParam(r.Kind)}, base...)
+	if r.Virtual != nil {
+		return k.virtualRoutes(collection, item, scope, base, itemParams)
+	}
 	collectionOps := []operation{
 		k.list("list"+k.gvPrefix+scope+r.Kind, "list or watch objects of kind "+r.Kind),
 		k.create(),
@@ -170,6 +175,30 @@ func (k kindInfo) routes() []route {
 			}})
 	}
 	return append(out, k.subresourceRoutes(item, itemParams, scope)...)
+}
+
+// virtualRoutes returns the routes of a resource not stored: only the
+// verbs it serves (list, create, get), without watch, as Kubernetes
+// publishes bindings and componentstatuses.
+func (k kindInfo) virtualRoutes(collection, item, scope string, base, itemParams []param) []route {
+	r, v := k.r, k.r.Virtual
+	var ops []operation
+	if v.List != nil {
+		ops = append(ops, k.list("list"+k.gvPrefix+scope+r.Kind, "list objects of kind "+r.Kind))
+	}
+	if v.Create != nil {
+		ops = append(ops, k.create())
+	}
+	var out []route
+	if len(ops) > 0 {
+		out = append(out, route{path: collection, params: with(base, prettyParam), ops: ops})
+	}
+	if v.Get != nil {
+		out = append(out, route{path: item, params: with(itemParams, prettyParam), ops: []operation{
+			k.read("read"+k.gvPrefix+scope+r.Kind, "read the specified "+r.Kind, k.obj),
+		}})
+	}
+	return out
 }
 
 // subresourceRoutes returns the routes of the scale, status and the kind's

@@ -28,6 +28,15 @@
 //     object: pods/binding, pods/eviction) or Connect (forwarded to a node
 //     or pod: pods/log, exec, proxy).
 //
+//   - Warnings (hooks.go, WarningsStrategy): what a valid create or update
+//     is warned about (deprecated fields), sent as HTTP Warning headers;
+//     Deprecation: the warning every request on a deprecated resource
+//     gets.
+//
+//   - Field selectors: Attrs names a kind's own field labels;
+//     DefaultFieldLabels marks kinds with kube-apiserver's default ones
+//     (metadata.name and metadata.namespace), refused with its message.
+//
 //   - ReturnDeletedObject, Bootstrap (objects that exist from the start),
 //     Virtual (resources not kept in storage: the reviews, bindings,
 //     componentstatuses) and View (a resource that is another's storage in

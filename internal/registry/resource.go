@@ -56,6 +56,13 @@ type TableConvertor interface {
 	Cells(obj runtime.Object) ([]interface{}, error)
 }
 
+// RowConditioner is implemented by table convertors whose rows carry
+// conditions (pods: a Completed condition once they succeeded or failed,
+// which kubectl uses to tell finished pods apart).
+type RowConditioner interface {
+	RowConditions(obj runtime.Object) []metav1.TableRowCondition
+}
+
 // ScaleAccessor reads and writes the replica counts behind the scale
 // subresource (autoscaling/v1 Scale).
 type ScaleAccessor interface {
@@ -107,6 +114,19 @@ type Resource struct {
 	// NoDeleteCollection is true for kinds kube-apiserver serves no
 	// deletecollection for (namespaces: DELETE on the collection is 405).
 	NoDeleteCollection bool
+	// DefaultFieldLabels is true for kinds whose field selectors are
+	// kube-apiserver's defaults: metadata.name and metadata.namespace
+	// (cluster-scoped kinds accept the latter too; it is always empty
+	// there), any other label refused with `"x" is not a known field
+	// selector: only "metadata.name", "metadata.namespace"`. Kinds with
+	// field labels of their own (pods, nodes, services, secrets, ...)
+	// leave it false: Attrs names their labels, and others are refused
+	// with "field label not supported: x".
+	DefaultFieldLabels bool
+	// Deprecation, when set, is the warning every request on the resource
+	// answers with (an HTTP Warning header, as kube-apiserver sends for
+	// deprecated resources: "v1 ComponentStatus is deprecated in v1.19+").
+	Deprecation string
 	// NoGeneration is true for kinds whose Kubernetes strategy keeps no
 	// metadata.generation (configmaps, secrets, services, namespaces,
 	// nodes, events, leases): it stays unset instead of 1, +1 per spec
@@ -260,6 +280,23 @@ type DeletionHolder interface {
 	// HoldsDeletion reports whether obj must stay until something else
 	// (a controller) releases it.
 	HoldsDeletion(obj runtime.Object) bool
+}
+
+// OrphanByDefaultStrategy is implemented by strategies of kinds whose
+// deletion orphans their dependents unless the request names a propagation
+// policy (core/v1 ReplicationControllers: Kubernetes'
+// DefaultGarbageCollectionPolicy is OrphanDependents for them). Such a
+// delete adds the "orphan" finalizer, which the garbage collector removes
+// once it has released the dependents.
+type OrphanByDefaultStrategy interface {
+	OrphanByDefault() bool
+}
+
+// NameDefaulter is implemented by strategies of kinds whose objects may be
+// created with neither a name nor a generateName (LimitRanges: Kubernetes
+// names them with a random UUID).
+type NameDefaulter interface {
+	DefaultName() string
 }
 
 // Pruner is implemented by strategies of kinds whose decoded objects may

@@ -97,8 +97,15 @@ func TestNewTypes(t *testing.T) {
 		if a == b {
 			t.Errorf("%s: New returns a shared object", r.Resource)
 		}
-		if got, want := fmt.Sprintf("%T", r.NewList()), fmt.Sprintf("%TList", a); got != want {
-			t.Errorf("%s: NewList is %s, want %s", r.Resource, got, want)
+		switch {
+		case r.Virtual != nil && r.Virtual.List == nil:
+			if r.NewList != nil || r.ListKind != "" {
+				t.Errorf("%s: a resource without list has a list kind", r.Resource)
+			}
+		default:
+			if got, want := fmt.Sprintf("%T", r.NewList()), fmt.Sprintf("%TList", a); got != want {
+				t.Errorf("%s: NewList is %s, want %s", r.Resource, got, want)
+			}
 		}
 		cols := r.Table.Columns()
 		if !slices.ContainsFunc(cols, func(c metav1.TableColumnDefinition) bool { return c.Name == "Name" && c.Format == "name" }) {
