@@ -17,9 +17,10 @@ func configMapsResource() *registry.Resource {
 	return &registry.Resource{
 		Version: "v1", Resource: "configmaps", Kind: "ConfigMap", ListKind: "ConfigMapList", Singular: "configmap",
 		ShortNames: []string{"cm"}, Namespaced: true,
-		NoGeneration: true, // as kube-apiserver: no metadata.generation
-		New:          func() runtime.Object { return &corev1.ConfigMap{} },
-		NewList:      func() runtime.Object { return &corev1.ConfigMapList{} },
+		DefaultFieldLabels: true,
+		NoGeneration:       true, // as kube-apiserver: no metadata.generation
+		New:                func() runtime.Object { return &corev1.ConfigMap{} },
+		NewList:            func() runtime.Object { return &corev1.ConfigMapList{} },
 		Strategy: strategy.Typed[*corev1.ConfigMap]{
 			ValidateNew:    validateConfigMap,
 			ValidateChange: validateConfigMapUpdate,

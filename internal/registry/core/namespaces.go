@@ -22,8 +22,11 @@ func namespacesResource() *registry.Resource {
 		// as kube-apiserver: no deletecollection of namespaces
 		NoDeleteCollection: true,
 		NoGeneration:       true, // as kube-apiserver: no metadata.generation
-		New:                func() runtime.Object { return &corev1.Namespace{} },
-		NewList:            func() runtime.Object { return &corev1.NamespaceList{} },
+		// as kube-apiserver: a DELETE answers the namespace, Terminating
+		// or gone
+		ReturnDeletedObject: true,
+		New:                 func() runtime.Object { return &corev1.Namespace{} },
+		NewList:             func() runtime.Object { return &corev1.NamespaceList{} },
 		Strategy: namespaceStrategy{strategy.Typed[*corev1.Namespace]{
 			PrepareCreate:  prepareNamespaceCreate,
 			PrepareUpdate:  prepareNamespaceUpdate,
