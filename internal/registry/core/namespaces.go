@@ -151,7 +151,7 @@ func validateSpecFinalizers(finalizers []corev1.FinalizerName) field.ErrorList {
 // the namespace lives, Terminating once its deletion began.
 func validateNamespaceStatusUpdate(ns, old *corev1.Namespace) field.ErrorList {
 	errs := strategy.ValidateMetaUpdate(&ns.ObjectMeta, &old.ObjectMeta)
-	pp := field.NewPath("status", "phase")
+	pp := field.NewPath("status", "Phase") // sic: kube-apiserver's path
 	if ns.DeletionTimestamp.IsZero() {
 		if ns.Status.Phase != corev1.NamespaceActive {
 			errs = append(errs, field.Invalid(pp, ns.Status.Phase, "may only be 'Active' if `deletionTimestamp` is empty"))

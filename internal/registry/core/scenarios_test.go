@@ -176,6 +176,7 @@ var scenarios = []scenario{
 		{name: "delete node", method: del, path: "/api/v1/nodes/{ns}-node"},
 		{name: "namespace", method: post, path: "/api/v1/namespaces", body: `{"metadata":{"name":"{ns}-x"}}`, check: checkCode},
 		{name: "delete namespace", method: del, path: "/api/v1/namespaces/{ns}-x"},
+		{name: "namespace phase", method: patch, path: "/api/v1/namespaces/{ns}/status", body: `{"status":{"phase":"Terminating"}}`},
 	}},
 	{"fieldselectors", fieldSelectorSteps()},
 }
