@@ -20,7 +20,7 @@ import (
 // unchanged.
 func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, c *registry.Connect) {
 	if !slices.Contains(c.Methods, r.Method) {
-		s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource+"/"+info.Subresource))
+		s.resp.writeError(w, r, methodNotAllowed())
 		return
 	}
 	var opts runtime.Object

@@ -198,9 +198,3 @@ func decodeError(want schema.GroupVersionKind, err error) error {
 	return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
 		want.Kind, want.GroupVersion().String(), want.Kind, err))
 }
-
-// addWarning adds an HTTP Warning header as Kubernetes sends them.
-func addWarning(w http.ResponseWriter, msg string) {
-	msg = strings.ReplaceAll(msg, `"`, `\"`)
-	w.Header().Add("Warning", `299 - "`+msg+`"`)
-}

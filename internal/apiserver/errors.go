@@ -36,9 +36,9 @@ func resourceNotFound() error {
 	return e
 }
 
-func methodNotAllowed(verb, what string) error {
+func methodNotAllowed() error {
 	e := newStatusError(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
-		fmt.Sprintf("the server does not allow this method on the requested resource (%s %s)", verb, what))
+		"the server does not allow this method on the requested resource")
 	e.ErrStatus.Details = &metav1.StatusDetails{}
 	return e
 }

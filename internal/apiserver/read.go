@@ -29,7 +29,7 @@ func parseSelectors(q url.Values) (selectors, error) {
 	var sel selectors
 	var err error
 	if sel.label, err = labels.Parse(q.Get("labelSelector")); err != nil {
-		return sel, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+		return sel, apierrors.NewBadRequest(err.Error())
 	}
 	if sel.field, err = fields.ParseSelector(q.Get("fieldSelector")); err != nil {
 		return sel, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))

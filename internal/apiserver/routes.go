@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
 // Version is what /version reports: the Kubernetes API level served.
@@ -81,6 +83,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.resp.writeError(w, r, notAcceptable())
 		return
 	}
+	r = r.WithContext(withWarnings(r.Context(), w))
+	if e.res.Deprecation != "" && (e.res.Serves(info.Verb) || info.Verb == "watch" && e.res.Serves("list")) {
+		registry.AddWarning(r.Context(), e.res.Deprecation)
+	}
 	s.instrument(info, w, func(w http.ResponseWriter) {
 		switch {
 		case e.res.Virtual != nil:
@@ -95,7 +101,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 		defer cancel()
-		s.dispatch(w, r.WithContext(withWarnings(ctx, w)), e, info, mt)
+		s.dispatch(w, r.WithContext(ctx), e, info, mt)
 	})
 }
 
@@ -122,7 +128,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, e *entry, info
 		s.handleList(w, r, e, info, mt)
 	case "create":
 		if info.Name != "" {
-			s.resp.writeError(w, r, methodNotAllowed("POST", e.res.Resource+"/"+info.Name))
+			s.resp.writeError(w, r, methodNotAllowed())
 			return
 		}
 		s.handleCreate(w, r, e, info, mt)
@@ -134,11 +140,11 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, e *entry, info
 		s.handleDelete(w, r, e, info, mt)
 	case "deletecollection":
 		if e.res.NoDeleteCollection {
-			s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource))
+			s.resp.writeError(w, r, methodNotAllowed())
 			return
 		}
 		s.handleDeleteCollection(w, r, e, info, mt)
 	default:
-		s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource))
+		s.resp.writeError(w, r, methodNotAllowed())
 	}
 }

@@ -50,7 +50,7 @@ func (s *Server) dispatchSubresource(w http.ResponseWriter, r *http.Request, e *
 	case sr.Connect != nil:
 		s.handleConnect(w, r, e, info, sr.Connect)
 	default:
-		s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource+"/"+info.Subresource))
+		s.resp.writeError(w, r, methodNotAllowed())
 	}
 }
 
@@ -59,7 +59,7 @@ func (s *Server) dispatchSubresource(w http.ResponseWriter, r *http.Request, e *
 // allows, else 405.
 func (s *Server) handleObjectView(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType, verbs []string) {
 	if !slices.Contains(verbs, info.Verb) {
-		s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource+"/"+info.Subresource))
+		s.resp.writeError(w, r, methodNotAllowed())
 		return
 	}
 	switch info.Verb {
@@ -144,7 +144,7 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, e *entry, i
 		return
 	}
 	if info.Verb != "update" && info.Verb != "patch" {
-		s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource+"/scale"))
+		s.resp.writeError(w, r, methodNotAllowed())
 		return
 	}
 	dry, body, err := s.readWrite(r)

@@ -97,6 +97,9 @@ func (s *Server) tableRow(e *entry, item runtime.Object, include string) (metav1
 			return row, apierrors.NewInternalError(fmt.Errorf("print %s %s: %w", e.res.Resource, m.GetName(), err))
 		}
 		row.Cells = cells
+		if rc, ok := e.res.Table.(registry.RowConditioner); ok {
+			row.Conditions = rc.RowConditions(item)
+		}
 	} else {
 		row.Cells = []interface{}{m.GetName(), m.GetCreationTimestamp().Time.UTC().Format("2006-01-02T15:04:05Z")}
 	}

@@ -1,11 +1,13 @@
 package apiserver
 
 import (
+	"fmt"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // handleVirtual serves a resource whose objects are not stored
@@ -17,8 +19,13 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request, e *entry,
 	v := e.res.Virtual
 	req := s.hookRequest(r, info, false)
 	switch {
-	case info.Subresource != "":
+	case info.Subresource != "", info.Name != "" && v.Get == nil:
 		s.resp.writeError(w, r, resourceNotFound())
+	case info.Verb == "watch" && v.List != nil:
+		err := newStatusError(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
+			fmt.Sprintf("watch is not supported on resources of kind %q", e.res.Resource))
+		err.ErrStatus.Details = &metav1.StatusDetails{Kind: e.res.Resource}
+		s.resp.writeError(w, r, err)
 	case info.Verb == "create" && info.Name == "" && v.Create != nil:
 		dry, obj, err := s.readObject(w, r, e)
 		var manager string
@@ -51,23 +58,34 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request, e *entry,
 			s.resp.writeError(w, r, err)
 			return
 		}
-		s.writeResult(w, r, http.StatusCreated, mt, e, withKind(out, e))
+		setKindIfUnset(out, e.res.GVK())
+		s.writeResult(w, r, http.StatusCreated, mt, e, out)
 	case info.Verb == "get" && v.Get != nil:
 		out, err := v.Get(r.Context(), s.env(), req)
 		if err != nil {
 			s.resp.writeError(w, r, err)
 			return
 		}
-		s.writeResult(w, r, http.StatusOK, mt, e, withKind(out, e))
+		setKindIfUnset(out, e.res.GVK())
+		s.writeResult(w, r, http.StatusOK, mt, e, out)
 	case info.Verb == "list" && v.List != nil:
 		out, err := v.List(r.Context(), s.env(), req)
 		if err != nil {
 			s.resp.writeError(w, r, err)
 			return
 		}
+		setKindIfUnset(out, e.res.GroupVersion().WithKind(e.res.ListKind))
 		s.writeResult(w, r, http.StatusOK, mt, e, out)
 	default:
-		s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource))
+		s.resp.writeError(w, r, methodNotAllowed())
+	}
+}
+
+// setKindIfUnset gives an object a hook returned its kind and apiVersion,
+// as they are sent.
+func setKindIfUnset(obj runtime.Object, gvk schema.GroupVersionKind) {
+	if obj.GetObjectKind().GroupVersionKind().Empty() {
+		obj.GetObjectKind().SetGroupVersionKind(gvk)
 	}
 }
 
@@ -83,13 +101,4 @@ func matchRequestNamespace(obj metav1.Object, namespace string) error {
 		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
 	return nil
-}
-
-// withKind gives an answer the resource's kind when it names none (a
-// review answered with a new object).
-func withKind(obj runtime.Object, e *entry) runtime.Object {
-	if obj.GetObjectKind().GroupVersionKind().Empty() {
-		obj.GetObjectKind().SetGroupVersionKind(e.res.GVK())
-	}
-	return obj
 }

@@ -3,18 +3,24 @@ package apiserver
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync"
 
 	"k8s.io/apiserver/pkg/warning"
+
+	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
-// withWarnings returns ctx carrying a recorder that turns the warnings
-// recorded through it (k8s.io/apiserver/pkg/warning, as Kubernetes' CEL
-// validation records ratcheted rule failures) into Warning headers of w,
-// each distinct text once. Warnings recorded after the response's header
-// was written are lost, as in Kubernetes.
+// withWarnings returns ctx carrying one recorder, through both ways
+// warnings are recorded — registry.AddWarning (the kinds' hooks) and
+// k8s.io/apiserver/pkg/warning (Kubernetes' CEL validation, which records
+// ratcheted rule failures there) — that turns each distinct text into a
+// Warning header of w. Warnings recorded after the response's header was
+// written are lost, as in Kubernetes.
 func withWarnings(ctx context.Context, w http.ResponseWriter) context.Context {
-	return warning.WithWarningRecorder(ctx, &warningRecorder{w: w, seen: map[string]bool{}})
+	rec := &warningRecorder{w: w, seen: map[string]bool{}}
+	ctx = warning.WithWarningRecorder(ctx, rec)
+	return registry.WithWarnings(ctx, func(msg string) { rec.AddWarning("", msg) })
 }
 
 type warningRecorder struct {
@@ -32,4 +38,10 @@ func (r *warningRecorder) AddWarning(_, text string) {
 	}
 	r.seen[text] = true
 	addWarning(r.w, text)
+}
+
+// addWarning adds an HTTP Warning header as Kubernetes sends them.
+func addWarning(w http.ResponseWriter, msg string) {
+	msg = strings.ReplaceAll(msg, `"`, `\"`)
+	w.Header().Add("Warning", `299 - "`+msg+`"`)
 }

@@ -37,6 +37,9 @@ func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object
 	if m.GetResourceVersion() != "" {
 		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
 	}
+	if d, ok := s.res.Strategy.(registry.NameDefaulter); ok && m.GetName() == "" && m.GetGenerateName() == "" {
+		m.SetName(d.DefaultName())
+	}
 	if m.GetName() == "" && m.GetGenerateName() == "" {
 		return nil, apierrors.NewInvalid(s.invalidKind(), "", field.ErrorList{
 			field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
@@ -71,7 +74,12 @@ func (s *Store) tryCreate(ctx context.Context, namespace string, obj runtime.Obj
 	defer func() { txn.Finish(stored) }()
 	s.res.Strategy.PrepareForCreate(obj)
 	if errs := validateCreate(ctx, s.res.Strategy, obj); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(s.invalidKind(), m.GetName(), errs)
+		return nil, apierrors.NewInvalid(s.invalidKind(), m.GetName(), uniqueErrors(errs))
+	}
+	if w, ok := s.res.Strategy.(registry.WarningsStrategy); ok {
+		for _, msg := range w.WarningsOnCreate(obj) {
+			registry.AddWarning(ctx, msg)
+		}
 	}
 	value, err := s.encode(obj)
 	if err != nil {
@@ -122,4 +130,20 @@ func validateUpdate(ctx context.Context, v interface {
 		return cv.ValidateUpdateContext(ctx, obj, old)
 	}
 	return v.ValidateUpdate(obj, old)
+}
+
+// uniqueErrors drops repeated field errors, as kube-apiserver answers: a
+// kind's update rules check the metadata, then check it again as part of
+// the object, and the same error is reported once.
+func uniqueErrors(errs field.ErrorList) field.ErrorList {
+	out := make(field.ErrorList, 0, len(errs))
+	seen := make(map[string]bool, len(errs))
+	for _, e := range errs {
+		k := string(e.Type) + "\x00" + e.Field + "\x00" + e.ErrorBody()
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }

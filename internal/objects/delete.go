@@ -80,6 +80,11 @@ func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.
 			h.PrepareForDelete(obj)
 		}
 	}
+	if _, graceful := s.res.Strategy.(registry.GracefulDeleteStrategy); !graceful && beginning && !s.holdsDeletion(obj, m) {
+		// As Kubernetes: an object of a kind without graceful deletion
+		// that nothing holds is removed as it is, never marked deleting.
+		return s.removeNow(ctx, kv, obj, dryRun)
+	}
 	cur := m.GetDeletionGracePeriodSeconds()
 	shortened := cur != nil && grace < *cur
 	if grace > 0 || beginning || changed || shortened {
@@ -100,7 +105,11 @@ func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.
 		}
 		if old := m.GetDeletionTimestamp(); old == nil || deadline.Before(old) || shortened {
 			m.SetDeletionTimestamp(&deadline)
-			m.SetDeletionGracePeriodSeconds(&grace)
+			if _, holder := s.res.Strategy.(registry.DeletionHolder); !holder {
+				// Kinds held by their own rule (namespaces) get a
+				// deletion timestamp only, as kube-apiserver marks them.
+				m.SetDeletionGracePeriodSeconds(&grace)
+			}
 			changed = true
 		}
 		// As Kubernetes (rest.BeforeDelete, markAsDeleting): the write that
@@ -111,14 +120,7 @@ func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.
 		}
 	}
 	if !s.holdsDeletion(obj, m) {
-		if dryRun {
-			return obj, true, nil
-		}
-		rev, _, err := s.deleteKey(ctx, kv, obj)
-		if err != nil {
-			return nil, false, err
-		}
-		return obj, true, setRV(obj, rev)
+		return s.removeNow(ctx, kv, obj, dryRun)
 	}
 	if !changed || dryRun {
 		return obj, false, nil
@@ -132,6 +134,19 @@ func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.
 		return nil, false, err
 	}
 	return obj, false, setRV(obj, rev)
+}
+
+// removeNow deletes the object's key (nothing on a dry run) and returns
+// the object with the deletion's resourceVersion.
+func (s *Store) removeNow(ctx context.Context, kv storage.KeyValue, obj runtime.Object, dryRun bool) (runtime.Object, bool, error) {
+	if dryRun {
+		return obj, true, nil
+	}
+	rev, _, err := s.deleteKey(ctx, kv, obj)
+	if err != nil {
+		return nil, false, err
+	}
+	return obj, true, setRV(obj, rev)
 }
 
 func (s *Store) checkPreconditions(m metav1.Object, p *metav1.Preconditions) error {

@@ -112,7 +112,12 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 	stored := false
 	defer func() { txn.Finish(stored) }()
 	if errs := validateUpdate(ctx, sub.validator, obj, current); len(errs) > 0 {
-		return nil, conditional, apierrors.NewInvalid(s.invalidKind(), m.GetName(), errs)
+		return nil, conditional, apierrors.NewInvalid(s.invalidKind(), m.GetName(), uniqueErrors(errs))
+	}
+	if w, ok := s.res.Strategy.(registry.WarningsStrategy); ok && opts.Subresource == "" {
+		for _, msg := range w.WarningsOnUpdate(obj, current) {
+			registry.AddWarning(ctx, msg)
+		}
 	}
 	if !s.res.NoGeneration && !s.res.StaticGeneration && s.specChanged(obj, current) {
 		m.SetGeneration(old.GetGeneration() + 1)

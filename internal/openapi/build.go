@@ -145,6 +145,11 @@ func checkResource(i int, r *registry.Resource) (kindInfo, error) {
 	return k, nil
 }
 
+// unlisted reports whether r is a resource not stored that serves no list.
+func unlisted(r *registry.Resource) bool {
+	return r.Virtual != nil && r.Virtual.List == nil
+}
+
 // kindClaim is one Go type served as one GVK.
 type kindClaim struct {
 	t   reflect.Type

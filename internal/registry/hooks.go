@@ -288,3 +288,29 @@ type StorageView struct {
 	// FromStorage converts a stored object into the view's type.
 	FromStorage func(stored runtime.Object) (runtime.Object, error)
 }
+
+// WarningsStrategy is implemented by strategies of kinds that warn about
+// what they accept (deprecated fields and annotations, values that will be
+// refused one day): the server sends each warning of a create or an update
+// of the main resource that passed validation as an HTTP Warning header,
+// as kube-apiserver does.
+type WarningsStrategy interface {
+	WarningsOnCreate(obj runtime.Object) []string
+	WarningsOnUpdate(obj, old runtime.Object) []string
+}
+
+type warningsKey struct{}
+
+// WithWarnings returns ctx carrying add, which sends a warning with the
+// answer to the request ctx belongs to (set by the server).
+func WithWarnings(ctx context.Context, add func(msg string)) context.Context {
+	return context.WithValue(ctx, warningsKey{}, add)
+}
+
+// AddWarning sends msg with the answer to the request ctx belongs to; it
+// does nothing outside a request.
+func AddWarning(ctx context.Context, msg string) {
+	if add, ok := ctx.Value(warningsKey{}).(func(string)); ok {
+		add(msg)
+	}
+}

@@ -65,6 +65,13 @@ type RowSorter interface {
 	SortRows(items []runtime.Object)
 }
 
+// RowConditioner is implemented by table convertors whose rows carry
+// conditions (pods: a Completed condition once they succeeded or failed,
+// which kubectl uses to tell finished pods apart).
+type RowConditioner interface {
+	RowConditions(obj runtime.Object) []metav1.TableRowCondition
+}
+
 // ScaleAccessor reads and writes the replica counts behind the scale
 // subresource (autoscaling/v1 Scale).
 type ScaleAccessor interface {
@@ -126,6 +133,10 @@ type Resource struct {
 	// NoDeleteCollection is true for kinds kube-apiserver serves no
 	// deletecollection for (namespaces: DELETE on the collection is 405).
 	NoDeleteCollection bool
+	// Deprecation, when set, is the warning every request on the resource
+	// answers with (an HTTP Warning header, as kube-apiserver sends for
+	// deprecated resources: "v1 ComponentStatus is deprecated in v1.19+").
+	Deprecation string
 	// NoGeneration is true for kinds whose Kubernetes strategy keeps no
 	// metadata.generation (configmaps, secrets, services, namespaces,
 	// nodes, events, leases): it stays unset instead of 1, +1 per spec
@@ -289,6 +300,13 @@ type DeletionHolder interface {
 	// HoldsDeletion reports whether obj must stay until something else
 	// (a controller) releases it.
 	HoldsDeletion(obj runtime.Object) bool
+}
+
+// NameDefaulter is implemented by strategies of kinds whose objects may be
+// created with neither a name nor a generateName (LimitRanges: Kubernetes
+// names them with a random UUID).
+type NameDefaulter interface {
+	DefaultName() string
 }
 
 // Pruner is implemented by strategies of kinds whose decoded objects may

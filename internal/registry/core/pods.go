@@ -99,6 +99,11 @@ func podFields(p *corev1.Pod, set fields.Set) {
 	set["status.phase"] = string(p.Status.Phase)
 	set["status.podIP"] = podIP(&p.Status)
 	set["status.nominatedNodeName"] = p.Status.NominatedNodeName
+	// As kube-apiserver: spec.host is the old name of spec.nodeName, and
+	// status.podIPs is an accepted label with no value (it selects only
+	// with "").
+	set["spec.host"] = p.Spec.NodeName
+	set["status.podIPs"] = ""
 }
 
 // podIP is the primary pod IP: status.podIP, else the first of podIPs.
