@@ -31,6 +31,8 @@ func ForClock(group, kind string, now func() time.Time) registry.TableConvertor 
 		return coordinationTable(kind, now)
 	case "apiextensions.k8s.io":
 		return apiextensionsTable(kind, now)
+	case "storage.k8s.io":
+		return storageTable(kind, now)
 	}
 	return nil
 }

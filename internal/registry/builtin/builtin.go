@@ -6,6 +6,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/registry/apps"
 	"github.com/setpoint-dev/setpoint/internal/registry/coordination"
 	"github.com/setpoint-dev/setpoint/internal/registry/core"
+	storagereg "github.com/setpoint-dev/setpoint/internal/registry/storage"
 )
 
 // Resources returns the descriptors of every built-in resource, new on each
@@ -16,6 +17,7 @@ func Resources() []*registry.Resource {
 	for _, group := range []func() []*registry.Resource{
 		core.Resources,
 		apps.Resources,
+		storagereg.Resources,
 		coordination.Resources,
 		apiextensions.Resources,
 	} {
