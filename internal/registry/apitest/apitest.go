@@ -49,12 +49,16 @@ type Rejection struct {
 	Causes []string
 }
 
-// Reject runs the rejections; the collection at list (a path) must be the
-// same before and after each.
+// Reject runs the rejections; the collection at list (a path; "" for the
+// collection each case writes to) must be the same before and after each.
 func (s *Server) Reject(t *testing.T, list string, cases []Rejection) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
+			list := list
+			if list == "" {
+				list = collectionOf(c)
+			}
 			before := s.List(t, list)
 			method, body := c.Method, []byte(c.Body)
 			if method == "" {
@@ -94,6 +98,15 @@ func (s *Server) Reject(t *testing.T, list string, cases []Rejection) {
 			}
 		})
 	}
+}
+
+// collectionOf returns the collection a rejection writes to.
+func collectionOf(c Rejection) string {
+	if c.Method != "PUT" {
+		return c.Path
+	}
+	p := strings.TrimSuffix(c.Path, "/status")
+	return p[:strings.LastIndex(p, "/")]
 }
 
 // Listing is the resourceVersion of a list and of each of its items.

@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"github.com/setpoint-dev/setpoint/internal/registry"
+	"github.com/setpoint-dev/setpoint/internal/registry/admissionregistration"
 	"github.com/setpoint-dev/setpoint/internal/registry/apiextensions"
 	"github.com/setpoint-dev/setpoint/internal/registry/apps"
 	"github.com/setpoint-dev/setpoint/internal/registry/coordination"
@@ -18,6 +19,7 @@ func Resources() []*registry.Resource {
 		core.Resources,
 		apps.Resources,
 		storagereg.Resources,
+		admissionregistration.Resources,
 		coordination.Resources,
 		apiextensions.Resources,
 	} {
