@@ -33,6 +33,8 @@ func ForClock(group, kind string, now func() time.Time) registry.TableConvertor 
 		return apiextensionsTable(kind, now)
 	case "storage.k8s.io":
 		return storageTable(kind, now)
+	case "apiregistration.k8s.io":
+		return apiregistrationTable(kind, now)
 	case "admissionregistration.k8s.io":
 		return admissionregistrationTable(kind, now)
 	}
