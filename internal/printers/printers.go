@@ -35,6 +35,8 @@ func ForClock(group, kind string, now func() time.Time) registry.TableConvertor 
 		return storageTable(kind, now)
 	case "apiregistration.k8s.io":
 		return apiregistrationTable(kind, now)
+	case "storagemigration.k8s.io":
+		return storagemigrationTable(kind, now)
 	case "admissionregistration.k8s.io":
 		return admissionregistrationTable(kind, now)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/registry/coordination"
 	"github.com/setpoint-dev/setpoint/internal/registry/core"
 	storagereg "github.com/setpoint-dev/setpoint/internal/registry/storage"
+	"github.com/setpoint-dev/setpoint/internal/registry/storagemigration"
 )
 
 // Resources returns the descriptors of every built-in resource, new on each
@@ -25,6 +26,7 @@ func Resources() []*registry.Resource {
 		admissionregistration.Resources,
 		coordination.Resources,
 		apiextensions.Resources,
+		storagemigration.Resources,
 	} {
 		out = append(out, group()...)
 	}
