@@ -45,6 +45,9 @@ func checkFieldSelector(e *entry, sel fields.Selector) error {
 	}
 	for _, req := range sel.Requirements() {
 		if _, ok := e.fields[req.Field]; !ok {
+			if msg := e.res.UnknownFieldLabel; msg != nil {
+				return apierrors.NewBadRequest(msg(req.Field))
+			}
 			return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
 		}
 	}

@@ -37,6 +37,8 @@ func ForClock(group, kind string, now func() time.Time) registry.TableConvertor 
 		return apiregistrationTable(kind, now)
 	case "storagemigration.k8s.io":
 		return storagemigrationTable(kind, now)
+	case "resource.k8s.io":
+		return resourceTable(kind, now)
 	case "admissionregistration.k8s.io":
 		return admissionregistrationTable(kind, now)
 	}

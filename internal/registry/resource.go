@@ -148,6 +148,12 @@ type Resource struct {
 	Bootstrap func() []runtime.Object
 	// Attrs extracts labels and selectable fields.
 	Attrs AttrFunc
+	// UnknownFieldLabel returns the message of the 400 a list or watch
+	// gets for a field selector on label, a field Attrs does not select
+	// on; nil means "field label not supported: <label>". kube-apiserver's
+	// message depends on the kind's field label conversion (package
+	// strategy has the usual forms).
+	UnknownFieldLabel func(label string) string
 	// Table renders `kubectl get` columns.
 	Table TableConvertor
 }

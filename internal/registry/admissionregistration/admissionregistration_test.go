@@ -31,7 +31,7 @@ func TestWebhookDefaultsIdempotent(t *testing.T) {
 	if !semanticEqual(c, again) {
 		t.Errorf("defaults changed a defaulted object")
 	}
-	registrytest.ExpectFields(t, r, c, fields.Set{"metadata.name": "vwc"})
+	registrytest.ExpectFields(t, r, c, fields.Set{"metadata.name": "vwc", "metadata.namespace": ""})
 }
 
 // An update keeps what kube-apiserver lets stored objects keep: side

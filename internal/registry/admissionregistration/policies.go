@@ -50,8 +50,9 @@ func validatingAdmissionPoliciesResource() *registry.Resource {
 				return append(errs, validateValidatingPolicyStatus(&p.Status)...)
 			},
 		},
-		Attrs: strategy.Attrs[*vap](false, nil),
-		Table: printers.For(Group, "ValidatingAdmissionPolicy"),
+		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*vap]),
+		UnknownFieldLabel: strategy.MetadataFieldLabels,
+		Table:             printers.For(Group, "ValidatingAdmissionPolicy"),
 	}
 }
 
@@ -81,8 +82,9 @@ func validatingAdmissionPolicyBindingsResource() *registry.Resource {
 				return append(strategy.ValidateMetaUpdate(&b.ObjectMeta, &old.ObjectMeta), validate(b)...)
 			},
 		},
-		Attrs: strategy.Attrs[*binding](false, nil),
-		Table: printers.For(Group, "ValidatingAdmissionPolicyBinding"),
+		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*binding]),
+		UnknownFieldLabel: strategy.MetadataFieldLabels,
+		Table:             printers.For(Group, "ValidatingAdmissionPolicyBinding"),
 	}
 }
 
@@ -111,8 +113,9 @@ func mutatingAdmissionPoliciesResource() *registry.Resource {
 				return append(errs, validateMutatingPolicySpec(p, mutatingPolicyUpdateOptions(p, old))...)
 			},
 		},
-		Attrs: strategy.Attrs[*mp](false, nil),
-		Table: printers.For(Group, "MutatingAdmissionPolicy"),
+		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*mp]),
+		UnknownFieldLabel: strategy.MetadataFieldLabels,
+		Table:             printers.For(Group, "MutatingAdmissionPolicy"),
 	}
 }
 
@@ -142,8 +145,9 @@ func mutatingAdmissionPolicyBindingsResource() *registry.Resource {
 				return append(strategy.ValidateMetaUpdate(&b.ObjectMeta, &old.ObjectMeta), validate(b)...)
 			},
 		},
-		Attrs: strategy.Attrs[*binding](false, nil),
-		Table: printers.For(Group, "MutatingAdmissionPolicyBinding"),
+		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*binding]),
+		UnknownFieldLabel: strategy.MetadataFieldLabels,
+		Table:             printers.For(Group, "MutatingAdmissionPolicyBinding"),
 	}
 }
 

@@ -37,8 +37,9 @@ func validatingWebhookConfigurationsResource() *registry.Resource {
 				return append(errs, validateWebhooks(hooks, updateWebhookOptions(hooks, validatingHooks(old.Webhooks)))...)
 			},
 		},
-		Attrs: strategy.Attrs[*admissionv1.ValidatingWebhookConfiguration](false, nil),
-		Table: printers.For(Group, "ValidatingWebhookConfiguration"),
+		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*admissionv1.ValidatingWebhookConfiguration]),
+		UnknownFieldLabel: strategy.MetadataFieldLabels,
+		Table:             printers.For(Group, "ValidatingWebhookConfiguration"),
 	}
 }
 
@@ -70,8 +71,9 @@ func mutatingWebhookConfigurationsResource() *registry.Resource {
 				return append(errs, validateWebhooks(hooks, updateWebhookOptions(hooks, mutatingHooks(old.Webhooks)))...)
 			},
 		},
-		Attrs: strategy.Attrs[*admissionv1.MutatingWebhookConfiguration](false, nil),
-		Table: printers.For(Group, "MutatingWebhookConfiguration"),
+		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*admissionv1.MutatingWebhookConfiguration]),
+		UnknownFieldLabel: strategy.MetadataFieldLabels,
+		Table:             printers.For(Group, "MutatingWebhookConfiguration"),
 	}
 }
 

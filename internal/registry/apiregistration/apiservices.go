@@ -68,10 +68,11 @@ func apiServicesResource(served func() []schema.GroupVersion) *registry.Resource
 				return errs
 			},
 		},
-		Admit:     admitLocalAvailable,
-		Bootstrap: func() []runtime.Object { return localAPIServices(served()) },
-		Attrs:     strategy.Attrs[*apiregv1.APIService](false, nil),
-		Table:     printers.For(Group, "APIService"),
+		Admit:             admitLocalAvailable,
+		Bootstrap:         func() []runtime.Object { return localAPIServices(served()) },
+		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*apiregv1.APIService]),
+		UnknownFieldLabel: strategy.MetadataFieldLabels,
+		Table:             printers.For(Group, "APIService"),
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -250,4 +251,25 @@ func (s *Server) Table(t *testing.T, path string) ([]string, [][]any) {
 		rows[i] = r.Cells
 	}
 	return cols, rows
+}
+
+// Select lists path with a field selector and returns the status code, the
+// names of the items (on success) and the message (on failure).
+func (s *Server) Select(t *testing.T, path, fieldSelector string) (int, []string, string) {
+	t.Helper()
+	code, out, _ := s.Do(t, "GET", path+"?fieldSelector="+url.QueryEscape(fieldSelector), "", nil)
+	var l struct {
+		Message string `json:"message"`
+		Items   []struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(out, &l); err != nil {
+		t.Fatalf("select %s: %v", path, err)
+	}
+	names := []string{}
+	for _, i := range l.Items {
+		names = append(names, i.Metadata.Name)
+	}
+	return code, names, l.Message
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/registry/apps"
 	"github.com/setpoint-dev/setpoint/internal/registry/coordination"
 	"github.com/setpoint-dev/setpoint/internal/registry/core"
+	"github.com/setpoint-dev/setpoint/internal/registry/dra"
 	storagereg "github.com/setpoint-dev/setpoint/internal/registry/storage"
 	"github.com/setpoint-dev/setpoint/internal/registry/storagemigration"
 )
@@ -26,6 +27,7 @@ func Resources() []*registry.Resource {
 		admissionregistration.Resources,
 		coordination.Resources,
 		apiextensions.Resources,
+		dra.Resources,
 		storagemigration.Resources,
 	} {
 		out = append(out, group()...)

@@ -35,8 +35,9 @@ func csiDriversResource() *registry.Resource {
 			},
 			ValidateChange: validateCSIDriverUpdate,
 		},
-		Attrs: strategy.Attrs[*storagev1.CSIDriver](false, nil),
-		Table: printers.For(Group, "CSIDriver"),
+		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*storagev1.CSIDriver]),
+		UnknownFieldLabel: strategy.MetadataFieldLabels,
+		Table:             printers.For(Group, "CSIDriver"),
 	}
 }
 

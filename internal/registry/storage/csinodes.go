@@ -43,8 +43,9 @@ func csiNodesResource() *registry.Resource {
 			},
 			ValidateChange: validateCSINodeStatusUpdate,
 		},
-		Attrs: strategy.Attrs[*storagev1.CSINode](false, nil),
-		Table: printers.For(Group, "CSINode"),
+		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*storagev1.CSINode]),
+		UnknownFieldLabel: strategy.MetadataFieldLabels,
+		Table:             printers.For(Group, "CSINode"),
 	}
 }
 

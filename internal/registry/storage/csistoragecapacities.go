@@ -27,7 +27,8 @@ func csiStorageCapacitiesResource() *registry.Resource {
 			},
 			ValidateChange: validateCSIStorageCapacityUpdate,
 		},
-		Attrs: strategy.Attrs[*storagev1.CSIStorageCapacity](true, nil),
+		Attrs:             strategy.Attrs[*storagev1.CSIStorageCapacity](true, nil),
+		UnknownFieldLabel: strategy.MetadataFieldLabels,
 		// kube-apiserver has no printer for the kind: Name and Created At.
 		Table: printers.For(Group, "CSIStorageCapacity"),
 	}

@@ -24,7 +24,7 @@ func TestStorageClassDefaultsAndUpdate(t *testing.T) {
 	registrytest.ExpectValid(t, registrytest.Update(r, upd, sc))
 	upd.Provisioner = "Bad Name"
 	registrytest.ExpectErrors(t, registrytest.Update(r, upd, sc), "provisioner:FieldValueInvalid", "provisioner:FieldValueInvalid")
-	registrytest.ExpectFields(t, r, sc, fields.Set{"metadata.name": "fast"})
+	registrytest.ExpectFields(t, r, sc, fields.Set{"metadata.name": "fast", "metadata.namespace": ""})
 }
 
 func TestCSIDriverGeneration(t *testing.T) {

@@ -27,8 +27,9 @@ func storageClassesResource() *registry.Resource {
 			ValidateNew:    validateStorageClass,
 			ValidateChange: validateStorageClassUpdate,
 		},
-		Attrs: strategy.Attrs[*storagev1.StorageClass](false, nil),
-		Table: printers.For(Group, "StorageClass"),
+		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*storagev1.StorageClass]),
+		UnknownFieldLabel: strategy.MetadataFieldLabels,
+		Table:             printers.For(Group, "StorageClass"),
 	}
 }
 

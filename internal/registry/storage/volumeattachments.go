@@ -43,8 +43,9 @@ func volumeAttachmentsResource() *registry.Resource {
 				return append(errs, validateVolumeAttachmentObject(va)...)
 			},
 		},
-		Attrs: strategy.Attrs[*storagev1.VolumeAttachment](false, nil),
-		Table: printers.For(Group, "VolumeAttachment"),
+		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*storagev1.VolumeAttachment]),
+		UnknownFieldLabel: strategy.MetadataFieldLabels,
+		Table:             printers.For(Group, "VolumeAttachment"),
 	}
 }
 

@@ -35,8 +35,9 @@ func volumeAttributesClassesResource() *registry.Resource {
 				return append(errs, validateVolumeAttributesClass(c)...)
 			},
 		},
-		Attrs: strategy.Attrs[*storagev1.VolumeAttributesClass](false, nil),
-		Table: printers.For(Group, "VolumeAttributesClass"),
+		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*storagev1.VolumeAttributesClass]),
+		UnknownFieldLabel: strategy.MetadataFieldLabels,
+		Table:             printers.For(Group, "VolumeAttributesClass"),
 	}
 }
 

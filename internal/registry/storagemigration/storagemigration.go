@@ -59,8 +59,9 @@ func storageVersionMigrationsResource() *registry.Resource {
 			},
 			ValidateChange: validateStatusUpdate,
 		},
-		Attrs: strategy.Attrs[*svm](false, nil),
-		Table: printers.For(Group, "StorageVersionMigration"),
+		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*svm]),
+		UnknownFieldLabel: strategy.MetadataFieldLabels,
+		Table:             printers.For(Group, "StorageVersionMigration"),
 	}
 }
 
