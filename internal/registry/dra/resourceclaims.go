@@ -16,6 +16,10 @@ import (
 func resourceClaimsResource() *registry.Resource {
 	type claim = resourcev1.ResourceClaim
 	sel := &selectorCompiler{}
+	validate := func(c *claim) field.ErrorList {
+		errs := strategy.ValidateMeta(&c.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
+		return declarativeLast(append(errs, validateClaimSpec(strategy.SpecPath, &c.Spec, sel)...))
+	}
 	return &registry.Resource{
 		Group: Group, Version: "v1", Resource: "resourceclaims", Kind: "ResourceClaim", ListKind: "ResourceClaimList",
 		Singular: "resourceclaim", Namespaced: true, NoGeneration: true,
@@ -30,11 +34,8 @@ func resourceClaimsResource() *registry.Resource {
 				c.Status = old.Status
 				dropDisabledClaimFields(&c.Spec, &old.Spec)
 			},
-			Defaults: func(c *claim) { defaultClaimSpec(&c.Spec) },
-			ValidateNew: func(c *claim) field.ErrorList {
-				errs := strategy.ValidateMeta(&c.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
-				return declarativeLast(append(errs, validateClaimSpec(strategy.SpecPath, &c.Spec, sel)...))
-			},
+			Defaults:    func(c *claim) { defaultClaimSpec(&c.Spec) },
+			ValidateNew: validate,
 			ValidateChange: func(c, old *claim) field.ErrorList {
 				errs := strategy.ValidateMeta(&c.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
 				errs = append(errs, strategy.ValidateMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)...)
@@ -56,6 +57,16 @@ func resourceClaimsResource() *registry.Resource {
 				return declarativeLast(append(errs, validateClaimStatus(c, old)...))
 			},
 		},
+		Admit: admitAdminAccess(adminCheck{kind: "ResourceClaim",
+			requests: func(obj runtime.Object) ([]resourcev1.DeviceRequest, bool) {
+				c, ok := obj.(*claim)
+				if !ok {
+					return nil, false
+				}
+				return c.Spec.Devices.Requests, true
+			},
+			validate: func(obj runtime.Object) field.ErrorList { return validate(obj.(*claim)) },
+		}),
 		Attrs:             strategy.Attrs[*claim](true, nil),
 		UnknownFieldLabel: strategy.MetadataFieldLabels,
 		Table:             printers.For(Group, "ResourceClaim"),

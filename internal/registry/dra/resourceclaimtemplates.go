@@ -21,6 +21,11 @@ import (
 func resourceClaimTemplatesResource() *registry.Resource {
 	type tmpl = resourcev1.ResourceClaimTemplate
 	sel := &selectorCompiler{}
+	validate := func(t *tmpl) field.ErrorList {
+		errs := strategy.ValidateMeta(&t.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
+		errs = append(errs, validateTemplateMeta(strategy.SpecPath.Child("metadata"), &t.Spec)...)
+		return declarativeLast(append(errs, validateClaimSpec(strategy.SpecPath.Child("spec"), &t.Spec.Spec, sel)...))
+	}
 	return &registry.Resource{
 		Group: Group, Version: "v1", Resource: "resourceclaimtemplates", Kind: "ResourceClaimTemplate",
 		ListKind: "ResourceClaimTemplateList", Singular: "resourceclaimtemplate", Namespaced: true, NoGeneration: true,
@@ -30,11 +35,7 @@ func resourceClaimTemplatesResource() *registry.Resource {
 			PrepareCreate: func(t *tmpl) { dropDisabledClaimFields(&t.Spec.Spec, nil) },
 			PrepareUpdate: func(t, old *tmpl) { dropDisabledClaimFields(&t.Spec.Spec, &old.Spec.Spec) },
 			Defaults:      func(t *tmpl) { defaultClaimSpec(&t.Spec.Spec) },
-			ValidateNew: func(t *tmpl) field.ErrorList {
-				errs := strategy.ValidateMeta(&t.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
-				errs = append(errs, validateTemplateMeta(strategy.SpecPath.Child("metadata"), &t.Spec)...)
-				return declarativeLast(append(errs, validateClaimSpec(strategy.SpecPath.Child("spec"), &t.Spec.Spec, sel)...))
-			},
+			ValidateNew:   validate,
 			ValidateChange: func(t, old *tmpl) field.ErrorList {
 				errs := strategy.ValidateMetaUpdate(&t.ObjectMeta, &old.ObjectMeta)
 				if !apiequality.Semantic.DeepEqual(t.Spec, old.Spec) {
@@ -43,6 +44,16 @@ func resourceClaimTemplatesResource() *registry.Resource {
 				return errs
 			},
 		},
+		Admit: admitAdminAccess(adminCheck{kind: "ResourceClaimTemplate",
+			requests: func(obj runtime.Object) ([]resourcev1.DeviceRequest, bool) {
+				t, ok := obj.(*tmpl)
+				if !ok {
+					return nil, false
+				}
+				return t.Spec.Spec.Devices.Requests, true
+			},
+			validate: func(obj runtime.Object) field.ErrorList { return validate(obj.(*tmpl)) },
+		}),
 		Attrs:             strategy.Attrs[*tmpl](true, nil),
 		UnknownFieldLabel: strategy.MetadataFieldLabels,
 		Table:             printers.For(Group, "ResourceClaimTemplate"),

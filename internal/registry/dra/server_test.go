@@ -85,6 +85,24 @@ var rejections = []apitest.Rejection{
 		Code: 422, Reason: "Invalid",
 		Message: "ResourceSlice.resource.k8s.io \"kinds-ext-slice5\" is invalid: [spec.devices[0]: Invalid value: \"{`nodeName`, `allNodes`}\": exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` is set to true in the ResourceSlice spec, spec.devices[1].allNodes: Invalid value: false: must be either unset or set to true, spec.devices[1]: Required value: exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` is set to true in the ResourceSlice spec]",
 		Causes:  []string{"spec.devices[0]:FieldValueInvalid", "spec.devices[1].allNodes:FieldValueInvalid", "spec.devices[1]:FieldValueRequired"},
+	}, {
+		Name: "admin access in unlabeled namespace", Path: "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims",
+		Body: `{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":"kinds-ext-admin","namespace":"default"},"spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"c","adminAccess":true}}]}}}`,
+		Code: 422, Reason: "Invalid",
+		Message: "ResourceClaim.resource.k8s.io \"kinds-ext-admin\" is invalid: spec.devices.requests[0].adminAccess: Forbidden: admin access to devices requires the `resource.kubernetes.io/admin-access: true` label on the containing namespace",
+		Causes:  []string{"spec.devices.requests[0].adminAccess:FieldValueForbidden"},
+	}, {
+		Name: "admin access template", Path: "/apis/resource.k8s.io/v1/namespaces/default/resourceclaimtemplates",
+		Body: `{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate","metadata":{"name":"kinds-ext-admin","namespace":"default"},"spec":{"spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"c","adminAccess":true}}]}}}}`,
+		Code: 422, Reason: "Invalid",
+		Message: "ResourceClaimTemplate.resource.k8s.io \"kinds-ext-admin\" is invalid: spec.devices.requests[0].adminAccess: Forbidden: admin access to devices requires the `resource.kubernetes.io/admin-access: true` label on the containing namespace",
+		Causes:  []string{"spec.devices.requests[0].adminAccess:FieldValueForbidden"},
+	}, {
+		Name: "admin access plus invalid", Path: "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims",
+		Body: `{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":"kinds-ext-admin2","namespace":"default"},"spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"","adminAccess":true}}]}}}`,
+		Code: 422, Reason: "Invalid",
+		Message: "ResourceClaim.resource.k8s.io \"kinds-ext-admin2\" is invalid: [spec.devices.requests[0].adminAccess: Forbidden: admin access to devices requires the `resource.kubernetes.io/admin-access: true` label on the containing namespace, spec.devices.requests[0].exactly.deviceClassName: Required value]",
+		Causes:  []string{"spec.devices.requests[0].adminAccess:FieldValueForbidden", "spec.devices.requests[0].exactly.deviceClassName:FieldValueRequired"},
 	},
 }
 
@@ -190,6 +208,11 @@ func TestResourceKindsOverHTTP(t *testing.T) {
 			t.Errorf("%s: columns %q rows %v", c.path, cols, rows)
 		}
 	}
+
+	// Admin access is granted in a namespace labeled for it.
+	s.Create(t, "/api/v1/namespaces", `{apiVersion: v1, kind: Namespace, metadata: {name: admins, labels: {resource.kubernetes.io/admin-access: "true"}}}`)
+	s.Create(t, base+"namespaces/admins/resourceclaims", `{apiVersion: resource.k8s.io/v1, kind: ResourceClaim, metadata: {name: admin},
+		spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu, adminAccess: true}}]}}}`)
 
 	// Field selectors: slices by node, driver and pool; anything else is
 	// refused as kube-apiserver refuses it.
