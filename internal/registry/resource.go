@@ -119,6 +119,10 @@ type Resource struct {
 	// NoDeleteCollection is true for kinds kube-apiserver serves no
 	// deletecollection for (namespaces: DELETE on the collection is 405).
 	NoDeleteCollection bool
+	// NoUnconditionalUpdate is true for kinds whose Kubernetes strategy
+	// allows no unconditional update: a PUT that names no resourceVersion
+	// is refused with 422 (patches and apply are not affected).
+	NoUnconditionalUpdate bool
 	// NoGeneration is true for kinds whose Kubernetes strategy keeps no
 	// metadata.generation (configmaps, secrets, services, namespaces,
 	// nodes, events, leases): it stays unset instead of 1, +1 per spec

@@ -19,8 +19,9 @@ func validatingAdmissionPoliciesResource() *registry.Resource {
 		Group: Group, Version: "v1", Resource: "validatingadmissionpolicies",
 		Kind: "ValidatingAdmissionPolicy", ListKind: "ValidatingAdmissionPolicyList",
 		Singular: "validatingadmissionpolicy", Categories: []string{"api-extensions"},
-		New:     func() runtime.Object { return &vap{} },
-		NewList: func() runtime.Object { return &admissionv1.ValidatingAdmissionPolicyList{} },
+		NoUnconditionalUpdate: true, // as kube-apiserver: a PUT must name a resourceVersion
+		New:                   func() runtime.Object { return &vap{} },
+		NewList:               func() runtime.Object { return &admissionv1.ValidatingAdmissionPolicyList{} },
 		Strategy: strategy.Typed[*vap]{
 			PrepareCreate: func(p *vap) { p.Status = admissionv1.ValidatingAdmissionPolicyStatus{} },
 			PrepareUpdate: func(p, old *vap) { p.Status = old.Status },
@@ -69,8 +70,9 @@ func validatingAdmissionPolicyBindingsResource() *registry.Resource {
 		Group: Group, Version: "v1", Resource: "validatingadmissionpolicybindings",
 		Kind: "ValidatingAdmissionPolicyBinding", ListKind: "ValidatingAdmissionPolicyBindingList",
 		Singular: "validatingadmissionpolicybinding", Categories: []string{"api-extensions"},
-		New:     func() runtime.Object { return &binding{} },
-		NewList: func() runtime.Object { return &admissionv1.ValidatingAdmissionPolicyBindingList{} },
+		NoUnconditionalUpdate: true, // as kube-apiserver: a PUT must name a resourceVersion
+		New:                   func() runtime.Object { return &binding{} },
+		NewList:               func() runtime.Object { return &admissionv1.ValidatingAdmissionPolicyBindingList{} },
 		Strategy: strategy.Typed[*binding]{
 			Defaults: func(b *binding) { defaultMatchResources(b.Spec.MatchResources) },
 			ValidateNew: func(b *binding) field.ErrorList {
@@ -94,8 +96,9 @@ func mutatingAdmissionPoliciesResource() *registry.Resource {
 		Group: Group, Version: "v1", Resource: "mutatingadmissionpolicies",
 		Kind: "MutatingAdmissionPolicy", ListKind: "MutatingAdmissionPolicyList",
 		Singular: "mutatingadmissionpolicy", Categories: []string{"api-extensions"},
-		New:     func() runtime.Object { return &mp{} },
-		NewList: func() runtime.Object { return &admissionv1.MutatingAdmissionPolicyList{} },
+		NoUnconditionalUpdate: true, // as kube-apiserver: a PUT must name a resourceVersion
+		New:                   func() runtime.Object { return &mp{} },
+		NewList:               func() runtime.Object { return &admissionv1.MutatingAdmissionPolicyList{} },
 		Strategy: strategy.Typed[*mp]{
 			Defaults: func(p *mp) {
 				if p.Spec.FailurePolicy == nil {
@@ -132,8 +135,9 @@ func mutatingAdmissionPolicyBindingsResource() *registry.Resource {
 		Group: Group, Version: "v1", Resource: "mutatingadmissionpolicybindings",
 		Kind: "MutatingAdmissionPolicyBinding", ListKind: "MutatingAdmissionPolicyBindingList",
 		Singular: "mutatingadmissionpolicybinding", Categories: []string{"api-extensions"},
-		New:     func() runtime.Object { return &binding{} },
-		NewList: func() runtime.Object { return &admissionv1.MutatingAdmissionPolicyBindingList{} },
+		NoUnconditionalUpdate: true, // as kube-apiserver: a PUT must name a resourceVersion
+		New:                   func() runtime.Object { return &binding{} },
+		NewList:               func() runtime.Object { return &admissionv1.MutatingAdmissionPolicyBindingList{} },
 		Strategy: strategy.Typed[*binding]{
 			Defaults: func(b *binding) { defaultMatchResources(b.Spec.MatchResources) },
 			ValidateNew: func(b *binding) field.ErrorList {

@@ -18,8 +18,9 @@ func validatingWebhookConfigurationsResource() *registry.Resource {
 		Group: Group, Version: "v1", Resource: "validatingwebhookconfigurations",
 		Kind: "ValidatingWebhookConfiguration", ListKind: "ValidatingWebhookConfigurationList",
 		Singular: "validatingwebhookconfiguration", Categories: []string{"api-extensions"},
-		New:     func() runtime.Object { return &admissionv1.ValidatingWebhookConfiguration{} },
-		NewList: func() runtime.Object { return &admissionv1.ValidatingWebhookConfigurationList{} },
+		NoUnconditionalUpdate: true, // as kube-apiserver: a PUT must name a resourceVersion
+		New:                   func() runtime.Object { return &admissionv1.ValidatingWebhookConfiguration{} },
+		NewList:               func() runtime.Object { return &admissionv1.ValidatingWebhookConfigurationList{} },
 		Strategy: strategy.Typed[*admissionv1.ValidatingWebhookConfiguration]{
 			Defaults: func(c *admissionv1.ValidatingWebhookConfiguration) {
 				for i := range c.Webhooks {
@@ -48,8 +49,9 @@ func mutatingWebhookConfigurationsResource() *registry.Resource {
 		Group: Group, Version: "v1", Resource: "mutatingwebhookconfigurations",
 		Kind: "MutatingWebhookConfiguration", ListKind: "MutatingWebhookConfigurationList",
 		Singular: "mutatingwebhookconfiguration", Categories: []string{"api-extensions"},
-		New:     func() runtime.Object { return &admissionv1.MutatingWebhookConfiguration{} },
-		NewList: func() runtime.Object { return &admissionv1.MutatingWebhookConfigurationList{} },
+		NoUnconditionalUpdate: true, // as kube-apiserver: a PUT must name a resourceVersion
+		New:                   func() runtime.Object { return &admissionv1.MutatingWebhookConfiguration{} },
+		NewList:               func() runtime.Object { return &admissionv1.MutatingWebhookConfigurationList{} },
 		Strategy: strategy.Typed[*admissionv1.MutatingWebhookConfiguration]{
 			Defaults: func(c *admissionv1.MutatingWebhookConfiguration) {
 				for i := range c.Webhooks {

@@ -23,8 +23,9 @@ func apiServicesResource(served func() []schema.GroupVersion) *registry.Resource
 	return &registry.Resource{
 		Group: Group, Version: "v1", Resource: "apiservices", Kind: "APIService", ListKind: "APIServiceList",
 		Singular: "apiservice", Categories: []string{"api-extensions"}, NoGeneration: true,
-		New:     func() runtime.Object { return &apiregv1.APIService{} },
-		NewList: func() runtime.Object { return &apiregv1.APIServiceList{} },
+		NoUnconditionalUpdate: true, // as kube-apiserver: a PUT must name a resourceVersion
+		New:                   func() runtime.Object { return &apiregv1.APIService{} },
+		NewList:               func() runtime.Object { return &apiregv1.APIServiceList{} },
 		Strategy: strategy.Typed[*apiregv1.APIService]{
 			PrepareCreate: func(s *apiregv1.APIService) {
 				s.Status = apiregv1.APIServiceStatus{}

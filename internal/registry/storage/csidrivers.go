@@ -16,7 +16,8 @@ import (
 func csiDriversResource() *registry.Resource {
 	return &registry.Resource{
 		Group: Group, Version: "v1", Resource: "csidrivers", Kind: "CSIDriver", ListKind: "CSIDriverList",
-		Singular: "csidriver",
+		Singular:              "csidriver",
+		NoUnconditionalUpdate: true, // as kube-apiserver: a PUT must name a resourceVersion
 		// Kubernetes' strategy sets no generation on create and adds one
 		// on every spec change: PrepareUpdate keeps that count.
 		NoGeneration: true,

@@ -19,8 +19,9 @@ func csiNodesResource() *registry.Resource {
 	return &registry.Resource{
 		Group: Group, Version: "v1", Resource: "csinodes", Kind: "CSINode", ListKind: "CSINodeList",
 		Singular: "csinode", NoGeneration: true,
-		New:     func() runtime.Object { return &storagev1.CSINode{} },
-		NewList: func() runtime.Object { return &storagev1.CSINodeList{} },
+		NoUnconditionalUpdate: true, // as kube-apiserver: a PUT must name a resourceVersion
+		New:                   func() runtime.Object { return &storagev1.CSINode{} },
+		NewList:               func() runtime.Object { return &storagev1.CSINodeList{} },
 		Strategy: strategy.Typed[*storagev1.CSINode]{
 			PrepareCreate: func(n *storagev1.CSINode) { n.Status = storagev1.CSINodeStatus{} },
 			PrepareUpdate: func(n, old *storagev1.CSINode) { n.Status = old.Status },

@@ -17,9 +17,10 @@ func csiStorageCapacitiesResource() *registry.Resource {
 	return &registry.Resource{
 		Group: Group, Version: "v1", Resource: "csistoragecapacities", Kind: "CSIStorageCapacity",
 		ListKind: "CSIStorageCapacityList", Singular: "csistoragecapacity", Namespaced: true,
-		NoGeneration: true,
-		New:          func() runtime.Object { return &storagev1.CSIStorageCapacity{} },
-		NewList:      func() runtime.Object { return &storagev1.CSIStorageCapacityList{} },
+		NoUnconditionalUpdate: true, // as kube-apiserver: a PUT must name a resourceVersion
+		NoGeneration:          true,
+		New:                   func() runtime.Object { return &storagev1.CSIStorageCapacity{} },
+		NewList:               func() runtime.Object { return &storagev1.CSIStorageCapacityList{} },
 		Strategy: strategy.Typed[*storagev1.CSIStorageCapacity]{
 			ValidateNew: func(c *storagev1.CSIStorageCapacity) field.ErrorList {
 				errs := strategy.ValidateMeta(&c.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)

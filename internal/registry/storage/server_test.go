@@ -3,6 +3,7 @@ package storage_test
 import (
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -182,6 +183,31 @@ func TestStorageKindsOverHTTP(t *testing.T) {
 		Causes:  []string{"driverName:FieldValueForbidden", "parameters:FieldValueForbidden"},
 	}})
 
+	// A PUT must name a resourceVersion for these kinds (not for storage
+	// classes); a patch need not.
+	noRV := func(o map[string]any) { delete(o["metadata"].(map[string]any), "resourceVersion") }
+	s.Reject(t, "", []apitest.Rejection{{
+		Name: "driver: unconditional update", Method: "PUT", Path: base + "csidrivers/csi.example.com", Mutate: noRV,
+		Code: unprocess, Reason: invalid,
+		Message: `csidrivers.storage.k8s.io "csi.example.com" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`,
+		Causes:  []string{"metadata.resourceVersion:FieldValueInvalid"},
+	}, {
+		Name: "attachment status: unconditional update", Method: "PUT", Path: vaStatus, Mutate: noRV,
+		Code: unprocess, Reason: invalid,
+		Message: `volumeattachments.storage.k8s.io "va" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`,
+		Causes:  []string{"metadata.resourceVersion:FieldValueInvalid"},
+	}})
+	sc := s.GetMap(t, base+"storageclasses/fast")
+	noRV(sc)
+	sc["allowVolumeExpansion"] = true
+	if code, out := s.Write(t, "PUT", base+"storageclasses/fast", sc); code != http.StatusOK {
+		t.Errorf("unconditional storage class update: %d %v", code, out)
+	}
+	if code, out, _ := s.Do(t, "PATCH", base+"csidrivers/csi.example.com", "application/merge-patch+json",
+		strings.NewReader(`{"metadata":{"labels":{"a":"b"}}}`)); code != http.StatusOK {
+		t.Errorf("patch without resourceVersion: %d %s", code, out)
+	}
+
 	// Updates kube-apiserver accepts, and the status subresource.
 	code, out := s.Write(t, "PUT", vaStatus, withStatus(s.GetMap(t, base+"volumeattachments/va"), map[string]any{"attached": true}))
 	if code != http.StatusOK || out["status"].(map[string]any)["attached"] != true {
@@ -206,8 +232,8 @@ func TestStorageKindsOverHTTP(t *testing.T) {
 		row0 []any
 	}{
 		{base + "storageclasses", []string{"Name", "Provisioner", "ReclaimPolicy", "VolumeBindingMode", "AllowVolumeExpansion", "Age"},
-			[]any{"fast (default)", "example.com/foo", "Delete", "Immediate", false}},
-		{base + "storageclasses/fast", nil, []any{"fast", "example.com/foo", "Delete", "Immediate", false}},
+			[]any{"fast (default)", "example.com/foo", "Delete", "Immediate", true}},
+		{base + "storageclasses/fast", nil, []any{"fast", "example.com/foo", "Delete", "Immediate", true}},
 		{base + "csidrivers", []string{"Name", "AttachRequired", "PodInfoOnMount", "StorageCapacity", "TokenRequests", "RequiresRepublish", "Modes", "Age"},
 			[]any{"csi.example.com", true, true, false, "<unset>", false, "Persistent"}},
 		{base + "csinodes", []string{"Name", "Drivers", "Age"}, []any{"node-1", 1.0}},

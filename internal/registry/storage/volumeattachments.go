@@ -18,8 +18,9 @@ func volumeAttachmentsResource() *registry.Resource {
 	return &registry.Resource{
 		Group: Group, Version: "v1", Resource: "volumeattachments", Kind: "VolumeAttachment",
 		ListKind: "VolumeAttachmentList", Singular: "volumeattachment", NoGeneration: true,
-		New:     func() runtime.Object { return &storagev1.VolumeAttachment{} },
-		NewList: func() runtime.Object { return &storagev1.VolumeAttachmentList{} },
+		NoUnconditionalUpdate: true, // as kube-apiserver: a PUT must name a resourceVersion
+		New:                   func() runtime.Object { return &storagev1.VolumeAttachment{} },
+		NewList:               func() runtime.Object { return &storagev1.VolumeAttachmentList{} },
 		Strategy: strategy.Typed[*storagev1.VolumeAttachment]{
 			PrepareCreate: func(va *storagev1.VolumeAttachment) { va.Status = storagev1.VolumeAttachmentStatus{} },
 			PrepareUpdate: func(va, old *storagev1.VolumeAttachment) { va.Status = old.Status },

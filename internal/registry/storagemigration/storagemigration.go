@@ -32,8 +32,9 @@ func storageVersionMigrationsResource() *registry.Resource {
 	return &registry.Resource{
 		Group: Group, Version: "v1", Resource: "storageversionmigrations", Kind: "StorageVersionMigration",
 		ListKind: "StorageVersionMigrationList", Singular: "storageversionmigration", NoGeneration: true,
-		New:     func() runtime.Object { return &svm{} },
-		NewList: func() runtime.Object { return &svmv1.StorageVersionMigrationList{} },
+		NoUnconditionalUpdate: true, // as kube-apiserver: a PUT must name a resourceVersion
+		New:                   func() runtime.Object { return &svm{} },
+		NewList:               func() runtime.Object { return &svmv1.StorageVersionMigrationList{} },
 		Strategy: strategy.Typed[*svm]{
 			PrepareCreate: func(m *svm) { m.Status = svmv1.StorageVersionMigrationStatus{} },
 			PrepareUpdate: func(m, old *svm) { m.Status = old.Status },
