@@ -7,7 +7,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/operation"
 	"k8s.io/apimachinery/pkg/api/validate"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -26,11 +26,11 @@ func deviceClassesResource() *registry.Resource {
 		NewList:  func() runtime.Object { return &resourcev1.DeviceClassList{} },
 		Strategy: strategy.Typed[*class]{
 			ValidateNew: func(c *class) field.ErrorList {
-				errs := strategy.ValidateMeta(&c.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
+				errs := validateClassMeta(&c.ObjectMeta)
 				return declarativeLast(append(errs, validateDeviceClassSpec(&c.Spec, nil, sel)...))
 			},
 			ValidateChange: func(c, old *class) field.ErrorList {
-				errs := strategy.ValidateMeta(&c.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
+				errs := validateClassMeta(&c.ObjectMeta)
 				errs = append(errs, strategy.ValidateMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)...)
 				return declarativeLast(append(errs, validateDeviceClassSpec(&c.Spec, &old.Spec, sel)...))
 			},
@@ -39,6 +39,16 @@ func deviceClassesResource() *registry.Resource {
 		UnknownFieldLabel: strategy.MetadataFieldLabels,
 		Table:             printers.For(Group, "DeviceClass"),
 	}
+}
+
+// validateClassMeta checks a class's metadata; kube-apiserver v1.37 checks
+// the name declaratively (reported last).
+func validateClassMeta(m *metav1.ObjectMeta) field.ErrorList {
+	errs := strategy.ValidateMeta(m, false, func(string, bool) []string { return nil })
+	if m.Name != "" {
+		errs = append(errs, covered(validate.LongName(context.Background(), operation.Operation{}, strategy.MetadataPath.Child("name"), &m.Name, nil))...)
+	}
+	return errs
 }
 
 // validateDeviceClassSpec: selectors whose expressions compile (unchanged

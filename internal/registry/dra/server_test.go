@@ -103,6 +103,12 @@ var rejections = []apitest.Rejection{
 		Code: 422, Reason: "Invalid",
 		Message: "ResourceClaim.resource.k8s.io \"kinds-ext-admin2\" is invalid: [spec.devices.requests[0].adminAccess: Forbidden: admin access to devices requires the `resource.kubernetes.io/admin-access: true` label on the containing namespace, spec.devices.requests[0].exactly.deviceClassName: Required value]",
 		Causes:  []string{"spec.devices.requests[0].adminAccess:FieldValueForbidden", "spec.devices.requests[0].exactly.deviceClassName:FieldValueRequired"},
+	}, {
+		Name: "deviceclass bad name", Path: "/apis/resource.k8s.io/v1/deviceclasses",
+		Body: `{"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"labels":{"bad key!":"x"},"name":"Bad_Name"},"spec":{"selectors":[{"cel":{"expression":"1"}}]}}`,
+		Code: 422, Reason: "Invalid",
+		Message: `DeviceClass.resource.k8s.io "Bad_Name" is invalid: [metadata.labels: Invalid value: "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'), spec.selectors[0].cel.expression: Invalid value: "1": must evaluate to bool or the unknown type, not int, metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')]`,
+		Causes:  []string{"metadata.labels:FieldValueInvalid", "spec.selectors[0].cel.expression:FieldValueInvalid", "metadata.name:FieldValueInvalid"},
 	},
 }
 
