@@ -25,8 +25,8 @@ func Resources() []*registry.Resource {
 		apps.Resources,
 		storagereg.Resources,
 		admissionregistration.Resources,
-		coordination.Resources,
 		apiextensions.Resources,
+		coordination.Resources,
 		dra.Resources,
 		storagemigration.Resources,
 	} {
