@@ -284,3 +284,35 @@ func validateSet[T any, K comparable](p *field.Path, items []T, max int, fn func
 	}
 	return append(errs, dups...)
 }
+
+// validateBindingConditions: at most 4 of each, label names, no repeats,
+// no condition in both lists, and each list only with the other.
+func validateBindingConditions(p *field.Path, conds, failures []string) field.ErrorList {
+	label := func(p *field.Path, s *string) field.ErrorList { return metav1validation.ValidateLabelName(*s, p) }
+	errs := validateList(p.Child("bindingConditions"), conds, resourcev1.BindingConditionsMaxSize, label, listOpts{sizeCovered: true})
+	errs = append(errs, validateList(p.Child("bindingFailureConditions"), failures, resourcev1.BindingFailureConditionsMaxSize, label, listOpts{sizeCovered: true})...)
+	seen := sets.New[string]()
+	for i, c := range conds {
+		if seen.Has(c) {
+			errs = append(errs, field.Duplicate(p.Child("bindingConditions").Index(i), c))
+		}
+		seen.Insert(c)
+	}
+	seenFailures := sets.New[string]()
+	for i, c := range failures {
+		if seenFailures.Has(c) {
+			errs = append(errs, field.Duplicate(p.Child("bindingFailureConditions").Index(i), c))
+		}
+		seenFailures.Insert(c)
+		if seen.Has(c) {
+			errs = append(errs, field.Invalid(p.Child("bindingFailureConditions").Index(i), c, "bindingFailureConditions must not overlap with bindingConditions"))
+		}
+	}
+	if len(conds) == 0 && len(failures) > 0 {
+		errs = append(errs, field.Invalid(p.Child("bindingConditions"), conds, "bindingConditions are required to use bindingFailureConditions"))
+	}
+	if len(failures) == 0 && len(conds) > 0 {
+		errs = append(errs, field.Invalid(p.Child("bindingFailureConditions"), failures, "bindingFailureConditions are required to use bindingConditions"))
+	}
+	return errs
+}

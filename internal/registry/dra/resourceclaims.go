@@ -171,6 +171,7 @@ func validateAllocation(p *field.Path, a *resourcev1.AllocationResult, names req
 			errs = append(errs, coveredDriverName(p.Child("driver"), r.Driver)...)
 			errs = append(errs, covered(poolName(p.Child("pool"), r.Pool))...)
 			errs = append(errs, dns1123Label(p.Child("device"), r.Device)...)
+			errs = append(errs, validateBindingConditions(p, r.BindingConditions, r.BindingFailureConditions)...)
 			for i := range r.Tolerations {
 				errs = append(errs, validateToleration(p.Child("tolerations").Index(i), &r.Tolerations[i])...)
 			}

@@ -168,7 +168,8 @@ func validateDevice(p *field.Path, d, old *resourcev1.Device, perDevice *bool) f
 			}
 			return covered(errs)
 		}, func(c *resourcev1.DeviceCounterConsumption) string { return c.CounterSet }, listOpts{true, true})...)
-	return append(errs, validateDeviceNodes(p, d, perDevice)...)
+	errs = append(errs, validateDeviceNodes(p, d, perDevice)...)
+	return append(errs, validateBindingConditions(p, d.BindingConditions, d.BindingFailureConditions)...)
 }
 
 func validateDeviceNodes(p *field.Path, d *resourcev1.Device, perDevice *bool) field.ErrorList {

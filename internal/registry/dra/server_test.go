@@ -109,6 +109,18 @@ var rejections = []apitest.Rejection{
 		Code: 422, Reason: "Invalid",
 		Message: `DeviceClass.resource.k8s.io "Bad_Name" is invalid: [metadata.labels: Invalid value: "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'), spec.selectors[0].cel.expression: Invalid value: "1": must evaluate to bool or the unknown type, not int, metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')]`,
 		Causes:  []string{"metadata.labels:FieldValueInvalid", "spec.selectors[0].cel.expression:FieldValueInvalid", "metadata.name:FieldValueInvalid"},
+	}, {
+		Name: "slice binding conditions", Path: "/apis/resource.k8s.io/v1/resourceslices",
+		Body: `{"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{"name":"kx-bind"},"spec":{"driver":"d.example.com","pool":{"name":"p","resourceSliceCount":1},"allNodes":true,"devices":[{"name":"a","bindingConditions":["x","x","bad key!"],"bindingFailureConditions":["x"]},{"name":"b","bindingFailureConditions":["y"]},{"name":"c","bindingConditions":["a","b","c","d","e"],"bindingFailureConditions":["f"]}]}}`,
+		Code: 422, Reason: "Invalid",
+		Message: `ResourceSlice.resource.k8s.io "kx-bind" is invalid: [spec.devices[0].bindingConditions[2]: Invalid value: "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'), spec.devices[0].bindingConditions[1]: Duplicate value: "x", spec.devices[0].bindingFailureConditions[0]: Invalid value: "x": bindingFailureConditions must not overlap with bindingConditions, spec.devices[1].bindingConditions: Invalid value: null: bindingConditions are required to use bindingFailureConditions, spec.devices[2].bindingConditions: Too many: 5: must have at most 4 items]`,
+		Causes:  []string{"spec.devices[0].bindingConditions[2]:FieldValueInvalid", "spec.devices[0].bindingConditions[1]:FieldValueDuplicate", "spec.devices[0].bindingFailureConditions[0]:FieldValueInvalid", "spec.devices[1].bindingConditions:FieldValueInvalid", "spec.devices[2].bindingConditions:FieldValueTooMany"},
+	}, {
+		Name: "slice capacity request policy", Path: "/apis/resource.k8s.io/v1/resourceslices",
+		Body: `{"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{"name":"kx-cap"},"spec":{"driver":"d.example.com","pool":{"name":"p","resourceSliceCount":1},"allNodes":true,"devices":[{"name":"a","capacity":{"mem":{"value":"1Gi","requestPolicy":{"default":1}}}},{"name":"b","allowMultipleAllocations":true,"capacity":{"mem":{"value":"1Gi","requestPolicy":{"default":1}}}}]}}`,
+		Code: 422, Reason: "Invalid",
+		Message: `ResourceSlice.resource.k8s.io "kx-cap" is invalid: spec.devices[0].capacity[mem].requestPolicy: Forbidden: allowMultipleAllocations must be true`,
+		Causes:  []string{"spec.devices[0].capacity[mem].requestPolicy:FieldValueForbidden"},
 	},
 }
 
