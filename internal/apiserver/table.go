@@ -77,9 +77,20 @@ func (s *Server) toTable(e *entry, obj runtime.Object, include string) (*metav1.
 	} else {
 		t.ColumnDefinitions = defaultColumns
 	}
+	var listCells [][]interface{}
+	if lt, ok := e.res.Table.(registry.ListTableConvertor); ok && meta.IsListType(obj) {
+		var err error
+		if listCells, err = lt.ListCells(items); err != nil || len(listCells) != len(items) {
+			return nil, apierrors.NewInternalError(fmt.Errorf("print %s: %d rows for %d items: %v", e.res.Resource, len(listCells), len(items), err))
+		}
+	}
 	t.Rows = make([]metav1.TableRow, 0, len(items))
-	for _, item := range items {
-		row, err := s.tableRow(e, item, include)
+	for i, item := range items {
+		var cells []interface{}
+		if listCells != nil {
+			cells = listCells[i]
+		}
+		row, err := s.tableRow(e, item, cells, include)
 		if err != nil {
 			return nil, err
 		}
@@ -88,10 +99,14 @@ func (s *Server) toTable(e *entry, obj runtime.Object, include string) (*metav1.
 	return t, nil
 }
 
-func (s *Server) tableRow(e *entry, item runtime.Object, include string) (metav1.TableRow, error) {
+// tableRow renders one item; cells, when not nil, are its cells as the
+// list convertor computed them.
+func (s *Server) tableRow(e *entry, item runtime.Object, cells []interface{}, include string) (metav1.TableRow, error) {
 	var row metav1.TableRow
 	m := objectMeta(item)
-	if e.res.Table != nil {
+	if cells != nil {
+		row.Cells = cells
+	} else if e.res.Table != nil {
 		cells, err := e.res.Table.Cells(item)
 		if err != nil {
 			return row, apierrors.NewInternalError(fmt.Errorf("print %s %s: %w", e.res.Resource, m.GetName(), err))

@@ -86,7 +86,8 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, e *entry, 
 		}
 		return e.trackUpdate(current, obj.DeepCopyObject(), manager, info.Subresource), nil
 	}
-	opts := objects.UpdateOptions{WriteOptions: objects.WriteOptions{DryRun: dry}, Subresource: info.Subresource}
+	opts := objects.UpdateOptions{WriteOptions: objects.WriteOptions{DryRun: dry}, Subresource: info.Subresource,
+		RequireResourceVersion: e.res.NoUnconditionalUpdate}
 	out, created, err := e.store.Update(r.Context(), info.Namespace, info.Name, fn, opts)
 	if err != nil {
 		s.resp.writeError(w, r, err)

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/setpoint-dev/setpoint/internal/registry"
@@ -26,6 +27,11 @@ type UpdateOptions struct {
 	WriteOptions
 	// Subresource is "" for the main resource, "status" or "finalize".
 	Subresource string
+	// RequireResourceVersion refuses an update of an existing object that
+	// names no resourceVersion, as kube-apiserver refuses a PUT to kinds
+	// that allow no unconditional update (registry.Resource.
+	// NoUnconditionalUpdate).
+	RequireResourceVersion bool
 	// AllowCreate lets fn create a missing object of any kind (server-side
 	// apply), not only of kinds whose strategy allows create on update.
 	AllowCreate bool
@@ -80,6 +86,11 @@ func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFun
 // conditional reports whether the client named a resourceVersion.
 func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj runtime.Object, opts UpdateOptions) (runtime.Object, bool, error) {
 	m, old := accessor(obj), accessor(current)
+	if m.GetResourceVersion() == "" && opts.RequireResourceVersion {
+		// kube-apiserver names the resource where the kind should be.
+		return nil, false, apierrors.NewInvalid(schema.GroupKind{Group: s.gr.Group, Kind: s.gr.Resource}, m.GetName(), field.ErrorList{
+			field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update")})
+	}
 	if m.GetName() != old.GetName() {
 		return nil, false, apierrors.NewBadRequest(fmt.Sprintf(
 			"the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), old.GetName()))

@@ -57,6 +57,16 @@ func ForClock(group, kind string, now func() time.Time) registry.TableConvertor 
 		return certificatesTable(kind, now)
 	case "rbac.authorization.k8s.io":
 		return rbacTable(kind, now)
+	case "storage.k8s.io":
+		return storageTable(kind, now)
+	case "apiregistration.k8s.io":
+		return apiregistrationTable(kind, now)
+	case "storagemigration.k8s.io":
+		return storagemigrationTable(kind, now)
+	case "resource.k8s.io":
+		return resourceTable(kind, now)
+	case "admissionregistration.k8s.io":
+		return admissionregistrationTable(kind, now)
 	}
 	return nil
 }

@@ -46,6 +46,12 @@
 //     componentstatuses) and View (a resource that is another's storage in
 //     its own version: events.k8s.io/v1 Events).
 //
+//   - What kube-apiserver's generic registry does per kind: whether a PUT
+//     must name a resourceVersion (NoUnconditionalUpdate), the message of
+//     an unsupported field selector (UnknownFieldLabel), and table cells
+//     that depend on the rest of a list (ListTableConvertor: the default
+//     storage class).
+//
 // The server owns everything generic: system metadata, resourceVersions,
 // preconditions, finalizers and graceful deletion, field management,
 // namespace lifecycle admission, encoding, watch.

@@ -72,6 +72,18 @@ type RowConditioner interface {
 	RowConditions(obj runtime.Object) []metav1.TableRowCondition
 }
 
+// ListTableConvertor is implemented by table convertors whose cells for
+// an object of a list depend on the other items of the list (storage
+// classes: only the effective default class of a list is marked
+// "(default)", and a single object never is, as kube-apiserver prints
+// them).
+type ListTableConvertor interface {
+	TableConvertor
+	// ListCells returns the rows of the items of one list (or list
+	// page), one per item, in order.
+	ListCells(items []runtime.Object) ([][]interface{}, error)
+}
+
 // ScaleAccessor reads and writes the replica counts behind the scale
 // subresource (autoscaling/v1 Scale).
 type ScaleAccessor interface {

@@ -129,6 +129,10 @@ func FuzzFilledObjects(f *testing.F) {
 				c.FillNoCustom(m)
 				m.ManagedFields = nil
 			},
+			// Opaque parameters (resource.k8s.io): JSON, never a Go object.
+			func(e *runtime.RawExtension, c randfill.Continue) {
+				e.Raw = []byte([]string{``, `{"a":1}`, `[1]`, `null`, `{`}[c.Intn(5)])
+			},
 		)
 		for _, r := range resources {
 			obj := r.New()

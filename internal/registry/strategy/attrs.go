@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/setpoint-dev/setpoint/internal/registry"
 )
@@ -52,3 +53,16 @@ func UnknownFieldLabel(label string) string {
 func UnknownFieldLabelOf(kind string) func(string) string {
 	return func(label string) string { return fmt.Sprintf("field label %q not supported for %s", label, kind) }
 }
+
+// FieldLabelsOf returns the FieldLabelError of kinds whose field label
+// conversion names the kind ("field label not supported for
+// resource.k8s.io/v1, Kind=ResourceSlice: spec.foo").
+func FieldLabelsOf(gvk schema.GroupVersionKind) func(label string) string {
+	return func(label string) string { return fmt.Sprintf("field label not supported for %s: %s", gvk, label) }
+}
+
+// NamespaceField is the extra field of a cluster-scoped kind that
+// kube-apiserver selects on metadata only: its default field label
+// conversion accepts metadata.namespace for every kind, which then matches
+// the empty namespace only. Use as Attrs(false, NamespaceField[T]).
+func NamespaceField[T metaObject](_ T, set fields.Set) { set["metadata.namespace"] = "" }
