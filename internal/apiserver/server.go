@@ -146,6 +146,9 @@ type Server struct {
 	// nodeTransport reaches node (kubelet) endpoints with the server's
 	// client certificate.
 	nodeTransport http.RoundTripper
+	// proxyTransport reaches pods and services (pods/proxy,
+	// services/proxy).
+	proxyTransport http.RoundTripper
 
 	readLimit, mutatingLimit inflightLimiter
 	// ready is closed once the caches are synced and the kubeconfig is
@@ -182,6 +185,7 @@ func New(cfg Config) (*Server, error) {
 	if s.nodeTransport, err = newNodeTransport(cfg.DataDir, ca); err != nil {
 		return nil, err
 	}
+	s.proxyTransport = newProxyTransport()
 	s.watchCtx, s.cancelWatch = context.WithCancel(context.Background())
 	s.table.builtin = cfg.Resources
 	s.crds = &crdController{s: s, installed: map[string]*crdState{}}

@@ -31,6 +31,11 @@ func rawExt(b []byte) runtime.RawExtension { return runtime.RawExtension{Raw: b}
 // subresources by their form: an Update view of the object, an Action, or a
 // Connect forwarded elsewhere (connect.go).
 func (s *Server) dispatchSubresource(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
+	sr := e.res.Subresource(info.Subresource)
+	if info.Subpath != "" && (sr == nil || sr.Connect == nil || !sr.Connect.Subpath) {
+		s.resp.writeError(w, r, resourceNotFound()) // only proxies take a path
+		return
+	}
 	switch {
 	case info.Subresource == "status" && e.res.Status != nil:
 		s.handleObjectView(w, r, e, info, mt, []string{"get", "patch", "update"})
@@ -39,7 +44,6 @@ func (s *Server) dispatchSubresource(w http.ResponseWriter, r *http.Request, e *
 		s.handleScale(w, r, e, info, mt)
 		return
 	}
-	sr := e.res.Subresource(info.Subresource)
 	switch {
 	case sr == nil:
 		s.resp.writeError(w, r, resourceNotFound())
