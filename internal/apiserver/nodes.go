@@ -21,7 +21,7 @@ func newNodeTransport(dataDir string, ca *pki.CA) (http.RoundTripper, error) {
 		return nil, err
 	}
 	return &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext: (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		TLSClientConfig: &tls.Config{
 			Certificates:       []tls.Certificate{cert},
 			InsecureSkipVerify: true, //nolint:gosec // kube-apiserver's default for kubelet connections
