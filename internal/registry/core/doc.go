@@ -9,4 +9,16 @@
 // storage, on create and on every update that needs new ones, and give them
 // back when they stop needing them or are deleted; secrets fold stringData
 // into data; events, services and leases may be created by a PUT.
+//
+// Pods, nodes and services have the connect subresources of kube-apiserver
+// (connect.go): pods/log, exec, attach and portforward reach the kubelet
+// endpoint the pod's Node reports (the first address of the types
+// Hostname, InternalDNS, InternalIP, ExternalDNS, ExternalIP, at
+// status.daemonEndpoints.kubeletEndpoint.Port) with the API server's
+// client certificate; pods/proxy reaches the pod's IP, nodes/proxy the
+// node's kubelet or another of its ports, services/proxy a ready endpoint
+// (from the Endpoints object when one is served and exists, else from the
+// pods the selector picks, for want of an endpoints controller). Proxies
+// refuse backends that are not global unicast addresses ("address not
+// allowed"), as kube-apiserver does.
 package core
