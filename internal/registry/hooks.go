@@ -185,6 +185,10 @@ type Action struct {
 	// NewBody returns an empty request body of the Go type the action
 	// takes (registered in the server's scheme).
 	NewBody func() runtime.Object
+	// Accepts lists further versions of the body the action takes
+	// (policy/v1beta1 Eviction besides policy/v1): Do then gets the body
+	// decoded as that version's Go type.
+	Accepts []schema.GroupVersionKind
 	// Do performs the action on the parent named by req and returns the
 	// object to answer with (201 Created), or an API error.
 	Do func(ctx context.Context, env Env, req Request, body runtime.Object) (runtime.Object, error)

@@ -180,3 +180,5 @@ func mustListen(t *testing.T, ip string) net.Listener {
 	}
 	return ln
 }
+
+func stringsReader(s string) io.Reader { return strings.NewReader(s) }
