@@ -13,12 +13,14 @@
 //     resolve), node info;
 //     the four kubelet conditions (Ready=True KubeletReady, Memory/Disk/PID
 //     pressure False) are written through the status subresource.
+//
 //   - Their heartbeats: a Lease per node in kube-node-lease (holder the
 //     node, 40s duration, owned by the Node) renewed every 10s, and the
 //     node status compared every 10s with what this kubelet reports and
 //     posted when it differs (e.g. the node lifecycle controller set Ready
 //     to Unknown) or 5 minutes passed — the kubelet's defaults. Taints are
 //     never touched: the lifecycle controller removes the ones it placed.
+//
 //   - The pods bound to its nodes: one informer for all nodes (field
 //     selector spec.nodeName!=, served by the API server's watch cache),
 //     a workqueue and Options.Workers workers that write pod status through
@@ -30,6 +32,7 @@
 //     status per container (imageID, containerID, ready, started,
 //     state.running.startedAt, restartCount). qosClass is left as is.
 //     Regular init containers are reported Completed, sidecars running.
+//
 //   - Deletion: a pod with a deletionTimestamp on a live node is deleted
 //     with gracePeriodSeconds=0 and a uid precondition, min(deletion grace
 //     period, StopDelay) after the agent saw the deletion — the API server
@@ -45,12 +48,14 @@
 //     error messages; /exec, /attach and /portForward answer a 400 Status
 //     saying the node is simulated; /healthz answers ok. A stopped node
 //     (StopHeartbeat) drops the connection, as a dead kubelet.
+//
 //   - The logs (logs.go): every run of a container writes lines telling
 //     its life (started or restarted, exited with code N, killed by the
 //     pod's deletion), timestamped with the agent's clock; the latest run
 //     and the one before are kept (--previous). Init containers log their
 //     run at the pod's start; ephemeral containers added to a pod
 //     (kubectl debug) are started, reported running and logged too.
+//
 //   - Container statuses report cpu and memory resources as the spec has
 //     them (a simulated in-place resize is applied at once), which the API
 //     server requires before it allows pods/resize.

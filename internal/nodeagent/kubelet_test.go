@@ -53,7 +53,9 @@ func statusMessage(t testing.TB, body string) (int, string) {
 	return int(st.Code), st.Message
 }
 
-func started(c string) string { return fmt.Sprintf("[setpoint] container %s started: image busybox (simulated, nothing runs)\n", c) }
+func started(c string) string {
+	return fmt.Sprintf("[setpoint] container %s started: image busybox (simulated, nothing runs)\n", c)
+}
 func exited(c string, code int) string {
 	return fmt.Sprintf("[setpoint] container %s exited with code %d (Error)\n", c, code)
 }
@@ -76,7 +78,7 @@ func TestKubeletEndpointAuthentication(t *testing.T) {
 	}
 	get := func(cert *tls.Certificate) (int, error) {
 		cfg := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the endpoint's certificate is self-signed
-		if cert != nil { // sent even though the endpoint does not name its CA
+		if cert != nil {                             // sent even though the endpoint does not name its CA
 			cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return cert, nil }
 		}
 		c := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}}

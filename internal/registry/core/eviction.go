@@ -94,7 +94,7 @@ func evict(ctx context.Context, env registry.Env, req registry.Request, ev *poli
 		// kube-apiserver answers this one with a Status of code 500 as the
 		// created object: HTTP 201, which clients read as the error.
 		return &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
-			Code: http.StatusInternalServerError,
+			Code:    http.StatusInternalServerError,
 			Message: "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."}, nil
 	}
 	guardRV := false
