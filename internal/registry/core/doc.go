@@ -21,4 +21,10 @@
 // pods the selector picks, for want of an endpoints controller). Proxies
 // refuse backends that are not global unicast addresses ("address not
 // allowed"), as kube-apiserver does.
+//
+// pods/eviction (eviction.go) deletes a pod as kube-apiserver's eviction
+// REST does, charging the matching PodDisruptionBudget of the policy
+// group; pods/ephemeralcontainers and pods/resize are views of the pod
+// that change only its ephemeral containers, or its containers' cpu and
+// memory, with kube-apiserver's rules.
 package core

@@ -24,17 +24,34 @@ func TestPodConnectDiscovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
+	var podSubs []string
 	for _, r := range list.APIResources {
 		got[r.Name] = r.Kind + " " + strings.Join(r.Verbs, ",")
+		if strings.HasPrefix(r.Name, "pods/") {
+			podSubs = append(podSubs, r.Name)
+		}
+		if r.Name == "pods/eviction" && (r.Group != "policy" || r.Version != "v1") {
+			t.Errorf("pods/eviction: group %q version %q, want policy v1", r.Group, r.Version)
+		}
+	}
+	// kube-apiserver v1.37.2 lists these, in this order.
+	want := "pods/attach pods/binding pods/ephemeralcontainers pods/eviction pods/exec pods/log pods/portforward pods/proxy pods/resize pods/status"
+	if strings.Join(podSubs, " ") != want {
+		t.Errorf("pods subresources %v, want %s", podSubs, want)
 	}
 	for name, want := range map[string]string{
-		"pods/attach":      "PodAttachOptions create,get",
-		"pods/exec":        "PodExecOptions create,get",
-		"pods/log":         "Pod get",
-		"pods/portforward": "PodPortForwardOptions create,get",
-		"pods/proxy":       "PodProxyOptions create,delete,get,patch,update",
-		"nodes/proxy":      "NodeProxyOptions create,delete,get,patch,update",
-		"services/proxy":   "ServiceProxyOptions create,delete,get,patch,update",
+		"pods/attach":              "PodAttachOptions create,get",
+		"pods/binding":             "Binding create",
+		"pods/ephemeralcontainers": "Pod get,patch,update",
+		"pods/eviction":            "Eviction create",
+		"pods/resize":              "Pod get,patch,update",
+		"pods/status":              "Pod get,patch,update",
+		"pods/exec":                "PodExecOptions create,get",
+		"pods/log":                 "Pod get",
+		"pods/portforward":         "PodPortForwardOptions create,get",
+		"pods/proxy":               "PodProxyOptions create,delete,get,patch,update",
+		"nodes/proxy":              "NodeProxyOptions create,delete,get,patch,update",
+		"services/proxy":           "ServiceProxyOptions create,delete,get,patch,update",
 	} {
 		if got[name] != want {
 			t.Errorf("%s: %q, want %q", name, got[name], want)

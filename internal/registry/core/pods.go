@@ -47,7 +47,8 @@ func podsResource() *registry.Resource {
 
 // podSubresources are the pods subresources besides status, by name.
 func podSubresources() []registry.Subresource {
-	subs := append([]registry.Subresource{bindingSubresource(), evictionSubresource()}, podConnectSubresources()...)
+	subs := append([]registry.Subresource{bindingSubresource(), evictionSubresource(),
+		ephemeralContainersSubresource(), resizeSubresource()}, podConnectSubresources()...)
 	slices.SortFunc(subs, func(a, b registry.Subresource) int { return strings.Compare(a.Name, b.Name) })
 	return subs
 }
