@@ -2,6 +2,7 @@ package nodeagent_test
 
 import (
 	"bufio"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -17,11 +18,14 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/setpoint-dev/setpoint/internal/nodeagent"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
@@ -269,4 +273,106 @@ func (e *env) upgrade(pod, sub string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// Ephemeral containers added to a pod (kubectl debug) run and log; the
+// containers' cpu and memory are reported as the spec has them, and follow
+// a resize.
+func TestEphemeralContainersAndResize(t *testing.T) {
+	e := newEnv(t, testserver.Start(t, testserver.Options{}))
+	e.startAgentWithCA(nodeagent.Options{Count: 1})
+	p := newPod("web", corev1.RestartPolicyAlways, "app=busybox")
+	p.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+	}
+	e.createBound(p, "node-0")
+	got := e.waitPod("web", "running with resources", func(p *corev1.Pod) bool {
+		return running(p) && p.Status.ContainerStatuses[0].Resources != nil
+	})
+	r := got.Status.ContainerStatuses[0].Resources
+	if r.Requests.Cpu().String() != "100m" || r.Limits.Memory().String() != "64Mi" ||
+		got.Status.ContainerStatuses[0].AllocatedResources.Cpu().String() != "100m" {
+		t.Errorf("reported resources %+v allocated %v", r, got.Status.ContainerStatuses[0].AllocatedResources)
+	}
+	code, body, _ := e.srv.Do(t, http.MethodPatch, "/api/v1/namespaces/default/pods/web/resize", "application/strategic-merge-patch+json",
+		strings.NewReader(`{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"300m"}}}]}}`))
+	if code != 200 {
+		t.Fatalf("resize: %d %s", code, body)
+	}
+	e.waitPod("web", "resized", func(p *corev1.Pod) bool {
+		r := p.Status.ContainerStatuses[0].Resources
+		return r != nil && r.Requests.Cpu().String() == "300m"
+	})
+
+	code, body, _ = e.srv.Do(t, http.MethodPatch, "/api/v1/namespaces/default/pods/web/ephemeralcontainers", "application/strategic-merge-patch+json",
+		strings.NewReader(`{"spec":{"ephemeralContainers":[{"name":"debugger","image":"busybox","stdin":true,"tty":true}]}}`))
+	if code != 200 {
+		t.Fatalf("add an ephemeral container: %d %s", code, body)
+	}
+	got = e.waitPod("web", "debugger running", func(p *corev1.Pod) bool {
+		return len(p.Status.EphemeralContainerStatuses) == 1 && p.Status.EphemeralContainerStatuses[0].State.Running != nil
+	})
+	if s := got.Status.EphemeralContainerStatuses[0]; s.Name != "debugger" || s.Image != "busybox" || s.Ready {
+		t.Errorf("ephemeral status %+v", s)
+	}
+	e.wantLog("web", "container=debugger", started("debugger"))
+	if !running(got) {
+		t.Error("the pod is no longer ready with an ephemeral container")
+	}
+}
+
+// A restarted agent rebuilds the logs from the pods' statuses: the current
+// run, and the previous one from lastState.
+func TestLogsAfterAgentRestart(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	e := newEnv(t, srv)
+	clk := clocktesting.NewFakeClock(epoch)
+	stop := e.startStoppableAgent(nodeagent.Options{Count: 1, Clock: clk, ClientCA: srv.API.CA().CertPEM})
+	p := newPod("crash", corev1.RestartPolicyAlways, "app=busybox")
+	p.Annotations = map[string]string{nodeagent.AnnotationCrashAfter: "5s"}
+	e.createBound(p, "node-0")
+	e.waitPod("crash", "running", running)
+	clk.Step(5 * time.Second)
+	e.waitPod("crash", "crashed", func(p *corev1.Pod) bool { return p.Status.ContainerStatuses[0].RestartCount == 1 })
+	clk.Step(10 * time.Second)
+	e.waitPod("crash", "restarted", func(p *corev1.Pod) bool { return p.Status.ContainerStatuses[0].State.Running != nil })
+	stop()
+
+	e.startStoppableAgent(nodeagent.Options{Count: 1, Clock: clk, ClientCA: srv.API.CA().CertPEM})
+	e.wantLog("crash", "container=app", "[setpoint] container app restarted (restart 1): image busybox\n")
+	e.wantLog("crash", "container=app&previous=true&timestamps=true",
+		"2026-03-01T12:00:00.000000000Z "+started("app")+"2026-03-01T12:00:05.000000000Z "+exited("app", 1))
+}
+
+// startStoppableAgent starts an agent on its own manager and returns a
+// function that stops it (and waits).
+func (e *env) startStoppableAgent(opts nodeagent.Options) func() {
+	t := e.t
+	t.Helper()
+	mgr := newManager(t, e.srv)
+	a, err := nodeagent.New(mgr, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.agent = a
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("manager: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	select {
+	case <-a.Registered():
+	case <-time.After(30 * time.Second):
+		t.Fatal("nodes not registered")
+	}
+	return stop
 }

@@ -84,10 +84,10 @@ func (c *ctrState) logStart(at time.Time) {
 	}
 }
 
-// logEnd closes the log of the run that ended as t.
-func (c *ctrState) logEnd(t *corev1.ContainerStateTerminated) {
+// logEnd closes the log of the run that ended at as t.
+func (c *ctrState) logEnd(t *corev1.ContainerStateTerminated, at time.Time) {
 	if in := c.log.latest; in != nil && !in.ended {
-		in.add(t.FinishedAt.Time, lineExited, c.name, t.ExitCode, t.Reason)
+		in.add(at, lineExited, c.name, t.ExitCode, t.Reason)
 		in.end()
 	}
 }
@@ -161,7 +161,7 @@ func (ps *podState) startInits(pod *corev1.Pod) {
 		c.logStart(ps.startedAt)
 		if !isSidecar(&ic) {
 			c.running = false
-			c.logEnd(&corev1.ContainerStateTerminated{Reason: "Completed", FinishedAt: mt(ps.startedAt)})
+			c.logEnd(&corev1.ContainerStateTerminated{Reason: "Completed"}, ps.startedAt)
 		}
 		ps.inits = append(ps.inits, c)
 	}
@@ -268,13 +268,13 @@ func (c *ctrState) rebuildLog() {
 	if c.last != nil {
 		c.restarts = max(restarts-1, 0)
 		c.logStart(c.last.StartedAt.Time)
-		c.logEnd(c.last)
+		c.logEnd(c.last, c.last.FinishedAt.Time)
 		c.restarts = restarts
 	}
 	switch {
 	case c.term != nil:
 		c.logStart(c.term.StartedAt.Time)
-		c.logEnd(c.term)
+		c.logEnd(c.term, c.term.FinishedAt.Time)
 	case c.running:
 		c.logStart(c.startedAt)
 	}
@@ -319,7 +319,7 @@ func (ps *podState) crash(c *ctrState, code int32, at time.Time, policy corev1.R
 	t := &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, ContainerID: ps.containerID(c),
 		StartedAt: mt(c.startedAt), FinishedAt: mt(at)}
 	c.running, c.crashAt = false, time.Time{}
-	c.logEnd(t)
+	c.logEnd(t, at)
 	if policy == corev1.RestartPolicyAlways || policy == "" || (policy == corev1.RestartPolicyOnFailure && code != 0) {
 		c.last = t
 		c.restarts++
