@@ -68,7 +68,7 @@ func validateEphemeralUpdate(p, old *corev1.Pod) field.ErrorList {
 		case !ok:
 			errs = append(errs, field.Forbidden(ephemeralPath, fmt.Sprintf("existing ephemeral containers %q may not be removed\n", o.Name)))
 		case !apiequality.Semantic.DeepEqual(o, *n):
-			errs = append(errs, field.Forbidden(ephemeralPath, fmt.Sprintf("existing ephemeral containers %q may not be changed\n%v", o.Name, diff.Diff(o, *n))))
+			errs = append(errs, field.Forbidden(ephemeralPath, fmt.Sprintf("existing ephemeral containers %q may not be changed\n%v", o.Name, diff.Diff(internalView{reflect.ValueOf(o)}, internalView{reflect.ValueOf(*n)}))))
 		}
 	}
 	return errs

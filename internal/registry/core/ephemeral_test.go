@@ -71,6 +71,13 @@ func TestEphemeralContainers(t *testing.T) {
 	}
 	refused(t, s, "change", http.MethodPatch, path, smp, `{"spec":{"ephemeralContainers":[{"name":"debugger","image":"alpine"}]}}`,
 		"spec.ephemeralContainers: FieldValueForbidden")
+	code, body = send(t, s, http.MethodPatch, path, smp, `{"spec":{"ephemeralContainers":[{"name":"debugger","image":"alpine"}]}}`)
+	// kube-apiserver's diff of its internal types, as it sent it.
+	wantChange := "Pod \"web\" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral containers \"debugger\" may not be changed\n" +
+		"@@ -1,6 +1,6 @@\n {\n  \"Name\": \"debugger\",\n- \"Image\": \"busybox\",\n+ \"Image\": \"alpine\",\n  \"Command\": null,\n  \"Args\": null,\n  \"WorkingDir\": \"\",\n"
+	if st := expectStatusCode(t, code, body); st.Message != wantChange {
+		t.Errorf("change message %q", st.Message)
+	}
 	refused(t, s, "duplicate name", http.MethodPatch, path, smp, `{"spec":{"ephemeralContainers":[{"name":"app","image":"busybox"}]}}`,
 		"spec.ephemeralContainers[0].name: FieldValueDuplicate")
 	refused(t, s, "fields not allowed", http.MethodPatch, path, smp,

@@ -23,7 +23,7 @@ import (
 // pods/eviction deletes a pod unless a PodDisruptionBudget of its
 // namespace forbids it, as kube-apiserver's eviction REST does: terminal,
 // pending and terminating pods go without a budget check; a pod with more
-// than one matching budget is a 500 Status; a budget whose status allows no
+// than one matching budget is a 500; a budget whose status allows no
 // disruption is a 429 (cause DisruptionBudget); otherwise its
 // disruptionsAllowed is decremented and the pod recorded in disruptedPods
 // before the pod is deleted with the Eviction's DeleteOptions (after a
@@ -91,11 +91,7 @@ func evict(ctx context.Context, env registry.Env, req registry.Request, ev *poli
 	case err != nil:
 		return nil, err
 	case len(pdbs) > 1:
-		// kube-apiserver answers this one with a Status of code 500 as the
-		// created object: HTTP 201, which clients read as the error.
-		return &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
-			Code:    http.StatusInternalServerError,
-			Message: "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."}, nil
+		return nil, unknownError("This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.")
 	}
 	guardRV := false
 	if len(pdbs) == 1 {

@@ -39,6 +39,7 @@ func podsResource() *registry.Resource {
 			ValidateChange: validatePodStatusUpdate,
 		},
 		Subresources:        podSubresources(),
+		Admit:               admitPod, // resize.go
 		ReturnDeletedObject: true,
 		Attrs:               strategy.Attrs(true, podFields),
 		Table:               printers.For("", "Pod"),

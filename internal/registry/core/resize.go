@@ -1,8 +1,14 @@
 package core
 
 import (
+	"context"
+	"fmt"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/setpoint-dev/setpoint/internal/registry"
@@ -254,4 +260,100 @@ func resizeOnly(p, old *corev1.Pod) bool {
 		}
 	}
 	return apiequality.Semantic.DeepEqual(s, &old.Spec)
+}
+
+// admitPod is the pods' own admission: kube-apiserver's
+// PodResizeValidator, which refuses a resize of a pod on a node that is
+// not Linux or whose allocatable cpu or memory the pod's requests would
+// exceed (403, with the cause UnsupportedPlatform or NodeCapacity). It
+// runs after the resize's own checks, as a validating admission does: a
+// resize they refuse is theirs to answer.
+func admitPod(ctx context.Context, env registry.Env, a *registry.Attributes) (*registry.Txn, error) {
+	if a.Operation != registry.Update || a.Subresource != "resize" {
+		return nil, nil
+	}
+	p, ok1 := a.Object.(*corev1.Pod)
+	old, ok2 := a.Old.(*corev1.Pod)
+	if !ok1 || !ok2 || p.Spec.NodeName == "" || apiequality.Semantic.DeepEqual(p.Spec, old.Spec) || len(validateResize(p, old)) > 0 {
+		return nil, nil
+	}
+	obj, err := env.Objects(nodesGVR).Get(ctx, "", p.Spec.NodeName)
+	if apierrors.IsNotFound(err) {
+		return nil, apierrors.NewForbidden(podsGR, p.Name, fmt.Errorf("node %q not found", p.Spec.NodeName))
+	}
+	if err != nil {
+		return nil, apierrors.NewForbidden(podsGR, p.Name, fmt.Errorf("failed to get node %q: %w", p.Spec.NodeName, err))
+	}
+	node := obj.(*corev1.Node)
+	if os, ok := node.Labels[corev1.LabelOSStable]; ok && os != "linux" {
+		return nil, resizeRefusal(p.Name, fmt.Errorf("pod resize is only supported on linux nodes, node %q is %q", node.Name, os), "UnsupportedPlatform")
+	}
+	if err := fitsAllocatable(p, node.Status.Allocatable); err != nil {
+		return nil, resizeRefusal(p.Name, err, "NodeCapacity")
+	}
+	return nil, nil
+}
+
+func resizeRefusal(name string, err error, cause metav1.CauseType) error {
+	se := apierrors.NewForbidden(podsGR, name, err)
+	se.ErrStatus.Details.Causes = append(se.ErrStatus.Details.Causes, metav1.StatusCause{Type: cause})
+	return se
+}
+
+// fitsAllocatable refuses a pod whose cpu or memory requests exceed the
+// node's allocatable.
+func fitsAllocatable(p *corev1.Pod, alloc corev1.ResourceList) error {
+	req := podRequests(&p.Spec)
+	cpu, mem := req[corev1.ResourceCPU], req[corev1.ResourceMemory]
+	var msgs []string
+	if cpu.Cmp(*alloc.Cpu()) > 0 {
+		msgs = append(msgs, fmt.Sprintf("cpu, requested: %d, allocatable: %d", cpu.MilliValue(), alloc.Cpu().MilliValue()))
+	}
+	if mem.Cmp(*alloc.Memory()) > 0 {
+		msgs = append(msgs, fmt.Sprintf("memory, requested: %d, allocatable: %d", mem.Value(), alloc.Memory().Value()))
+	}
+	if len(msgs) > 0 {
+		return fmt.Errorf("node didn't have enough allocatable resources: %s", strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+// podRequests are the pod's effective requests, as the scheduler counts
+// them: pod-level requests when set; else the containers' and sidecars'
+// sum, or a plain init container with the sidecars started before it when
+// that is more; plus the pod's overhead.
+func podRequests(s *corev1.PodSpec) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	if s.Resources != nil && len(s.Resources.Requests) > 0 {
+		addResources(out, s.Resources.Requests)
+	} else {
+		for _, c := range s.Containers {
+			addResources(out, c.Resources.Requests)
+		}
+		sidecars := corev1.ResourceList{}
+		for _, c := range s.InitContainers {
+			if isSidecarContainer(&c) {
+				addResources(sidecars, c.Resources.Requests)
+				addResources(out, c.Resources.Requests)
+				continue
+			}
+			init := sidecars.DeepCopy()
+			addResources(init, c.Resources.Requests)
+			for name, q := range init {
+				if cur, ok := out[name]; !ok || q.Cmp(cur) > 0 {
+					out[name] = q.DeepCopy()
+				}
+			}
+		}
+	}
+	addResources(out, s.Overhead)
+	return out
+}
+
+func addResources(sum, l corev1.ResourceList) {
+	for name, q := range l {
+		cur := sum[name]
+		cur.Add(q)
+		sum[name] = cur
+	}
 }

@@ -16,6 +16,8 @@ import (
 // reports container resources when reported is set.
 func resizablePod(t *testing.T, s *testserver.Server, reported bool) {
 	t.Helper()
+	mustSend(t, s, http.MethodPost, "/api/v1/nodes", "application/json",
+		`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1","labels":{"kubernetes.io/os":"linux"}},"status":{"allocatable":{"cpu":"1","memory":"1Gi"}}}`, 201)
 	mustSend(t, s, http.MethodPost, podsPath, "application/json",
 		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"},"spec":{"nodeName":"n1","containers":[{"name":"app","image":"nginx:1.25",`+
 			`"resources":{"requests":{"cpu":"100m","ephemeral-storage":"1Gi"},"limits":{"memory":"128Mi"}}}]}}`, 201)
@@ -58,7 +60,23 @@ func TestResize(t *testing.T) {
 	} {
 		refused(t, s, c.what, http.MethodPatch, path, smp, c.patch, c.want...)
 	}
-	code, body := send(t, s, http.MethodPatch, path, smp, `{"spec":{"containers":[{"name":"app","resources":{"requests":{"ephemeral-storage":"2Gi"}}}]}}`)
+	// kube-apiserver's PodResizeValidator admission: the node must hold the
+	// pod's requests.
+	_, before := getPodObj(t, s, "web")
+	code, body := send(t, s, http.MethodPatch, path, smp, `{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"1500m","memory":"2Gi"},"limits":{"memory":"2Gi"}}}]}}`)
+	st := expectStatus(t, "capacity", code, body, 403, "Forbidden",
+		`pods "web" is forbidden: node didn't have enough allocatable resources: cpu, requested: 1500, allocatable: 1000; memory, requested: 2147483648, allocatable: 1073741824`)
+	if len(st.Details.Causes) != 1 || st.Details.Causes[0].Reason != "NodeCapacity" || st.Details.Kind != "pods" || st.Details.Name != "web" {
+		t.Errorf("capacity details %+v", st.Details)
+	}
+	if _, after := getPodObj(t, s, "web"); after.ResourceVersion != before.ResourceVersion {
+		t.Error("a refused resize changed the pod")
+	}
+	mustSend(t, s, http.MethodDelete, "/api/v1/nodes/n1", "", "", 200)
+	code, body = send(t, s, http.MethodPatch, path, smp, `{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"300m"}}}]}}`)
+	expectStatus(t, "no node", code, body, 403, "Forbidden", `pods "web" is forbidden: node "n1" not found`)
+
+	code, body = send(t, s, http.MethodPatch, path, smp, `{"spec":{"containers":[{"name":"app","resources":{"requests":{"ephemeral-storage":"2Gi"}}}]}}`)
 	expectStatus(t, "message", code, body, 422, "Invalid", `Pod "web" is invalid: spec: Forbidden: only cpu and memory resources are mutable`)
 	code, body = send(t, s, http.MethodPatch, path, smp, `{"spec":{"containers":[{"name":"more","image":"busybox"}]}}`)
 	expectStatus(t, "message", code, body, 422, "Invalid", `Pod "web" is invalid: spec.containers: Forbidden: containers may not be added or removed on resize`)
