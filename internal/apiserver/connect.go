@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -27,6 +28,11 @@ import (
 // upgrade the backend accepts is spliced, one it refuses with an error
 // reaches the client unchanged.
 func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, c *registry.Connect) {
+	// Like watches, connections end when the server shuts down.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(s.watchCtx, cancel)()
+	r = r.WithContext(ctx)
 	if !slices.Contains(c.Methods, r.Method) {
 		s.resp.writeError(w, r, methodNotSupported())
 		return

@@ -84,7 +84,11 @@ func (s *Server) splice(w http.ResponseWriter, r *http.Request, resp *http.Respo
 	closeBoth := func() { once.Do(func() { close(done); backend.Close(); client.Close() }) }
 	go func() { _, _ = io.Copy(backend, client); closeBoth() }()
 	go func() { _, _ = io.Copy(client, backend); closeBoth() }()
-	<-done
+	select {
+	case <-done:
+	case <-r.Context().Done(): // the server shuts down
+		closeBoth()
+	}
 }
 
 // writeSwitchingProtocols writes the backend's 101 answer (status line and

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -438,4 +439,52 @@ func TestConnectProxy(t *testing.T) {
 			t.Errorf("OPTIONS status: %d", code)
 		}
 	})
+}
+
+// Streams and spliced connections end when the server shuts down, as
+// watches do, instead of holding its shutdown.
+func TestConnectEndsAtShutdown(t *testing.T) {
+	s := startConnect(t)
+	hold := make(chan struct{})
+	backend := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/exec/echo" {
+			conn, buf, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			fmt.Fprint(buf, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n")
+			buf.Flush()
+			<-hold
+			return
+		}
+		fmt.Fprintln(w, "first")
+		w.(http.Flusher).Flush()
+		<-hold
+	}))
+	defer backend.Close()
+	defer close(hold) // before the backend closes: it waits for its handlers
+	createCM(t, s, "endless", map[string]string{"url": backend.URL})
+	createCM(t, s, "echo", map[string]string{"url": backend.URL})
+	resp := doConnect(t, s, http.MethodGet, cmPath+"/endless/stream?follow=true", nil)
+	br := bufio.NewReader(resp.Body)
+	if line, err := br.ReadString('\n'); err != nil || line != "first\n" {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	conn, _, up := rawUpgrade(t, s, cmPath+"/echo/exec")
+	if up.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade: %d", up.StatusCode)
+	}
+	stopped := make(chan struct{})
+	go func() { s.Stop(t); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server's shutdown waits for a connect stream")
+	}
+	_, _ = io.ReadAll(br) // ends (EOF or a reset): the stream is over
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := conn.Read(make([]byte, 1)); err == nil {
+		t.Error("the spliced connection is still open after shutdown")
+	}
 }
