@@ -79,6 +79,9 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	mt, ok := negotiateFor(r.Header.Get("Accept"), !e.res.Unstructured)
+	if sr := e.res.Subresource(info.Subresource); !ok && sr != nil && sr.Connect != nil {
+		mt, ok = mediaType{Type: mimeJSON}, true // the backend's answer, whatever it is; errors in JSON
+	}
 	if !ok {
 		s.resp.writeError(w, r, notAcceptable())
 		return

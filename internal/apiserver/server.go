@@ -157,6 +157,9 @@ type Server struct {
 	nodeTransport http.RoundTripper
 	// tokenIssuer signs and verifies service-account tokens.
 	tokenIssuer *serviceaccount.Issuer
+	// proxyTransport reaches pods and services (pods/proxy,
+	// services/proxy).
+	proxyTransport http.RoundTripper
 
 	readLimit, mutatingLimit inflightLimiter
 	// ready is closed once the caches are synced and the kubeconfig is
@@ -196,6 +199,7 @@ func New(cfg Config) (*Server, error) {
 	if s.tokenIssuer, err = newTokenIssuer(cfg); err != nil {
 		return nil, err
 	}
+	s.proxyTransport = newProxyTransport()
 	s.watchCtx, s.cancelWatch = context.WithCancel(context.Background())
 	s.table.builtin = cfg.Resources
 	s.crds = &crdController{s: s, installed: map[string]*crdState{}}

@@ -21,10 +21,28 @@
 //
 // Not here, and said where it matters: the admission that enforces limit
 // ranges and quotas, the quota controller, the protection finalizers of
-// volumes and claims, binding claims to volumes, serviceaccounts/token.
+// volumes and claims, binding claims to volumes.
 //
 // Validation follows kube-apiserver v1.37.2 field by field; the reference
 // tests (reference_test.go) replay scenarios against a real server and
 // compare every answer with kube-apiserver's, recorded in
 // testdata/reference.
+//
+// Pods, nodes and services have the connect subresources of kube-apiserver
+// (connect.go): pods/log, exec, attach and portforward reach the kubelet
+// endpoint the pod's Node reports (the first address of the types
+// Hostname, InternalDNS, InternalIP, ExternalDNS, ExternalIP, at
+// status.daemonEndpoints.kubeletEndpoint.Port) with the API server's
+// client certificate; pods/proxy reaches the pod's IP, nodes/proxy the
+// node's kubelet or another of its ports, services/proxy a ready endpoint
+// (from the Endpoints object when one is served and exists, else from the
+// pods the selector picks, for want of an endpoints controller). Proxies
+// refuse backends that are not global unicast addresses ("address not
+// allowed"), as kube-apiserver does.
+//
+// pods/eviction (eviction.go) deletes a pod as kube-apiserver's eviction
+// REST does, charging the matching PodDisruptionBudget of the policy
+// group; pods/ephemeralcontainers and pods/resize are views of the pod
+// that change only its ephemeral containers, or its containers' cpu and
+// memory, with kube-apiserver's rules.
 package core

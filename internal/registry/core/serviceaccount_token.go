@@ -21,7 +21,6 @@ var (
 	tokenRequestGVK    = authenticationv1.SchemeGroupVersion.WithKind("TokenRequest")
 	serviceAccountsGVR = corev1.SchemeGroupVersion.WithResource("serviceaccounts")
 	secretsGVR         = corev1.SchemeGroupVersion.WithResource("secrets")
-	nodesGVR           = corev1.SchemeGroupVersion.WithResource("nodes")
 )
 
 // Token lifetimes kube-apiserver applies to token requests.

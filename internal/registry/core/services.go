@@ -36,6 +36,7 @@ func servicesResource() *registry.Resource {
 			},
 			ValidateChange: validateServiceStatusUpdate,
 		},
+		Subresources:        []registry.Subresource{serviceProxySubresource()},
 		ReturnDeletedObject: true, // as kube-apiserver: DELETE answers the service
 		Bootstrap:           bootstrapServices,
 		Admit:               admitService,
