@@ -51,9 +51,9 @@ func validatingAdmissionPoliciesResource() *registry.Resource {
 				return append(errs, validateValidatingPolicyStatus(&p.Status)...)
 			},
 		},
-		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*vap]),
+		Attrs:           strategy.Attrs(false, strategy.NamespaceField[*vap]),
 		FieldLabelError: strategy.UnknownFieldLabel,
-		Table:             printers.For(Group, "ValidatingAdmissionPolicy"),
+		Table:           printers.For(Group, "ValidatingAdmissionPolicy"),
 	}
 }
 
@@ -84,9 +84,9 @@ func validatingAdmissionPolicyBindingsResource() *registry.Resource {
 				return append(strategy.ValidateMetaUpdate(&b.ObjectMeta, &old.ObjectMeta), validate(b)...)
 			},
 		},
-		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*binding]),
+		Attrs:           strategy.Attrs(false, strategy.NamespaceField[*binding]),
 		FieldLabelError: strategy.UnknownFieldLabel,
-		Table:             printers.For(Group, "ValidatingAdmissionPolicyBinding"),
+		Table:           printers.For(Group, "ValidatingAdmissionPolicyBinding"),
 	}
 }
 
@@ -116,9 +116,9 @@ func mutatingAdmissionPoliciesResource() *registry.Resource {
 				return append(errs, validateMutatingPolicySpec(p, mutatingPolicyUpdateOptions(p, old))...)
 			},
 		},
-		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*mp]),
+		Attrs:           strategy.Attrs(false, strategy.NamespaceField[*mp]),
 		FieldLabelError: strategy.UnknownFieldLabel,
-		Table:             printers.For(Group, "MutatingAdmissionPolicy"),
+		Table:           printers.For(Group, "MutatingAdmissionPolicy"),
 	}
 }
 
@@ -149,9 +149,9 @@ func mutatingAdmissionPolicyBindingsResource() *registry.Resource {
 				return append(strategy.ValidateMetaUpdate(&b.ObjectMeta, &old.ObjectMeta), validate(b)...)
 			},
 		},
-		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*binding]),
+		Attrs:           strategy.Attrs(false, strategy.NamespaceField[*binding]),
 		FieldLabelError: strategy.UnknownFieldLabel,
-		Table:             printers.For(Group, "MutatingAdmissionPolicyBinding"),
+		Table:           printers.For(Group, "MutatingAdmissionPolicyBinding"),
 	}
 }
 

@@ -38,9 +38,9 @@ func validatingWebhookConfigurationsResource() *registry.Resource {
 				return append(errs, validateWebhooks(hooks, updateWebhookOptions(hooks, validatingHooks(old.Webhooks)))...)
 			},
 		},
-		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*admissionv1.ValidatingWebhookConfiguration]),
+		Attrs:           strategy.Attrs(false, strategy.NamespaceField[*admissionv1.ValidatingWebhookConfiguration]),
 		FieldLabelError: strategy.UnknownFieldLabel,
-		Table:             printers.For(Group, "ValidatingWebhookConfiguration"),
+		Table:           printers.For(Group, "ValidatingWebhookConfiguration"),
 	}
 }
 
@@ -73,9 +73,9 @@ func mutatingWebhookConfigurationsResource() *registry.Resource {
 				return append(errs, validateWebhooks(hooks, updateWebhookOptions(hooks, mutatingHooks(old.Webhooks)))...)
 			},
 		},
-		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*admissionv1.MutatingWebhookConfiguration]),
+		Attrs:           strategy.Attrs(false, strategy.NamespaceField[*admissionv1.MutatingWebhookConfiguration]),
 		FieldLabelError: strategy.UnknownFieldLabel,
-		Table:             printers.For(Group, "MutatingWebhookConfiguration"),
+		Table:           printers.For(Group, "MutatingWebhookConfiguration"),
 	}
 }
 

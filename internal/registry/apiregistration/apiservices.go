@@ -69,11 +69,11 @@ func apiServicesResource(served func() []schema.GroupVersion) *registry.Resource
 				return errs
 			},
 		},
-		Admit:             admitLocalAvailable,
-		Bootstrap:         func() []runtime.Object { return localAPIServices(served()) },
-		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*apiregv1.APIService]),
+		Admit:           admitLocalAvailable,
+		Bootstrap:       func() []runtime.Object { return localAPIServices(served()) },
+		Attrs:           strategy.Attrs(false, strategy.NamespaceField[*apiregv1.APIService]),
 		FieldLabelError: strategy.UnknownFieldLabel,
-		Table:             printers.For(Group, "APIService"),
+		Table:           printers.For(Group, "APIService"),
 	}
 }
 

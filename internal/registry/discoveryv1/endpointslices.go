@@ -32,8 +32,8 @@ func endpointSlicesResource() *registry.Resource {
 				return append(errs, validateEndpointSliceBody(s, append(supportedAddressTypes, discoveryv1.AddressType("IP")))...)
 			},
 		},
-		Attrs:              strategy.Attrs[*discoveryv1.EndpointSlice](true, nil),
-		Table:              printers.For("discovery.k8s.io", "EndpointSlice"),
+		Attrs: strategy.Attrs[*discoveryv1.EndpointSlice](true, nil),
+		Table: printers.For("discovery.k8s.io", "EndpointSlice"),
 	}
 }
 

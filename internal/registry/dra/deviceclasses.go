@@ -35,9 +35,9 @@ func deviceClassesResource() *registry.Resource {
 				return declarativeLast(append(errs, validateDeviceClassSpec(&c.Spec, &old.Spec, sel)...))
 			},
 		},
-		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*class]),
+		Attrs:           strategy.Attrs(false, strategy.NamespaceField[*class]),
 		FieldLabelError: strategy.UnknownFieldLabel,
-		Table:             printers.For(Group, "DeviceClass"),
+		Table:           printers.For(Group, "DeviceClass"),
 	}
 }
 

@@ -49,10 +49,10 @@ func deviceTaintRulesResource() *registry.Resource {
 				return errs
 			},
 		},
-		Admit:             admitTaintTimes,
-		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*rule]),
+		Admit:           admitTaintTimes,
+		Attrs:           strategy.Attrs(false, strategy.NamespaceField[*rule]),
 		FieldLabelError: strategy.UnknownFieldLabel,
-		Table:             printers.For(Group, "DeviceTaintRule"),
+		Table:           printers.For(Group, "DeviceTaintRule"),
 	}
 }
 

@@ -67,9 +67,9 @@ func resourceClaimsResource() *registry.Resource {
 			},
 			validate: func(obj runtime.Object) field.ErrorList { return validate(obj.(*claim)) },
 		}),
-		Attrs:             strategy.Attrs[*claim](true, nil),
+		Attrs:           strategy.Attrs[*claim](true, nil),
 		FieldLabelError: strategy.UnknownFieldLabel,
-		Table:             printers.For(Group, "ResourceClaim"),
+		Table:           printers.For(Group, "ResourceClaim"),
 	}
 }
 

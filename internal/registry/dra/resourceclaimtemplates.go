@@ -54,9 +54,9 @@ func resourceClaimTemplatesResource() *registry.Resource {
 			},
 			validate: func(obj runtime.Object) field.ErrorList { return validate(obj.(*tmpl)) },
 		}),
-		Attrs:             strategy.Attrs[*tmpl](true, nil),
+		Attrs:           strategy.Attrs[*tmpl](true, nil),
 		FieldLabelError: strategy.UnknownFieldLabel,
-		Table:             printers.For(Group, "ResourceClaimTemplate"),
+		Table:           printers.For(Group, "ResourceClaimTemplate"),
 	}
 }
 

@@ -42,7 +42,7 @@ func resourceSlicesResource() *registry.Resource {
 			set["spec.pool.name"] = s.Spec.Pool.Name
 		}),
 		FieldLabelError: strategy.FieldLabelsOf(resourcev1.SchemeGroupVersion.WithKind("ResourceSlice")),
-		Table:             printers.For(Group, "ResourceSlice"),
+		Table:           printers.For(Group, "ResourceSlice"),
 	}
 }
 

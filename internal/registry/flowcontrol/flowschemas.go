@@ -49,9 +49,9 @@ func flowSchemasResource() *registry.Resource {
 				return append(errs, validateFlowSchemaStatus(&fs.Status)...)
 			},
 		},
-		Bootstrap:          bootstrapFlowSchemas,
-		Attrs:              strategy.Attrs[*flowcontrolv1.FlowSchema](true, nil),
-		Table:              printers.For("flowcontrol.apiserver.k8s.io", "FlowSchema"),
+		Bootstrap: bootstrapFlowSchemas,
+		Attrs:     strategy.Attrs[*flowcontrolv1.FlowSchema](true, nil),
+		Table:     printers.For("flowcontrol.apiserver.k8s.io", "FlowSchema"),
 	}
 }
 

@@ -60,9 +60,9 @@ func priorityLevelsResource() *registry.Resource {
 				return append(errs, validatePriorityLevelStatus(&pl.Status)...)
 			},
 		},
-		Bootstrap:          bootstrapPriorityLevels,
-		Attrs:              strategy.Attrs[*flowcontrolv1.PriorityLevelConfiguration](true, nil),
-		Table:              printers.For("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+		Bootstrap: bootstrapPriorityLevels,
+		Attrs:     strategy.Attrs[*flowcontrolv1.PriorityLevelConfiguration](true, nil),
+		Table:     printers.For("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
 	}
 }
 

@@ -31,8 +31,8 @@ func ingressClassesResource() *registry.Resource {
 				return append(errs, validateIngressClass(c)...)
 			},
 		},
-		Attrs:              strategy.Attrs[*networkingv1.IngressClass](true, nil),
-		Table:              printers.For("networking.k8s.io", "IngressClass"),
+		Attrs: strategy.Attrs[*networkingv1.IngressClass](true, nil),
+		Table: printers.For("networking.k8s.io", "IngressClass"),
 	}
 }
 

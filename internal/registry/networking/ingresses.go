@@ -49,9 +49,9 @@ func ingressesResource() *registry.Resource {
 					field.NewPath("status", "loadBalancer"))...)
 			},
 		},
-		Admit:              admitIngress,
-		Attrs:              strategy.Attrs[*networkingv1.Ingress](true, nil),
-		Table:              printers.For("networking.k8s.io", "Ingress"),
+		Admit: admitIngress,
+		Attrs: strategy.Attrs[*networkingv1.Ingress](true, nil),
+		Table: printers.For("networking.k8s.io", "Ingress"),
 	}
 }
 

@@ -26,8 +26,8 @@ func ipAddressesResource() *registry.Resource {
 				return append(errs, strategy.Immutable(strategy.SpecPath.Child("parentRef"), ip.Spec.ParentRef, old.Spec.ParentRef)...)
 			},
 		},
-		Attrs:              strategy.Attrs[*networkingv1.IPAddress](true, nil),
-		Table:              printers.For("networking.k8s.io", "IPAddress"),
+		Attrs: strategy.Attrs[*networkingv1.IPAddress](true, nil),
+		Table: printers.For("networking.k8s.io", "IPAddress"),
 	}
 }
 

@@ -33,8 +33,8 @@ func networkPoliciesResource() *registry.Resource {
 				return append(errs, validateNetworkPolicySpec(&np.Spec, optionsFromOld(old))...)
 			},
 		},
-		Attrs:              strategy.Attrs[*networkingv1.NetworkPolicy](true, nil),
-		Table:              printers.For("networking.k8s.io", "NetworkPolicy"),
+		Attrs: strategy.Attrs[*networkingv1.NetworkPolicy](true, nil),
+		Table: printers.For("networking.k8s.io", "NetworkPolicy"),
 	}
 }
 

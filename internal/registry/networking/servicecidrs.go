@@ -40,9 +40,9 @@ func serviceCIDRsResource() *registry.Resource {
 				return strategy.ValidateMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
 			},
 		},
-		Bootstrap:          bootstrapServiceCIDRs,
-		Attrs:              strategy.Attrs[*networkingv1.ServiceCIDR](true, nil),
-		Table:              printers.For("networking.k8s.io", "ServiceCIDR"),
+		Bootstrap: bootstrapServiceCIDRs,
+		Attrs:     strategy.Attrs[*networkingv1.ServiceCIDR](true, nil),
+		Table:     printers.For("networking.k8s.io", "ServiceCIDR"),
 	}
 }
 

@@ -31,8 +31,8 @@ func runtimeClassesResource() *registry.Resource {
 				return append(errs, strategy.Immutable(field.NewPath("handler"), rc.Handler, old.Handler)...)
 			},
 		},
-		Attrs:              strategy.Attrs[*nodev1.RuntimeClass](true, nil),
-		Table:              printers.For("node.k8s.io", "RuntimeClass"),
+		Attrs: strategy.Attrs[*nodev1.RuntimeClass](true, nil),
+		Table: printers.For("node.k8s.io", "RuntimeClass"),
 	}
 }
 

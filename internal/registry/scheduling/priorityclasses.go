@@ -67,8 +67,8 @@ func priorityClassesResource() *registry.Resource {
 			}
 			return out
 		},
-		Attrs:              strategy.Attrs[*schedulingv1.PriorityClass](true, nil),
-		Table:              printers.For("scheduling.k8s.io", "PriorityClass"),
+		Attrs: strategy.Attrs[*schedulingv1.PriorityClass](true, nil),
+		Table: printers.For("scheduling.k8s.io", "PriorityClass"),
 	}
 }
 

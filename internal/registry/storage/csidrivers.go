@@ -36,9 +36,9 @@ func csiDriversResource() *registry.Resource {
 			},
 			ValidateChange: validateCSIDriverUpdate,
 		},
-		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*storagev1.CSIDriver]),
+		Attrs:           strategy.Attrs(false, strategy.NamespaceField[*storagev1.CSIDriver]),
 		FieldLabelError: strategy.UnknownFieldLabel,
-		Table:             printers.For(Group, "CSIDriver"),
+		Table:           printers.For(Group, "CSIDriver"),
 	}
 }
 

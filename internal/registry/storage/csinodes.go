@@ -44,9 +44,9 @@ func csiNodesResource() *registry.Resource {
 			},
 			ValidateChange: validateCSINodeStatusUpdate,
 		},
-		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*storagev1.CSINode]),
+		Attrs:           strategy.Attrs(false, strategy.NamespaceField[*storagev1.CSINode]),
 		FieldLabelError: strategy.UnknownFieldLabel,
-		Table:             printers.For(Group, "CSINode"),
+		Table:           printers.For(Group, "CSINode"),
 	}
 }
 

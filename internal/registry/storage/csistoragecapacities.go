@@ -28,7 +28,7 @@ func csiStorageCapacitiesResource() *registry.Resource {
 			},
 			ValidateChange: validateCSIStorageCapacityUpdate,
 		},
-		Attrs:             strategy.Attrs[*storagev1.CSIStorageCapacity](true, nil),
+		Attrs:           strategy.Attrs[*storagev1.CSIStorageCapacity](true, nil),
 		FieldLabelError: strategy.UnknownFieldLabel,
 		// kube-apiserver has no printer for the kind: Name and Created At.
 		Table: printers.For(Group, "CSIStorageCapacity"),

@@ -27,9 +27,9 @@ func storageClassesResource() *registry.Resource {
 			ValidateNew:    validateStorageClass,
 			ValidateChange: validateStorageClassUpdate,
 		},
-		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*storagev1.StorageClass]),
+		Attrs:           strategy.Attrs(false, strategy.NamespaceField[*storagev1.StorageClass]),
 		FieldLabelError: strategy.UnknownFieldLabel,
-		Table:             printers.For(Group, "StorageClass"),
+		Table:           printers.For(Group, "StorageClass"),
 	}
 }
 

@@ -44,9 +44,9 @@ func volumeAttachmentsResource() *registry.Resource {
 				return append(errs, validateVolumeAttachmentObject(va)...)
 			},
 		},
-		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*storagev1.VolumeAttachment]),
+		Attrs:           strategy.Attrs(false, strategy.NamespaceField[*storagev1.VolumeAttachment]),
 		FieldLabelError: strategy.UnknownFieldLabel,
-		Table:             printers.For(Group, "VolumeAttachment"),
+		Table:           printers.For(Group, "VolumeAttachment"),
 	}
 }
 

@@ -35,9 +35,9 @@ func volumeAttributesClassesResource() *registry.Resource {
 				return append(errs, validateVolumeAttributesClass(c)...)
 			},
 		},
-		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*storagev1.VolumeAttributesClass]),
+		Attrs:           strategy.Attrs(false, strategy.NamespaceField[*storagev1.VolumeAttributesClass]),
 		FieldLabelError: strategy.UnknownFieldLabel,
-		Table:             printers.For(Group, "VolumeAttributesClass"),
+		Table:           printers.For(Group, "VolumeAttributesClass"),
 	}
 }
 

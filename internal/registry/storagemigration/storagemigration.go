@@ -60,9 +60,9 @@ func storageVersionMigrationsResource() *registry.Resource {
 			},
 			ValidateChange: validateStatusUpdate,
 		},
-		Attrs:             strategy.Attrs(false, strategy.NamespaceField[*svm]),
+		Attrs:           strategy.Attrs(false, strategy.NamespaceField[*svm]),
 		FieldLabelError: strategy.UnknownFieldLabel,
-		Table:             printers.For(Group, "StorageVersionMigration"),
+		Table:           printers.For(Group, "StorageVersionMigration"),
 	}
 }
 
