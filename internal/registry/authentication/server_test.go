@@ -13,10 +13,9 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/setpoint-dev/setpoint/internal/registry/authentication"
-	"github.com/setpoint-dev/setpoint/internal/registry/registrytest/apitest"
+	"github.com/setpoint-dev/setpoint/internal/registry/reftest"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 )
 
@@ -27,7 +26,7 @@ const (
 )
 
 // start runs a server whose token file also knows bob.
-func start(t *testing.T) *testserver.Server {
+func start(t *testing.T) *reftest.Server {
 	t.Helper()
 	dir := t.TempDir()
 	tokens := `admin-token-0123456789,setpoint-admin,setpoint-admin,"system:masters,system:authenticated"` + "\n" +
@@ -35,13 +34,13 @@ func start(t *testing.T) *testserver.Server {
 	if err := os.WriteFile(filepath.Join(dir, "tokens.csv"), []byte(tokens), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return testserver.Start(t, testserver.Options{DataDir: dir})
+	return reftest.Start(t, testserver.Options{DataDir: dir})
 }
 
-func review(t *testing.T, s *testserver.Server, body string) authenticationv1.TokenReview {
+func review(t *testing.T, s *reftest.Server, body string) authenticationv1.TokenReview {
 	t.Helper()
 	var tr authenticationv1.TokenReview
-	apitest.Must(t, s, http.MethodPost, tokenReviews, body, 201, &tr)
+	s.Must(t, http.MethodPost, tokenReviews, body, 201, &tr)
 	return tr
 }
 
@@ -76,14 +75,6 @@ func TestTokenReview(t *testing.T) {
 			t.Errorf("%s: %+v", name, tr.Status)
 		}
 	}
-	apitest.RunRefusals(t, s, []apitest.Case{{
-		Name: "no token", Method: http.MethodPost, Path: tokenReviews,
-		Body: `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{}}`,
-		Want: apitest.Refusal{Code: 400, Reason: metav1.StatusReasonBadRequest, Message: "token is required for TokenReview in authentication"},
-	}, {
-		Name: "get", Method: http.MethodGet, Path: tokenReviews,
-		Want: apitest.Refusal{Code: 405, Reason: metav1.StatusReasonMethodNotAllowed, Message: "…"},
-	}})
 }
 
 func statusEqual(a, b authenticationv1.TokenReviewStatus) bool {
@@ -103,11 +94,11 @@ func TestSelfSubjectReview(t *testing.T) {
 		user   string
 		groups []string
 	}{
-		{"admin token", func() (int, []byte) { return apitest.Call(t, s, http.MethodPost, selfReviews, body) }, "setpoint-admin",
+		{"admin token", func() (int, []byte) { return s.Do(t, http.MethodPost, selfReviews, body) }, "setpoint-admin",
 			[]string{"system:masters", "system:authenticated"}},
 		{"bob token", func() (int, []byte) { return post(t, s, bobToken, nil, body) }, "bob", []string{"devs", "system:authenticated"}},
 		{"client certificate", func() (int, []byte) {
-			cert, err := s.API.CA().EnsureClient(t.TempDir(), "carol", "carol", []string{"qa"})
+			cert, err := s.Test.API.CA().EnsureClient(t.TempDir(), "carol", "carol", []string{"qa"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,14 +119,14 @@ func TestSelfSubjectReview(t *testing.T) {
 }
 
 // post sends a self review with a token or a client certificate.
-func post(t *testing.T, s *testserver.Server, token string, cert *tls.Certificate, body string) (int, []byte) {
+func post(t *testing.T, s *reftest.Server, token string, cert *tls.Certificate, body string) (int, []byte) {
 	t.Helper()
-	tr := s.Client.Transport.(*http.Transport).Clone()
+	tr := s.Test.Client.Transport.(*http.Transport).Clone()
 	if cert != nil {
 		tr.TLSClientConfig.Certificates = []tls.Certificate{*cert}
 	}
 	defer tr.CloseIdleConnections()
-	req, err := http.NewRequest(http.MethodPost, s.URL+selfReviews, strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, s.Test.URL+selfReviews, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

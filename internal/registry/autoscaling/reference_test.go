@@ -3,12 +3,11 @@ package autoscaling_test
 import (
 	"testing"
 
-	"github.com/setpoint-dev/setpoint/internal/registry/recorded"
+	"github.com/setpoint-dev/setpoint/internal/registry/reftest"
 )
 
-// TestHorizontalPodAutoscalersAsReference replays requests through
-// autoscaling/v2 and autoscaling/v1 whose answers kube-apiserver v1.37.2
-// gave.
-func TestHorizontalPodAutoscalersAsReference(t *testing.T) {
-	recorded.Run(t, "testdata/horizontalpodautoscalers.json")
+// TestReference replays the requests of testdata/reference.json and
+// compares every answer with kube-apiserver v1.37.2's (package reftest).
+func TestReference(t *testing.T) {
+	reftest.Run(t, "testdata/reference.json")
 }

@@ -3,12 +3,11 @@ package batch_test
 import (
 	"testing"
 
-	"github.com/setpoint-dev/setpoint/internal/registry/recorded"
+	"github.com/setpoint-dev/setpoint/internal/registry/reftest"
 )
 
-// TestJobsAsReference replays requests on jobs (creates, updates, status
-// updates) whose answers kube-apiserver v1.37.2 gave.
-func TestJobsAsReference(t *testing.T) { recorded.Run(t, "testdata/jobs.json") }
-
-// TestCronJobsAsReference does the same for cron jobs.
-func TestCronJobsAsReference(t *testing.T) { recorded.Run(t, "testdata/cronjobs.json") }
+// TestReference replays the requests of testdata/reference.json and
+// compares every answer with kube-apiserver v1.37.2's (package reftest).
+func TestReference(t *testing.T) {
+	reftest.Run(t, "testdata/reference.json")
+}

@@ -70,25 +70,6 @@ func TestServiceAccountTokens(t *testing.T) {
 		t.Fatalf("token review: %d %s", code, review)
 	}
 
-	// Refusals, with kube-apiserver's answers.
-	for _, c := range []struct {
-		name, spec string
-		code       int
-		message    string
-	}{
-		{"robot", `{"expirationSeconds":300}`, 422, `TokenRequest.authentication.k8s.io "" is invalid: spec.expirationSeconds: Invalid value: 300: may not specify a duration less than 10 minutes`},
-		{"nosuch", `{}`, 404, `serviceaccounts "nosuch" not found`},
-		{"robot", `{"boundObjectRef":{"kind":"Pod","apiVersion":"v1","name":"nopod"}}`, 404, `pods "nopod" not found`},
-		{"robot", `{"boundObjectRef":{"kind":"ConfigMap","apiVersion":"v1","name":"x"}}`, 400, `cannot bind token to object of type /v1, Kind=ConfigMap`},
-	} {
-		code, _, body := request(c.name, c.spec)
-		var st struct{ Message string }
-		_ = json.Unmarshal([]byte(body), &st)
-		if code != c.code || st.Message != c.message {
-			t.Errorf("token request %s %s: %d %q, want %d %q", c.name, c.spec, code, st.Message, c.code, c.message)
-		}
-	}
-
 	// A token bound to a secret dies with the secret; every token of the
 	// service account dies with it.
 	if code, body, _ := s.Do(t, "POST", "/api/v1/namespaces/default/secrets", "application/json", strings.NewReader(`{"metadata":{"name":"key"}}`)); code != 201 {

@@ -1,9 +1,12 @@
 package discoveryv1
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/setpoint-dev/setpoint/internal/printers"
@@ -31,10 +34,32 @@ func endpointSlicesResource() *registry.Resource {
 				}
 				return append(errs, validateEndpointSliceBody(s, append(supportedAddressTypes, discoveryv1.AddressType("IP")))...)
 			},
+			Warn: endpointSliceWarnings,
 		},
 		Attrs: strategy.Attrs[*discoveryv1.EndpointSlice](true, nil),
 		Table: printers.For("discovery.k8s.io", "EndpointSlice"),
 	}
+}
+
+// endpointSliceWarnings are kube-apiserver's: FQDN slices are deprecated
+// (on create), and addresses in a form that parses only leniently are
+// warned about (on create and update), except in the slices the endpoint
+// controllers write.
+func endpointSliceWarnings(s, old *discoveryv1.EndpointSlice) []string {
+	var out []string
+	if old == nil && s.AddressType == discoveryv1.AddressTypeFQDN {
+		out = append(out, fmt.Sprintf("%s: FQDN endpoints are deprecated", field.NewPath("spec", "addressType")))
+	}
+	switch s.Labels[discoveryv1.LabelManagedBy] {
+	case "endpointslice-controller.k8s.io", "endpointslicemirroring-controller.k8s.io":
+		return out
+	}
+	for i, ep := range s.Endpoints {
+		for j, addr := range ep.Addresses {
+			out = append(out, validation.GetWarningsForIP(field.NewPath("endpoints").Index(i).Child("addresses").Index(j), addr)...)
+		}
+	}
+	return out
 }
 
 // defaultEndpointSlice gives every port a name ("") and a protocol (TCP),

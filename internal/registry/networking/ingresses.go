@@ -37,6 +37,7 @@ func ingressesResource() *registry.Resource {
 			PrepareUpdate:  func(i, old *networkingv1.Ingress) { i.Status = old.Status },
 			ValidateNew:    validateIngressCreate,
 			ValidateChange: validateIngressUpdate,
+			Warn:           ingressWarnings,
 		},
 		Status: strategy.TypedStatus[*networkingv1.Ingress]{
 			PrepareUpdate: func(i, old *networkingv1.Ingress) {
@@ -53,6 +54,15 @@ func ingressesResource() *registry.Resource {
 		Attrs: strategy.Attrs[*networkingv1.Ingress](true, nil),
 		Table: printers.For("networking.k8s.io", "Ingress"),
 	}
+}
+
+// ingressWarnings warns of the deprecated class annotation on create (not
+// on update), as kube-apiserver does.
+func ingressWarnings(i, old *networkingv1.Ingress) []string {
+	if _, ok := i.Annotations[annotationIngressClass]; old != nil || !ok {
+		return nil
+	}
+	return []string{fmt.Sprintf("annotation %q is deprecated, please use 'spec.ingressClassName' instead", annotationIngressClass)}
 }
 
 // admitIngress is kube-apiserver's DefaultIngressClass admission: a new

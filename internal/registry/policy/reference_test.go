@@ -3,11 +3,11 @@ package policy_test
 import (
 	"testing"
 
-	"github.com/setpoint-dev/setpoint/internal/registry/recorded"
+	"github.com/setpoint-dev/setpoint/internal/registry/reftest"
 )
 
-// TestPodDisruptionBudgetsAsReference replays requests (creates, updates,
-// status updates) whose answers kube-apiserver v1.37.2 gave.
-func TestPodDisruptionBudgetsAsReference(t *testing.T) {
-	recorded.Run(t, "testdata/poddisruptionbudgets.json")
+// TestReference replays the requests of testdata/reference.json and
+// compares every answer with kube-apiserver v1.37.2's (package reftest).
+func TestReference(t *testing.T) {
+	reftest.Run(t, "testdata/reference.json")
 }

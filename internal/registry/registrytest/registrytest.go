@@ -1,6 +1,3 @@
-// Package registrytest runs a kind's strategy hooks in the order the server
-// runs them, and compares field errors in a compact form, for the unit
-// tests of the kind packages. Tests only.
 package registrytest
 
 import (
