@@ -10,6 +10,7 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	coordinationv1alpha2 "k8s.io/api/coordination/v1alpha2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -235,9 +236,10 @@ func TestBuilderErrors(t *testing.T) {
 	if err := builder.ControllerManagedBy(mgr).Watches(builder.Watch{}).For(builder.Kind[*corev1.Pod]()).Complete(r); err == nil {
 		t.Fatal("empty Watch accepted")
 	}
-	// A kind the server does not serve fails at Complete, naming it.
+	// A kind the server does not serve (an alpha version, off by default
+	// as on kube-apiserver) fails at Complete, naming it.
 	err := builder.ControllerManagedBy(mgr).For(builder.Kind[*coordinationv1.Lease]()).
-		Owns(builder.Kind[*corev1.PersistentVolumeClaim]()).Complete(r)
+		Owns(builder.Kind[*coordinationv1alpha2.LeaseCandidate]()).Complete(r)
 	if err == nil {
 		t.Fatal("unserved kind accepted")
 	}
