@@ -69,9 +69,10 @@ func coreCases() []crudCase {
 			newObj: func(n string, l map[string]string) runtime.Object {
 				return &corev1.Pod{ObjectMeta: crudMeta(n, l, true), Spec: *crudPodSpec.DeepCopy()}
 			},
-			setStatus:         func(o runtime.Object) { o.(*corev1.Pod).Status.Message = "set by the test" },
-			statusSet:         func(o runtime.Object) bool { return o.(*corev1.Pod).Status.Message == "set by the test" },
-			subresources:      []string{"binding", "eviction", "ephemeralcontainers"},
+			setStatus: func(o runtime.Object) { o.(*corev1.Pod).Status.Message = "set by the test" },
+			statusSet: func(o runtime.Object) bool { return o.(*corev1.Pod).Status.Message == "set by the test" },
+			subresources: []string{"binding", "eviction", "ephemeralcontainers", "resize",
+				"log", "exec", "attach", "portforward", "proxy"},
 			statusKeepsLabels: true,
 		},
 		{
@@ -87,6 +88,7 @@ func coreCases() []crudCase {
 				return len(a) == 1 && a[0].Address == "10.9.8.7"
 			},
 			statusKeepsLabels: true,
+			subresources:      []string{"proxy"},
 		},
 		{
 			gvr: v1.WithResource("services"), kind: "Service", namespaced: true,
@@ -98,6 +100,7 @@ func coreCases() []crudCase {
 			setStatus:         func(o runtime.Object) { o.(*corev1.Service).Status.Conditions = []metav1.Condition{setByTest()} },
 			statusSet:         func(o runtime.Object) bool { return hasSetByTest(o.(*corev1.Service).Status.Conditions) },
 			statusKeepsLabels: true,
+			subresources:      []string{"proxy"},
 		},
 		{
 			gvr: v1.WithResource("configmaps"), kind: "ConfigMap", namespaced: true,

@@ -282,6 +282,9 @@ func typedCoreOps(t *testing.T, core corev1Client, c crudCase) crudOps {
 		ops.actions.updateEphemeral = func(ctx context.Context, p *corev1.Pod) (*corev1.Pod, error) {
 			return pods.UpdateEphemeralContainers(ctx, p.Name, p, metav1.UpdateOptions{})
 		}
+		ops.actions.updateResize = func(ctx context.Context, p *corev1.Pod) (*corev1.Pod, error) {
+			return pods.UpdateResize(ctx, p.Name, p, metav1.UpdateOptions{})
+		}
 		return ops
 	case "services":
 		ops := typedOps(core.Services(ns))
@@ -485,6 +488,14 @@ func dynamicActions(t *testing.T, ri dynamic.ResourceInterface) subresourceActio
 		},
 		updateEphemeral: func(ctx context.Context, p *corev1.Pod) (*corev1.Pod, error) {
 			u, err := ri.Update(ctx, toUnstructured(t, p), metav1.UpdateOptions{}, "ephemeralcontainers")
+			if err != nil {
+				return nil, err
+			}
+			out := &corev1.Pod{}
+			return out, fromUnstructured(u, "Pod", out)
+		},
+		updateResize: func(ctx context.Context, p *corev1.Pod) (*corev1.Pod, error) {
+			u, err := ri.Update(ctx, toUnstructured(t, p), metav1.UpdateOptions{}, "resize")
 			if err != nil {
 				return nil, err
 			}

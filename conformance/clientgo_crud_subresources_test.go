@@ -28,6 +28,7 @@ type subresourceActions struct {
 	updateApproval  func(ctx context.Context, csr *certificatesv1.CertificateSigningRequest) (*certificatesv1.CertificateSigningRequest, error)
 	evict           func(ctx context.Context, e *policyv1.Eviction) error
 	updateEphemeral func(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error)
+	updateResize    func(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error)
 }
 
 // subresourceFlows exercise one subresource of a row's object obj-a.
@@ -38,6 +39,12 @@ var subresourceFlows = map[string]func(t *testing.T, ctx context.Context, env cr
 	"approval":            approvalFlow,
 	"eviction":            evictionFlow,
 	"ephemeralcontainers": ephemeralContainersFlow,
+	"resize":              resizeFlow,
+	"log":                 logFlow,
+	"exec":                execFlow,
+	"attach":              attachFlow,
+	"portforward":         portForwardFlow,
+	"proxy":               proxyFlow,
 }
 
 // scaleFlow reads and writes spec.replicas through the scale subresource.

@@ -35,7 +35,7 @@ import (
 // and deletecollection; create-only resources (the reviews, bindings) answer
 // a create; componentstatuses are read; the action subresources (binding,
 // serviceaccounts/token, CSR approval, eviction, ephemeral containers,
-// namespace finalize) do what they do in Kubernetes. Once with the typed
+// resize, namespace finalize) do what they do in Kubernetes. Once with the typed
 // clientset and once with the dynamic client.
 //
 // With CONFORMANCE_REFERENCE_KUBECONFIG naming a kubeconfig, the rows run
@@ -45,8 +45,8 @@ import (
 // cluster's controllers race some rows there (status writes of the
 // replication controller, daemon set and disruption controllers, the
 // Endpoints and EndpointSlices of the Service row, the ServiceCIDR
-// finalizer), and connect subresources are served there that the rows do
-// not cover yet (see notServedYet).
+// finalizer). The connect subresources (log, exec, attach, portforward,
+// proxy) are checked on objects no node serves (clientgo_crud_connect_test.go).
 
 // crudNamespace holds the namespaced objects of the CRUD rows.
 const crudNamespace = "cg-crud"
@@ -265,13 +265,6 @@ func kubeResources(t *testing.T) map[schema.GroupVersionResource]servedResource 
 	return out
 }
 
-// notServedYet are the subresources kube-apiserver serves that setpoint's
-// build may not serve yet; a served one must be covered like any other.
-var notServedYet = map[string]bool{
-	"pods/attach": true, "pods/exec": true, "pods/log": true, "pods/portforward": true, "pods/proxy": true,
-	"pods/resize": true, "pods/eviction": true, "pods/ephemeralcontainers": true, "nodes/proxy": true, "services/proxy": true,
-}
-
 // checkCoverage fails unless the cases cover exactly the served resources
 // and their subresources, and the served resources, subresources and
 // verbs are kube-apiserver's.
@@ -297,7 +290,7 @@ func checkCoverage(t *testing.T, served map[schema.GroupVersionResource]servedRe
 		for sub, verbs := range k.subs {
 			got, ok := s.subs[sub]
 			switch {
-			case !ok && !notServedYet[gvr.Resource+"/"+sub]:
+			case !ok:
 				t.Errorf("kube-apiserver serves %s/%s (%s), setpoint does not", gvr.Resource, sub, verbs)
 			case ok && got != verbs:
 				t.Errorf("%s/%s: discovery verbs %s, kube-apiserver serves %s", gvr.Resource, sub, got, verbs)

@@ -156,9 +156,20 @@ func TestKubectlGet(t *testing.T) {
 				t.Errorf("node row %v", r)
 			}
 		}
+		// INTERNAL-IP is the address the node reports (a simulated node's
+		// kubelet endpoint), EXTERNAL-IP <none>.
 		h, rows = krTable(kubectl(t, env, "", "get", "nodes", "-o", "wide"))
-		if !slices.Equal(h[:7], []string{"NAME", "STATUS", "ROLES", "AGE", "VERSION", "INTERNAL-IP", "EXTERNAL-IP"}) || len(rows) != 3 || rows[0][5] != "172.16.0.1" {
-			t.Errorf("get nodes -o wide: %v %v", h, rows)
+		if !slices.Equal(h[:7], []string{"NAME", "STATUS", "ROLES", "AGE", "VERSION", "INTERNAL-IP", "EXTERNAL-IP"}) || len(rows) != 3 {
+			t.Fatalf("get nodes -o wide: %v %v", h, rows)
+		}
+		for _, r := range rows {
+			n, err := cs.CoreV1().Nodes().Get(ctx, r[0], metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a := n.Status.Addresses; len(a) != 1 || a[0].Type != corev1.NodeInternalIP || r[5] != a[0].Address || r[6] != "<none>" {
+				t.Errorf("get nodes -o wide row %v; the node's addresses %v", r, a)
+			}
 		}
 	})
 

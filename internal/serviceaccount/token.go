@@ -45,6 +45,14 @@ type privateClaims struct {
 	Kubernetes Claims `json:"kubernetes.io"`
 }
 
+// audienceClaim carries "aud" as kube-apiserver writes it: always an
+// array, even of one audience (go-jose's jwt.Audience writes one audience
+// as a string, which JWT allows but clients comparing with Kubernetes'
+// tokens do not expect).
+type audienceClaim struct {
+	Audience []string `json:"aud,omitempty"`
+}
+
 // Token is a verified token: its standard claims and kubernetes.io claims.
 type Token struct {
 	ID        string
@@ -97,11 +105,11 @@ func (i *Issuer) Audiences() []string { return slices.Clone(i.audiences) }
 func (i *Issuer) Issue(c Claims, audiences []string, now time.Time, ttl time.Duration) (string, time.Time, error) {
 	exp := now.Add(ttl)
 	std := jwt.Claims{
-		Issuer: i.issuer, Subject: UserName(c.Namespace, c.ServiceAccount.Name), Audience: jwt.Audience(audiences),
+		Issuer: i.issuer, Subject: UserName(c.Namespace, c.ServiceAccount.Name),
 		Expiry: jwt.NewNumericDate(exp), IssuedAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now),
 		ID: string(uuid.NewUUID()),
 	}
-	tok, err := jwt.Signed(i.signer).Claims(std).Claims(privateClaims{c}).Serialize()
+	tok, err := jwt.Signed(i.signer).Claims(std).Claims(audienceClaim{slices.Clone(audiences)}).Claims(privateClaims{c}).Serialize()
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("serviceaccount: sign: %w", err)
 	}

@@ -53,6 +53,9 @@ func TestIssueAndVerify(t *testing.T) {
 			t.Errorf("claim %s missing in %s", k, pb)
 		}
 	}
+	if aud, ok := payload["aud"].([]any); !ok || len(aud) != 1 || aud[0] != DefaultIssuer {
+		t.Errorf("aud %#v, want kube-apiserver's array of one audience", payload["aud"])
+	}
 	if payload["sub"] != "system:serviceaccount:ns:sa" {
 		t.Errorf("sub %v", payload["sub"])
 	}

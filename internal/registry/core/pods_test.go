@@ -138,7 +138,7 @@ func TestPodValidation(t *testing.T) {
 				Requests: corev1.ResourceList{"memory": resource.MustParse("2Gi")},
 				Limits:   corev1.ResourceList{"memory": resource.MustParse("1Gi")},
 			}
-		}, []string{"spec.containers[0].resources.requests[memory]:FieldValueInvalid"}},
+		}, []string{"spec.containers[0].resources.requests:FieldValueInvalid"}},
 		"namespace missing": {func(p *corev1.Pod) { p.Namespace = "" }, []string{"metadata.namespace:FieldValueRequired"}},
 	}
 	for name, c := range cases {

@@ -235,6 +235,9 @@ func ValidateResources(r *corev1.ResourceRequirements, p *field.Path) field.Erro
 			errs = append(errs, field.Invalid(lp, q.String(), "must be greater than or equal to 0"))
 		}
 	}
+	// A request that does not fit its limit is reported on requests (and a
+	// missing limit on limits), not on the resource's key: kube-apiserver's
+	// field paths.
 	for _, name := range strategy.SortedKeys(r.Requests) {
 		rp := p.Child("requests").Key(string(name))
 		errs = append(errs, ValidateResourceName(name, rp)...)
@@ -245,11 +248,11 @@ func ValidateResources(r *corev1.ResourceRequirements, p *field.Path) field.Erro
 		l, hasLimit := r.Limits[name]
 		switch {
 		case !IsNativeResource(name) && !hasLimit:
-			errs = append(errs, field.Required(p.Child("limits").Key(string(name)), "Limit must be set for non overcommitable resources"))
+			errs = append(errs, field.Required(p.Child("limits"), "Limit must be set for non overcommitable resources"))
 		case !IsNativeResource(name) && q.Cmp(l) != 0:
-			errs = append(errs, field.Invalid(rp, q.String(), fmt.Sprintf("must be equal to %s limit of %s", name, l.String())))
+			errs = append(errs, field.Invalid(p.Child("requests"), q.String(), fmt.Sprintf("must be equal to %s limit of %s", name, l.String())))
 		case hasLimit && q.Cmp(l) > 0:
-			errs = append(errs, field.Invalid(rp, q.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, l.String())))
+			errs = append(errs, field.Invalid(p.Child("requests"), q.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, l.String())))
 		}
 	}
 	return errs
