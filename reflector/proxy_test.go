@@ -1,6 +1,7 @@
 package reflector_test
 
 import (
+	"bytes"
 	"encoding/pem"
 	"io"
 	"net"
@@ -176,6 +177,10 @@ func newHTTPProxy(t *testing.T, srv *testserver.Server) *httpProxy {
 			p.mu.Lock()
 			p.requests[idx].Status = code
 			p.mu.Unlock()
+		}, expired: func() {
+			p.mu.Lock()
+			p.requests[idx].Expired = true
+			p.mu.Unlock()
 		}}
 		if reject && q.Has("sendInitialEvents") {
 			w.Header().Set("Content-Type", "application/json")
@@ -222,22 +227,34 @@ type request struct {
 	Query  url.Values
 	// Status is the response's status code (0 until the header is sent).
 	Status int
+	// Expired is set when the response was a 410 Gone: the status code of
+	// a list, or an ERROR event of code 410 in a watch stream (which
+	// kube-apiserver, and so setpoint, answers 200 before sending it).
+	Expired bool
 }
 
-// statusWriter reports the status code of a response.
+// statusWriter reports the status code of a response, and a 410 ERROR
+// event written in it.
 type statusWriter struct {
 	http.ResponseWriter
-	record func(code int)
-	once   sync.Once
+	record  func(code int)
+	expired func()
+	once    sync.Once
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	w.once.Do(func() { w.record(code) })
+	if code == http.StatusGone {
+		w.expired()
+	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	w.once.Do(func() { w.record(http.StatusOK) })
+	if bytes.Contains(b, []byte(`"type":"ERROR"`)) && bytes.Contains(b, []byte(`"code":410`)) {
+		w.expired()
+	}
 	return w.ResponseWriter.Write(b)
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/http"
 	"net/url"
 	"sync"
 	"testing"
@@ -155,7 +154,7 @@ func TestRelistAfterWatchExpired(t *testing.T) {
 			streams := 0
 			for _, req := range after {
 				switch {
-				case req.watch() && req.Status == http.StatusGone:
+				case req.watch() && req.Expired:
 					expired = req.Query.Get("resourceVersion") == lastRV
 				case req.streaming():
 					streams++
