@@ -2,7 +2,6 @@ package rest_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -111,12 +110,32 @@ func TestWatchStaleResourceVersionIsGone(t *testing.T) {
 			t.Fatalf("create: %v", err)
 		}
 	}
-	// This server refuses the watch with HTTP 410 (kube-apiserver may instead
-	// answer 200 and send an ERROR event; TestWatchStreamDecoding covers that).
-	_, err = cms.Watch(ctx, metav1.ListOptions{ResourceVersion: first.ResourceVersion})
-	var se *apierrors.StatusError
-	if !errors.As(err, &se) || se.ErrStatus.Code != http.StatusGone || !apierrors.IsResourceExpired(err) {
-		t.Fatalf("stale watch: %v, want a 410 Expired StatusError", err)
+	// As kube-apiserver, the server accepts the watch (200) and then sends
+	// one ERROR event carrying a 410 Expired Status, and ends the stream.
+	w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: first.ResourceVersion})
+	if err != nil {
+		t.Fatalf("stale watch: %v, want a stream with an ERROR event", err)
+	}
+	defer w.Stop()
+	select {
+	case ev, ok := <-w.ResultChan():
+		st, isStatus := ev.Object.(*metav1.Status)
+		if !ok || ev.Type != watch.Error || !isStatus || st.Code != http.StatusGone || st.Reason != metav1.StatusReasonExpired {
+			t.Fatalf("stale watch: first event %v %#v (open %v), want ERROR with a 410 Expired Status", ev.Type, ev.Object, ok)
+		}
+		if !apierrors.IsResourceExpired(apierrors.FromObject(st)) {
+			t.Fatalf("the ERROR event's Status is not recognized as expired: %#v", st)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event on a watch from a compacted revision")
+	}
+	select {
+	case ev, ok := <-w.ResultChan():
+		if ok {
+			t.Fatalf("event after the ERROR: %v", ev.Type)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream stayed open after the ERROR event")
 	}
 }
 
