@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -28,7 +29,7 @@ func (e serverEnv) Objects(gvr schema.GroupVersionResource) registry.Objects {
 	if en == nil || en.store == nil {
 		return nil
 	}
-	return entryObjects{en}
+	return entryObjects{e: en, s: e.s}
 }
 
 func (e serverEnv) Storage() storage.Store            { return e.s.cfg.Storage }
@@ -46,13 +47,27 @@ func (e serverEnv) ServiceAccountTokens() registry.TokenIssuer { return e.s.toke
 
 // entryObjects is registry.Objects over one entry's object layer and watch
 // cache.
-type entryObjects struct{ e *entry }
+type entryObjects struct {
+	e *entry
+	s *Server
+}
 
 func (o entryObjects) Get(ctx context.Context, namespace, name string) (runtime.Object, error) {
 	return o.e.store.Get(ctx, namespace, name)
 }
 
+// List is a consistent read, as a list without resourceVersion is: the
+// watch cache answers once it has caught up with storage's current
+// revision, so an object written just before (a budget created a moment
+// ago) is seen.
 func (o entryObjects) List(ctx context.Context, namespace string, label labels.Selector, field fields.Selector) ([]runtime.Object, error) {
+	cur, err := o.s.cfg.Storage.CurrentRevision(ctx)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if err := o.e.cache.WaitForRevision(ctx, cur); err != nil {
+		return nil, err
+	}
 	objs, _, err := o.e.cache.List(watchcache.ListOptions{Namespace: namespace, Label: label, Field: field})
 	return objs, err
 }

@@ -71,9 +71,10 @@ type TokenAuthenticator interface {
 type Objects interface {
 	// Get is a consistent read of one object.
 	Get(ctx context.Context, namespace, name string) (runtime.Object, error)
-	// List returns the current objects matching the selectors (nil selects
-	// everything), namespace "" meaning all. Objects are shared: copy
-	// before modifying.
+	// List is a consistent read of the objects matching the selectors (nil
+	// selects everything), namespace "" meaning all: every write
+	// acknowledged before the call is seen. Objects are shared: copy before
+	// modifying.
 	List(ctx context.Context, namespace string, label labels.Selector, field fields.Selector) ([]runtime.Object, error)
 	// Create stores a new object.
 	Create(ctx context.Context, namespace string, obj runtime.Object, dryRun bool) (runtime.Object, error)
