@@ -1,0 +1,175 @@
+package difftest
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Replacement rewrites every match of Pattern in every string.
+type Replacement struct {
+	Pattern *regexp.Regexp
+	With    string
+}
+
+// Normalization says what to rewrite beyond the rules every answer gets.
+type Normalization struct {
+	// Masks are path globs (see Glob) whose values, where present, become
+	// "<masked>": values a server allocates (cluster IPs, node ports).
+	Masks []string
+	// Replace rewrites substrings of every string.
+	Replace []Replacement
+}
+
+var (
+	uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	timeRE = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})`)
+)
+
+// Normalize rewrites, in place, what two servers legitimately answer
+// differently, and returns v:
+//   - every non-empty "resourceVersion" value becomes "<rv>", a non-empty
+//     list "continue" token "<continue>";
+//   - a name generated from metadata.generateName (the prefix and five
+//     random characters) becomes prefix+"<random>", wherever it appears;
+//   - UUIDs inside strings become "<uid>";
+//   - timestamps within two days of now inside strings become "<time>"
+//     ("<time.N>" with N fraction digits), so their format still counts;
+//   - then n's masks and replacements.
+func Normalize(v any, n Normalization) any {
+	generated := map[string]string{}
+	collectGenerated(v, generated)
+	now := time.Now()
+	var walk func(path string, v any) any
+	walk = func(path string, v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, val := range x {
+				p := JoinKey(path, k)
+				switch s, isStr := val.(string); {
+				case isStr && s != "" && k == "resourceVersion":
+					x[k] = "<rv>"
+				case isStr && s != "" && k == "continue":
+					x[k] = "<continue>"
+				default:
+					x[k] = walk(p, val)
+				}
+				if matchAny(n.Masks, p) && x[k] != nil {
+					x[k] = "<masked>"
+				}
+			}
+			return x
+		case []any:
+			for i := range x {
+				p := path + "[" + strconv.Itoa(i) + "]"
+				x[i] = walk(p, x[i])
+				if matchAny(n.Masks, p) {
+					x[i] = "<masked>"
+				}
+			}
+			return x
+		case string:
+			return normalizeString(x, generated, now, n.Replace)
+		}
+		return v
+	}
+	return walk("", v)
+}
+
+func normalizeString(s string, generated map[string]string, now time.Time, repl []Replacement) string {
+	for name, norm := range generated {
+		if strings.Contains(s, name) {
+			s = strings.ReplaceAll(s, name, norm)
+		}
+	}
+	s = uuidRE.ReplaceAllString(s, "<uid>")
+	s = timeRE.ReplaceAllStringFunc(s, func(m string) string {
+		t, err := time.Parse(time.RFC3339Nano, m)
+		if err != nil || t.Sub(now).Abs() > 48*time.Hour {
+			return m
+		}
+		if i := strings.IndexByte(m, '.'); i >= 0 {
+			frac := strings.IndexFunc(m[i+1:], func(r rune) bool { return r < '0' || r > '9' })
+			return "<time." + strconv.Itoa(frac) + ">"
+		}
+		return "<time>"
+	})
+	for _, r := range repl {
+		s = r.Pattern.ReplaceAllString(s, r.With)
+	}
+	return s
+}
+
+// collectGenerated finds every metadata whose name was generated from its
+// generateName.
+func collectGenerated(v any, out map[string]string) {
+	switch x := v.(type) {
+	case map[string]any:
+		if prefix, ok := x["generateName"].(string); ok && prefix != "" {
+			if name, ok := x["name"].(string); ok && strings.HasPrefix(name, prefix) && len(name) == len(prefix)+5 {
+				out[name] = prefix + "<random>"
+			}
+		}
+		for _, val := range x {
+			collectGenerated(val, out)
+		}
+	case []any:
+		for _, val := range x {
+			collectGenerated(val, out)
+		}
+	}
+}
+
+// Glob matching: '*' matches any run of characters (dots and brackets
+// included); everything else matches itself.
+var globCache sync.Map // string -> *regexp.Regexp
+
+// Glob reports whether s matches the pattern.
+func Glob(pattern, s string) bool {
+	if pattern == "*" {
+		return true
+	}
+	re, ok := globCache.Load(pattern)
+	if !ok {
+		parts := strings.Split(pattern, "*")
+		for i, p := range parts {
+			parts[i] = regexp.QuoteMeta(p)
+		}
+		re, _ = globCache.LoadOrStore(pattern, regexp.MustCompile("^"+strings.Join(parts, ".*")+"$"))
+	}
+	return re.(*regexp.Regexp).MatchString(s)
+}
+
+func matchAny(globs []string, s string) bool {
+	for _, g := range globs {
+		if Glob(g, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Clone deep-copies a decoded JSON value.
+func Clone(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			out[k] = Clone(val)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, val := range x {
+			out[i] = Clone(val)
+		}
+		return out
+	}
+	return v
+}
+
+// Number is a JSON number value.
+func Number(n int) json.Number { return json.Number(strconv.Itoa(n)) }
