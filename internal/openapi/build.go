@@ -231,7 +231,7 @@ func (p *plan) renderV3(version string, prev *v3Set) (*v3Set, error) {
 		if gen.err != nil {
 			return nil, gen.err
 		}
-		defs := gen.closure(r.roots)
+		defs := perDocumentKinds(gen.closure(r.roots), g)
 		key := p.docKey(version, g, defs)
 		doc, reused := document{}, false
 		if prev != nil {
@@ -248,12 +248,74 @@ func (p *plan) renderV3(version string, prev *v3Set) (*v3Set, error) {
 		out.docs[path] = doc
 		disco.Paths[path] = discoveryV3Entry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + doc.hash}
 	}
+	for path, rt := range p.discoveryRoutes() {
+		r := &v3Renderer{gen: gen}
+		paths := r.paths([]route{rt})
+		doc, err := encodeJSON(v3Document(title, version, paths, gen.closure(r.roots)))
+		if err != nil {
+			return nil, err
+		}
+		out.docs[path] = doc
+		disco.Paths[path] = discoveryV3Entry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + doc.hash}
+	}
 	var err error
 	if out.discovery, err = encodeJSON(disco); err != nil {
 		return nil, err
 	}
 	out.schemas = gen.defs
 	return out, nil
+}
+
+// discoveryRoutes are the documents of kube-apiserver's OpenAPI v3 that
+// are no group-version, by path: "api", "apis", "apis/<group>" for each
+// group serving a typed kind, and "version".
+func (p *plan) discoveryRoutes() map[string]route {
+	out := map[string]route{"api": coreVersionsRoute(), "apis": apiVersionsRoute(), "version": versionRoute()}
+	for _, g := range p.gvs {
+		if g.gv.Group != "" && g.hasTyped() {
+			out["apis/"+g.gv.Group] = groupRoute(g.gv.Group)
+		}
+	}
+	return out
+}
+
+// perDocumentKinds narrows, in one group-version's OpenAPI v3 document,
+// the group-version-kinds of DeleteOptions and WatchEvent to the core
+// group-version and the document's own (for a group-version of typed
+// kinds), as kube-apiserver publishes them. defs is not modified: the
+// result is a copy when it differs.
+func perDocumentKinds(defs map[string]*spec.Schema, g *groupVersion) map[string]*spec.Schema {
+	gvs := []schema.GroupVersion{{Version: "v1"}}
+	if g.gv.Group != "" && g.hasTyped() {
+		gvs = append(gvs, g.gv)
+	}
+	out := defs
+	for _, t := range []reflect.Type{deleteOptionsType, watchEventType} {
+		name := ModelName(t)
+		s, ok := defs[name]
+		if !ok {
+			continue
+		}
+		ext := make([]any, 0, len(gvs))
+		for _, gv := range gvs {
+			ext = append(ext, map[string]any{"group": gv.Group, "version": gv.Version, "kind": t.Name()})
+		}
+		c := *s
+		c.Extensions = make(spec.Extensions, len(s.Extensions))
+		for k, v := range s.Extensions {
+			c.Extensions[k] = v
+		}
+		c.Extensions[extGVK] = ext
+		if &out == &defs || len(out) == len(defs) && out[name] == defs[name] {
+			copied := make(map[string]*spec.Schema, len(defs))
+			for k, v := range out {
+				copied[k] = v
+			}
+			out = copied
+		}
+		out[name] = &c
+	}
+	return out
 }
 
 // discoveryV3 is the body of /openapi/v3.
@@ -273,6 +335,9 @@ func (p *plan) renderV2(version string) (document, error) {
 	paths := &spec.Paths{Paths: map[string]spec.PathItem{}}
 	for _, g := range p.gvs {
 		r.addPaths(paths, g.routes())
+	}
+	for _, rt := range p.discoveryRoutes() {
+		r.addPaths(paths, []route{rt})
 	}
 	if gen.err != nil {
 		return document{}, gen.err
