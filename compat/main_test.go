@@ -23,6 +23,8 @@ var env struct {
 	// refRes and spRes are the resources (and subresources) each side's
 	// discovery lists, by id ("apps/v1/deployments", "core/v1/pods/status").
 	refRes, spRes map[string]apiResource
+	// kubeconfigs holds each side's admin kubeconfig (its text), by name.
+	kubeconfigs map[string]string
 }
 
 func TestMain(m *testing.M) {
@@ -65,6 +67,15 @@ func run(m *testing.M) int {
 	if env.sp, err = difftest.SideFromKubeconfig("setpoint", sp.Kubeconfig); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	env.kubeconfigs = map[string]string{}
+	for name, path := range map[string]string{env.ref.Name: ref.Kubeconfig(), env.sp.Name: sp.Kubeconfig} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		env.kubeconfigs[name] = string(b)
 	}
 	if env.refRes, err = discoverResources(ctx, env.ref); err != nil {
 		fmt.Fprintln(os.Stderr, err)
