@@ -63,8 +63,9 @@ func (rs *responder) writeObject(w http.ResponseWriter, r *http.Request, code in
 }
 
 // statusOf converts any error to the Status Kubernetes clients expect:
-// kind Status, a code, and details (at least empty: kube-apiserver always
-// sends them, and kubectl dereferences them).
+// kind Status and a code, with details as the error has them (as
+// kube-apiserver: a BadRequest from decoding has none, a NotFound names
+// what was not found).
 func statusOf(err error) *metav1.Status {
 	var api apierrors.APIStatus
 	var s metav1.Status
@@ -77,9 +78,6 @@ func statusOf(err error) *metav1.Status {
 		s = apierrors.NewInternalError(err).ErrStatus
 	}
 	s.Kind, s.APIVersion = "Status", "v1"
-	if s.Details == nil {
-		s.Details = &metav1.StatusDetails{}
-	}
 	return &s
 }
 

@@ -78,7 +78,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 	}
 	mt, ok := negotiateFor(r.Header.Get("Accept"), !e.res.Unstructured)
 	if !ok {
-		s.resp.writeError(w, r, notAcceptable())
+		s.resp.writeError(w, r, notAcceptable(e.res.Unstructured, info.Name == "" && info.Subresource == ""))
 		return
 	}
 	s.instrument(info, w, func(w http.ResponseWriter) {

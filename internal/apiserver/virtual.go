@@ -17,7 +17,7 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request, e *entry,
 	case info.Subresource != "":
 		s.resp.writeError(w, r, resourceNotFound())
 	case info.Verb == "create" && info.Name == "" && v.Create != nil:
-		dry, obj, err := s.readObject(w, r, e)
+		dry, obj, err := s.readObject(w, r, e, createOptions)
 		if err != nil {
 			s.resp.writeError(w, r, err)
 			return

@@ -108,7 +108,7 @@ func (s *Server) watchOptions(r *http.Request, e *entry, info requestInfo) (watc
 func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
 	if mt.Type != mimeJSON {
 		if mt, _ = negotiateWatch(r.Header.Get("Accept")); mt.Type != mimeJSON {
-			s.resp.writeError(w, r, notAcceptable())
+			s.resp.writeError(w, r, notAcceptable(e.res.Unstructured, true))
 			return
 		}
 	}

@@ -8,26 +8,43 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/setpoint-dev/setpoint/internal/objects"
 )
 
-// dryRun parses ?dryRun= (only "All" is defined).
-func dryRun(r *http.Request) (bool, error) {
-	vals := r.URL.Query()["dryRun"]
-	for _, v := range vals {
-		if v != "All" {
-			return false, apierrors.NewBadRequest(fmt.Sprintf("dryRun: unsupported value %q (only All is supported)", v))
-		}
+// Kinds of the options of write requests, named in their 422 answers.
+const (
+	createOptions = "CreateOptions"
+	updateOptions = "UpdateOptions"
+)
+
+// writeQuery validates the query of a create or update as kube-apiserver
+// validates its CreateOptions or UpdateOptions (dryRun, fieldManager,
+// fieldValidation: 422 on <kind>.meta.k8s.io), and returns dryRun.
+func writeQuery(r *http.Request, kind string) (dry bool, err error) {
+	q := r.URL.Query()
+	var errs field.ErrorList
+	if kind == updateOptions {
+		errs = metavalidation.ValidateUpdateOptions(&metav1.UpdateOptions{
+			DryRun: q["dryRun"], FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")})
+	} else {
+		errs = metavalidation.ValidateCreateOptions(&metav1.CreateOptions{
+			DryRun: q["dryRun"], FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")})
 	}
-	return len(vals) > 0, nil
+	if len(errs) > 0 {
+		return false, optionsInvalid(kind, errs)
+	}
+	return len(q["dryRun"]) > 0, nil
 }
 
-// readWrite parses ?dryRun= and reads the body of a write request.
-func (s *Server) readWrite(r *http.Request) (dry bool, body []byte, err error) {
-	if dry, err = dryRun(r); err != nil {
+// readWrite validates the query of a write request (its options of kind
+// kind) and reads its body.
+func (s *Server) readWrite(r *http.Request, kind string) (dry bool, body []byte, err error) {
+	if dry, err = writeQuery(r, kind); err != nil {
 		return false, nil, err
 	}
 	body, err = readBody(r, s.cfg.MaxBodyBytes)
@@ -36,8 +53,8 @@ func (s *Server) readWrite(r *http.Request) (dry bool, body []byte, err error) {
 
 // readObject reads a create or update request: dryRun and the decoded
 // object.
-func (s *Server) readObject(w http.ResponseWriter, r *http.Request, e *entry) (bool, runtime.Object, error) {
-	dry, body, err := s.readWrite(r)
+func (s *Server) readObject(w http.ResponseWriter, r *http.Request, e *entry, kind string) (bool, runtime.Object, error) {
+	dry, body, err := s.readWrite(r, kind)
 	if err != nil {
 		return false, nil, err
 	}
@@ -50,10 +67,10 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, e *entry, 
 		s.resp.writeError(w, r, errTerminatingCRD())
 		return
 	}
-	dry, obj, err := s.readObject(w, r, e)
+	dry, obj, err := s.readObject(w, r, e, createOptions)
 	var manager string
 	if err == nil {
-		manager, err = writeManager(r, "CreateOptions")
+		manager, err = writeManager(r, createOptions)
 	}
 	if err != nil {
 		s.resp.writeError(w, r, err)
@@ -69,10 +86,10 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, e *entry, 
 }
 
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
-	dry, obj, err := s.readObject(w, r, e)
+	dry, obj, err := s.readObject(w, r, e, updateOptions)
 	var manager string
 	if err == nil {
-		manager, err = writeManager(r, "UpdateOptions")
+		manager, err = writeManager(r, updateOptions)
 	}
 	if err != nil {
 		s.resp.writeError(w, r, err)
@@ -115,12 +132,10 @@ func (s *Server) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 	if err := deleteQuery(r, opts); err != nil {
 		return nil, err
 	}
-	if p := opts.PropagationPolicy; p != nil {
-		switch *p {
-		case metav1.DeletePropagationBackground, metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan:
-		default:
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("propagationPolicy: unsupported value %q", *p))
-		}
+	// As kube-apiserver: propagation policy, its conflict with
+	// orphanDependents, dryRun (422 on DeleteOptions.meta.k8s.io).
+	if errs := metavalidation.ValidateDeleteOptions(opts); len(errs) > 0 {
+		return nil, optionsInvalid("DeleteOptions", errs)
 	}
 	if opts.GracePeriodSeconds != nil && *opts.GracePeriodSeconds < 0 {
 		zero := int64(0)
@@ -222,12 +237,8 @@ func deleteQuery(r *http.Request, opts *metav1.DeleteOptions) error {
 		b := queryBool(q, "orphanDependents")
 		opts.OrphanDependents = &b //nolint:staticcheck // still honoured by Kubernetes
 	}
-	dry, err := dryRun(r)
-	if err != nil {
-		return err
-	}
-	if dry {
-		opts.DryRun = []string{metav1.DryRunAll}
+	if dry := q["dryRun"]; len(dry) > 0 {
+		opts.DryRun = dry
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package objects
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -100,6 +99,5 @@ func (s *Store) checkNamespace(inBody, inURL string) error {
 	if !s.res.Namespaced || inBody == "" || inBody == inURL {
 		return nil
 	}
-	return apierrors.NewBadRequest(fmt.Sprintf(
-		"the namespace of the provided object does not match the namespace sent on the request (%q != %q)", inBody, inURL))
+	return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 }

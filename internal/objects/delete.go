@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/setpoint-dev/setpoint/internal/registry"
 	"github.com/setpoint-dev/setpoint/internal/storage"
@@ -134,17 +135,20 @@ func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.
 	return obj, false, setRV(obj, rev)
 }
 
+// checkPreconditions checks a deletion's preconditions as kube-apiserver's
+// rest.BeforeDelete does: a 409 Conflict naming the kind (Deployment.apps).
 func (s *Store) checkPreconditions(m metav1.Object, p *metav1.Preconditions) error {
 	if p == nil {
 		return nil
 	}
+	kind := schema.GroupResource{Group: s.gvk.Group, Resource: s.gvk.Kind}
 	if p.UID != nil && *p.UID != m.GetUID() {
-		return apierrors.NewConflict(s.gr, m.GetName(), fmt.Errorf(
-			"Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, m.GetUID()))
+		return apierrors.NewConflict(kind, m.GetName(), fmt.Errorf(
+			"the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *p.UID, m.GetUID()))
 	}
 	if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
-		return apierrors.NewConflict(s.gr, m.GetName(), fmt.Errorf(
-			"Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
+		return apierrors.NewConflict(kind, m.GetName(), fmt.Errorf(
+			"the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, m.GetResourceVersion()))
 	}
 	return nil
 }

@@ -88,6 +88,13 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 		return nil, false, err
 	}
 	m.SetNamespace(old.GetNamespace())
+	if uid := m.GetUID(); uid != "" && uid != old.GetUID() {
+		// As kube-apiserver: a uid in the body is a precondition of the
+		// update, checked in storage before anything else.
+		return nil, false, apierrors.NewConflict(s.gr, m.GetName(), fmt.Errorf(
+			"StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %v, UID in object meta: %v",
+			kubeStorageKey(s.res, old.GetNamespace(), old.GetName()), uid, old.GetUID()))
+	}
 	conditional := m.GetResourceVersion() != ""
 	if conditional {
 		rv, ok := ParseResourceVersion(m.GetResourceVersion())

@@ -2,6 +2,8 @@ package difftest
 
 import (
 	"encoding/json"
+	"fmt"
+	"sort"
 	"regexp"
 	"strconv"
 	"strings"
@@ -27,6 +29,17 @@ type Normalization struct {
 var (
 	uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 	timeRE = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})`)
+	// rvInMessages are the messages that name a server's current
+	// resourceVersion (a failed precondition, a too old watch).
+	// binaryName is the manager name kube-apiserver gives its own writes:
+	// its executable's name, which the reference's build cache suffixes
+	// with a hash (kube-apiserver-0071e165065f).
+	binaryName = regexp.MustCompile(`^kube-apiserver-[0-9a-f]{12}$`)
+	rvInMessages = []Replacement{
+		{regexp.MustCompile(`(ResourceVersion in record) \(\d+\)`), "$1 (<rv>)"},
+		{regexp.MustCompile(`(ResourceVersion in (?:object )?meta): \d+`), "$1: <rv>"},
+		{regexp.MustCompile(`too old resource version: (\d+) \(\d+\)`), "too old resource version: $1 (<rv>)"},
+	}
 )
 
 // Normalize rewrites, in place, what two servers legitimately answer
@@ -35,9 +48,12 @@ var (
 //     list "continue" token "<continue>";
 //   - a name generated from metadata.generateName (the prefix and five
 //     random characters) becomes prefix+"<random>", wherever it appears;
-//   - UUIDs inside strings become "<uid>";
+//   - UUIDs inside strings become "<uid>", a server's resourceVersion in
+//     the messages that name one "<rv>";
 //   - timestamps within two days of now inside strings become "<time>"
 //     ("<time.N>" with N fraction digits), so their format still counts;
+//   - kube-apiserver's own manager name loses its build-cache suffix, and
+//     managedFields entries are sorted (see sortManagedFields);
 //   - then n's masks and replacements.
 func Normalize(v any, n Normalization) any {
 	generated := map[string]string{}
@@ -54,6 +70,10 @@ func Normalize(v any, n Normalization) any {
 					x[k] = "<rv>"
 				case isStr && s != "" && k == "continue":
 					x[k] = "<continue>"
+				case isStr && k == "manager" && binaryName.MatchString(s):
+					x[k] = "kube-apiserver"
+				case k == "managedFields":
+					x[k] = sortManagedFields(walk(p, val))
 				default:
 					x[k] = walk(p, val)
 				}
@@ -86,6 +106,9 @@ func normalizeString(s string, generated map[string]string, now time.Time, repl 
 		}
 	}
 	s = uuidRE.ReplaceAllString(s, "<uid>")
+	for _, r := range rvInMessages {
+		s = r.Pattern.ReplaceAllString(s, r.With)
+	}
 	s = timeRE.ReplaceAllStringFunc(s, func(m string) string {
 		t, err := time.Parse(time.RFC3339Nano, m)
 		if err != nil || t.Sub(now).Abs() > 48*time.Hour {
@@ -101,6 +124,22 @@ func normalizeString(s string, generated map[string]string, now time.Time, repl 
 		s = r.Pattern.ReplaceAllString(s, r.With)
 	}
 	return s
+}
+
+// sortManagedFields orders managedFields entries by manager, operation
+// and subresource: servers order them by time first, and the times of two
+// writes in one second (normalized away) tie.
+func sortManagedFields(v any) any {
+	list, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	key := func(e any) string {
+		m, _ := e.(map[string]any)
+		return fmt.Sprint(m["manager"], "\x00", m["operation"], "\x00", m["subresource"])
+	}
+	sort.SliceStable(list, func(i, j int) bool { return key(list[i]) < key(list[j]) })
+	return list
 }
 
 // collectGenerated finds every metadata whose name was generated from its
