@@ -3,8 +3,8 @@ package difftest
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,7 +34,7 @@ var (
 	// binaryName is the manager name kube-apiserver gives its own writes:
 	// its executable's name, which the reference's build cache suffixes
 	// with a hash (kube-apiserver-0071e165065f).
-	binaryName = regexp.MustCompile(`^kube-apiserver-[0-9a-f]{12}$`)
+	binaryName   = regexp.MustCompile(`^kube-apiserver-[0-9a-f]{12}$`)
 	rvInMessages = []Replacement{
 		{regexp.MustCompile(`(ResourceVersion in record) \(\d+\)`), "$1 (<rv>)"},
 		{regexp.MustCompile(`(ResourceVersion in (?:object )?meta): \d+`), "$1: <rv>"},
