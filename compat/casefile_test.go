@@ -20,7 +20,8 @@ type caseFile struct {
 	// Sample replaces the resource's sample of samples.yaml.
 	Sample map[string]any `json:"sample"`
 	// NameFormat names a case's object: "{case}" (default) is the case
-	// name, "{n}" the case's number in the file (1-based).
+	// name, "{n}" the case's number in the file (1-based); "none" leaves
+	// the object without a name (reviews refuse one).
 	NameFormat string `json:"nameFormat"`
 	// SkipGeneric lists generic cases (globs) that do not apply.
 	SkipGeneric []string `json:"skipGeneric"`
@@ -179,6 +180,9 @@ func mergePatch(target, patch any) any {
 func namespaceFor(id string) string {
 	parts := strings.Split(id, "/")
 	g := strings.NewReplacer(".k8s.io", "", ".", "-").Replace(parts[0])
+	if caseFileName(id) != parts[0]+"_"+parts[2]+".yaml" {
+		g += "-" + parts[1] // a group serving the resource in several versions
+	}
 	ns := "c-" + g + "-" + parts[2]
 	if len(ns) > 63 {
 		ns = ns[:63]
