@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/setpoint-dev/setpoint/compat/internal/difftest"
 )
 
@@ -19,7 +21,13 @@ func answer(r *difftest.Response, n difftest.Normalization) map[string]any {
 		}
 		a["warnings"] = ws
 	}
-	if body := r.JSON(); body != nil {
+	body := r.JSON()
+	if body == nil && r.MediaType() == "application/yaml" {
+		if j, err := yaml.YAMLToJSON(r.Body); err == nil {
+			body = difftest.DecodeJSON(j)
+		}
+	}
+	if body != nil {
 		a["body"] = body
 	} else if len(r.Body) > 0 {
 		a["text"] = string(r.Body)

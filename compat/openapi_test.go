@@ -192,24 +192,27 @@ func shapePathItem(item any, params map[string]any) any {
 	}
 	stripDescriptions(m)
 	if ps, ok := m["parameters"]; ok {
-		m["parameters"] = keyParams(ps, params)
+		m["parameters"], m["parameterOrder"] = keyParams(ps, params)
 	}
 	for k, op := range m {
-		if o, ok := op.(map[string]any); ok && k != "parameters" {
+		if o, ok := op.(map[string]any); ok && k != "parameters" && k != "parameterOrder" {
 			if ps, ok := o["parameters"]; ok {
-				o["parameters"] = keyParams(ps, params)
+				o["parameters"], o["parameterOrder"] = keyParams(ps, params)
 			}
 		}
 	}
 	return m
 }
 
-func keyParams(list any, params map[string]any) any {
+// keyParams keys a parameter list by "in:name" and returns the names in
+// their order too.
+func keyParams(list any, params map[string]any) (any, any) {
 	l, ok := list.([]any)
 	if !ok {
-		return list
+		return list, nil
 	}
 	out := map[string]any{}
+	var order []any
 	for _, p := range l {
 		pm, _ := p.(map[string]any)
 		if ref, ok := pm["$ref"].(string); ok {
@@ -220,8 +223,9 @@ func keyParams(list any, params map[string]any) any {
 		name, _ := pm["name"].(string)
 		in, _ := pm["in"].(string)
 		out[in+":"+name] = pm
+		order = append(order, name)
 	}
-	return out
+	return out, order
 }
 
 // stripDescriptions removes every "description" whose value is a string

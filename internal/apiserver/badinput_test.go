@@ -63,7 +63,7 @@ func TestBadInput(t *testing.T) {
 		{"update of a missing object", "PUT", cmPath + "/nope", "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"nope"}}`, "", 404, "NotFound", ""},
 		{"body over 3 MiB", "POST", cmPath, "application/json", huge, "", 413, "RequestEntityTooLarge", ""},
 		{"unknown resource", "GET", "/api/v1/namespaces/default/widgets", "", "", "", 404, "NotFound", ""},
-		{"unknown group", "GET", "/apis/example.com/v1/widgets", "", "", "", 404, "NotFound", ""},
+		{"unknown version of a served group", "GET", "/apis/apps/v9/deployments", "", "", "", 404, "NotFound", ""},
 		{"cluster-scoped kind under a namespace", "GET", "/api/v1/namespaces/default/nodes", "", "", "", 404, "NotFound", ""},
 		{"missing token", "GET", cmPath, "", "", "-", 401, "Unauthorized", ""},
 		{"wrong token", "GET", cmPath, "", "", "not-a-token", 401, "Unauthorized", ""},
@@ -212,4 +212,14 @@ func metricsText(t *testing.T, s *testserver.Server) string {
 		t.Fatalf("/metrics: %d", code)
 	}
 	return string(body)
+}
+
+// TestUnknownGroupIsPlainNotFound: a group the server does not serve has no
+// handler in kube-apiserver, whose mux answers a plain-text 404.
+func TestUnknownGroupIsPlainNotFound(t *testing.T) {
+	s, _ := start(t, nil)
+	code, body, hdr := s.Do(t, http.MethodGet, "/apis/example.com/v1/widgets", "", nil)
+	if code != http.StatusNotFound || string(body) != "404 page not found\n" || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
+		t.Errorf("GET of an unknown group: %d %q (%s)", code, body, hdr.Get("Content-Type"))
+	}
 }

@@ -29,7 +29,7 @@ func parseSelectors(q url.Values) (selectors, error) {
 	var sel selectors
 	var err error
 	if sel.label, err = labels.Parse(q.Get("labelSelector")); err != nil {
-		return sel, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+		return sel, apierrors.NewBadRequest(err.Error()) // "unable to parse requirement: ..."
 	}
 	if sel.field, err = fields.ParseSelector(q.Get("fieldSelector")); err != nil {
 		return sel, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
@@ -45,10 +45,32 @@ func checkFieldSelector(e *entry, sel fields.Selector) error {
 	}
 	for _, req := range sel.Requirements() {
 		if _, ok := e.fields[req.Field]; !ok {
-			return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
+			return unsupportedFieldLabel(e, req.Field)
 		}
 	}
 	return nil
+}
+
+// unsupportedFieldLabel is kube-apiserver's answer to a field selector on
+// an unsupported field: kinds selectable by metadata alone answer with the
+// default conversion's message, the others with their own conversion
+// function's.
+func unsupportedFieldLabel(e *entry, label string) error {
+	if len(e.fields) <= 2 {
+		return apierrors.NewBadRequest(fmt.Sprintf("%q is not a known field selector: only %q, %q",
+			label, "metadata.name", "metadata.namespace"))
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", label))
+}
+
+// invalidResourceVersion is kube-apiserver's answer to a resourceVersion
+// that is no unsigned integer.
+func invalidResourceVersion(raw string) error {
+	_, err := strconv.ParseUint(raw, 10, 64)
+	if err == nil {
+		err = fmt.Errorf("strconv.ParseUint: parsing %q: value out of range", raw)
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: resourceVersion: Invalid value: %q: %v", raw, err))
 }
 
 // readVersion is a parsed resourceVersion / resourceVersionMatch pair.
@@ -67,7 +89,7 @@ func parseReadVersion(q url.Values) (readVersion, error) {
 	if raw != "" {
 		n, ok := objects.ParseResourceVersion(raw)
 		if !ok {
-			return v, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q: must be a non-negative integer", raw))
+			return v, invalidResourceVersion(raw)
 		}
 		v.set, v.rv = true, n
 	}
@@ -133,6 +155,10 @@ func (s *Server) cachedGet(ctx context.Context, e *entry, info requestInfo, rv i
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
 	q := r.URL.Query()
 	v, err := parseReadVersion(q)
+	if err == nil && q.Has("sendInitialEvents") {
+		err = apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("ListOptions").GroupKind(), "", field.ErrorList{
+			field.Forbidden(field.NewPath("sendInitialEvents"), "sendInitialEvents is forbidden for list")})
+	}
 	if err != nil {
 		s.resp.writeError(w, r, err)
 		return
@@ -147,10 +173,11 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, e *entry, in
 	}
 	var limit int64
 	if l := q.Get("limit"); l != "" {
-		if limit, err = strconv.ParseInt(l, 10, 64); err != nil || limit < 0 {
-			s.resp.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid limit %q", l)))
+		if limit, err = strconv.ParseInt(l, 10, 64); err != nil {
+			s.resp.writeError(w, r, apierrors.NewBadRequest(err.Error()))
 			return
 		}
+		limit = max(limit, 0) // as kube-apiserver: a negative limit is no limit
 	}
 	cont := q.Get("continue")
 	var list runtime.Object

@@ -14,7 +14,8 @@ import (
 
 // Version is what /version reports: the Kubernetes API level served.
 var serverVersion = version.Info{
-	Major: "1", Minor: "37", GitVersion: "v1.37.0-setpoint", GitCommit: "", GitTreeState: "clean",
+	Major: "1", Minor: "37", EmulationMajor: "1", EmulationMinor: "37", MinCompatibilityMajor: "1", MinCompatibilityMinor: "36",
+	GitVersion: "v1.37.0-setpoint", GitCommit: "", GitTreeState: "clean",
 	BuildDate: "", GoVersion: runtime.Version(), Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH,
 }
 
@@ -73,6 +74,12 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 	}
 	e := s.lookup(info)
 	if e == nil {
+		if info.Group != "" && !s.servesGroup(info.Group) {
+			// As kube-apiserver: a group it does not serve has no handler
+			// at all, only the plain not-found of its mux.
+			http.NotFound(w, r)
+			return
+		}
 		s.resp.writeError(w, r, resourceNotFound())
 		return
 	}
@@ -109,6 +116,16 @@ func (s *Server) lookup(info requestInfo) *entry {
 	return e
 }
 
+// servesGroup reports whether any served resource is in group.
+func (s *Server) servesGroup(group string) bool {
+	for gvr := range s.table.load() {
+		if gvr.Group == group {
+			return true
+		}
+	}
+	return false
+}
+
 // dispatch routes a non-watch request by subresource and verb.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
 	if info.Subresource != "" {
@@ -126,10 +143,17 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, e *entry, info
 			return
 		}
 		s.handleCreate(w, r, e, info, mt)
-	case "update":
-		s.handleUpdate(w, r, e, info, mt)
-	case "patch":
-		s.handlePatch(w, r, e, info, mt)
+	case "update", "patch":
+		if info.Name == "" {
+			// As kube-apiserver: a collection has no PUT or PATCH.
+			s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource))
+			return
+		}
+		if info.Verb == "update" {
+			s.handleUpdate(w, r, e, info, mt)
+		} else {
+			s.handlePatch(w, r, e, info, mt)
+		}
 	case "delete":
 		s.handleDelete(w, r, e, info, mt)
 	case "deletecollection":

@@ -119,6 +119,9 @@ func (s *Server) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		return nil, err
 	}
 	if len(body) > 0 {
+		if err := checkDeleteOptionsKind(body); err != nil {
+			return nil, err
+		}
 		err := s.decodeOptionsBody(r, body, nil, opts)
 		if runtime.IsNotRegisteredError(err) {
 			// As Kubernetes: DeleteOptions come in any group's version
@@ -126,7 +129,7 @@ func (s *Server) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 			err = decodeAnyVersionDeleteOptions(body, opts)
 		}
 		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid DeleteOptions: %v", err))
+			return nil, apierrors.NewBadRequest(err.Error())
 		}
 	}
 	if err := deleteQuery(r, opts); err != nil {
@@ -241,6 +244,17 @@ func deleteQuery(r *http.Request, opts *metav1.DeleteOptions) error {
 		opts.DryRun = dry
 	}
 	return nil
+}
+
+// checkDeleteOptionsKind refuses a JSON or YAML body naming a kind other
+// than DeleteOptions as kube-apiserver's options scheme does (it knows the
+// options kinds only).
+func checkDeleteOptionsKind(body []byte) error {
+	var tm metav1.TypeMeta
+	if sigsyaml.Unmarshal(body, &tm) != nil || tm.Kind == "" || tm.Kind == "DeleteOptions" {
+		return nil
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("no kind %q is registered for version %q in scheme %q", tm.Kind, tm.APIVersion, "pkg/runtime/scheme.go:111"))
 }
 
 // decodeAnyVersionDeleteOptions reads a JSON or YAML DeleteOptions body

@@ -81,6 +81,19 @@ func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.
 			h.PrepareForDelete(obj)
 		}
 	}
+	if beginning && grace == 0 && !changed && !s.holdsDeletion(obj, m) {
+		// As kube-apiserver: an object nothing holds (no finalizers, no
+		// grace period) is deleted as it is, without a deletion
+		// timestamp, and answered as it was.
+		if dryRun {
+			return obj, true, nil
+		}
+		rev, _, err := s.deleteKey(ctx, kv, obj)
+		if err != nil {
+			return nil, false, err
+		}
+		return obj, true, setRV(obj, rev)
+	}
 	cur := m.GetDeletionGracePeriodSeconds()
 	shortened := cur != nil && grace < *cur
 	if grace > 0 || beginning || changed || shortened {

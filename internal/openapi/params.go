@@ -1,5 +1,10 @@
 package openapi
 
+import (
+	"slices"
+	"strings"
+)
+
 // param is one path or query parameter.
 type param struct {
 	name string
@@ -120,6 +125,14 @@ func hoist(rt route) (pathParams []param, opParams [][]param) {
 				opParams[i] = append(opParams[i], p)
 			}
 		}
+		sortParams(opParams[i])
 	}
+	sortParams(pathParams)
 	return pathParams, opParams
+}
+
+// sortParams orders parameters by name, path and query ones mixed, as
+// kube-apiserver lists them.
+func sortParams(ps []param) {
+	slices.SortStableFunc(ps, func(a, b param) int { return strings.Compare(a.name, b.name) })
 }

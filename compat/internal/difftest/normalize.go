@@ -39,6 +39,7 @@ var (
 		{regexp.MustCompile(`(ResourceVersion in record) \(\d+\)`), "$1 (<rv>)"},
 		{regexp.MustCompile(`(ResourceVersion in (?:object )?meta): \d+`), "$1: <rv>"},
 		{regexp.MustCompile(`too old resource version: (\d+) \(\d+\)`), "too old resource version: $1 (<rv>)"},
+		{regexp.MustCompile(`(Too large resource version: \d+, current:) \d+`), "$1 <rv>"},
 	}
 )
 

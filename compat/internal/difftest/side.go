@@ -1,6 +1,7 @@
 package difftest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -33,6 +34,9 @@ type Request struct {
 	Body []byte
 	// Timeout bounds the whole exchange, body included (default 30 s).
 	Timeout time.Duration
+	// StopAt, for a stream, ends reading the body after the first line it
+	// returns true for (the line is kept).
+	StopAt func(line []byte) bool
 }
 
 // Response is what a client received.
@@ -103,11 +107,28 @@ func (s *Side) Do(ctx context.Context, r Request) (*Response, error) {
 		return nil, fmt.Errorf("%s: %s %s: %w", s.Name, method, r.Path, err)
 	}
 	defer resp.Body.Close()
+	if r.StopAt != nil {
+		return &Response{Code: resp.StatusCode, Header: resp.Header, Body: readUntil(resp.Body, r.StopAt)}, nil
+	}
 	b, err := io.ReadAll(resp.Body)
 	if err != nil && !isTimeout(err) {
 		return nil, fmt.Errorf("%s: %s %s: reading the body: %w", s.Name, method, r.Path, err)
 	}
 	return &Response{Code: resp.StatusCode, Header: resp.Header, Body: b}, nil
+}
+
+// readUntil reads lines until stop says so or the stream ends.
+func readUntil(body io.Reader, stop func([]byte) bool) []byte {
+	var out []byte
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		out = append(append(out, sc.Bytes()...), '\n')
+		if stop(sc.Bytes()) {
+			break
+		}
+	}
+	return out
 }
 
 func isTimeout(err error) bool {
