@@ -81,10 +81,12 @@ func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.
 			h.PrepareForDelete(obj)
 		}
 	}
-	if beginning && grace == 0 && !changed && !s.holdsDeletion(obj, m) {
-		// As kube-apiserver: an object nothing holds (no finalizers, no
-		// grace period) is deleted as it is, without a deletion
-		// timestamp, and answered as it was.
+	_, graceful := s.res.Strategy.(registry.GracefulDeleteStrategy)
+	if beginning && !graceful && !changed && !s.holdsDeletion(obj, m) {
+		// As kube-apiserver: an object of a kind without graceful deletion
+		// that nothing holds (no finalizers) is deleted as it is, without
+		// a deletion timestamp, and answered as it was. (A graceful kind's
+		// deletion is stamped even when its grace period is zero.)
 		if dryRun {
 			return obj, true, nil
 		}

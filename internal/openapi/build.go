@@ -17,8 +17,14 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
-// title is the info.title of every document.
-const title = "Kubernetes"
+// title is the info.title of every document but those of custom
+// resources' group-versions, which kube-apiserver's CRD builder titles
+// customTitle with info.version customVersion.
+const (
+	title         = "Kubernetes"
+	customTitle   = "Kubernetes CRD Swagger"
+	customVersion = "v0.1.0"
+)
 
 // document is one encoded response body.
 type document struct {
@@ -196,9 +202,14 @@ func (g *groupVersion) hasTyped() bool {
 	return false
 }
 
-// routes returns all routes of one group-version.
+// routes returns all routes of one group-version (the resource list only
+// for group-versions of typed kinds: kube-apiserver publishes none for
+// custom resources).
 func (g *groupVersion) routes() []route {
-	out := []route{resourceListRoute(g.gv)}
+	var out []route
+	if g.hasTyped() {
+		out = append(out, resourceListRoute(g.gv))
+	}
 	for _, k := range g.kinds {
 		out = append(out, k.routes()...)
 	}
@@ -239,7 +250,11 @@ func (p *plan) renderV3(version string, prev *v3Set) (*v3Set, error) {
 		}
 		if !reused {
 			var err error
-			if doc, err = encodeJSON(v3Document(title, version, paths, defs)); err != nil {
+			t, v := title, version
+			if !g.hasTyped() {
+				t, v = customTitle, customVersion
+			}
+			if doc, err = encodeJSON(v3Document(t, v, paths, defs)); err != nil {
 				return nil, err
 			}
 		}

@@ -174,6 +174,17 @@ func (k kindInfo) routes() []route {
 					"watch individual changes to a list of "+r.Kind+" in all namespaces; deprecated: use the 'watch' parameter with a list operation instead"),
 			}})
 	}
+	if r.Unstructured {
+		// kube-apiserver's CRD builder publishes no deprecated /watch/
+		// paths for custom resources.
+		kept := out[:0]
+		for _, rt := range out {
+			if !strings.Contains(rt.path, "/watch/") {
+				kept = append(kept, rt)
+			}
+		}
+		out = kept
+	}
 	return append(out, k.subresourceRoutes(item, itemParams, scope)...)
 }
 
@@ -191,6 +202,9 @@ func (k kindInfo) subresourceRoutes(item string, itemParams []param, scope strin
 		scale := typeModel(scaleType)
 		read := k.read("read"+name, "read scale of the specified "+r.Kind, scale)
 		replace := k.replace("replace"+name, "replace scale of the specified "+r.Kind, scale)
+		if r.Unstructured {
+			gvk = r.GVK() // kube-apiserver's CRD builder names the custom kind
+		}
 		read.gvk, replace.gvk = gvk, gvk
 		out = append(out, route{path: item + "/scale", params: with(itemParams, prettyParam), ops: []operation{
 			read, replace, k.patch("patch"+name, "partially update scale of the specified "+r.Kind, gvk, scale),
@@ -239,17 +253,29 @@ func (k kindInfo) patchTypes() []string {
 	return patchMediaTypes
 }
 
+// op is an operation of the kind. Custom resources' operations are
+// published as kube-apiserver's CRD builder publishes them: consuming JSON
+// and YAML even without a body.
 func (k kindInfo) op(method, action, id, desc string) operation {
-	return operation{
+	op := operation{
 		method: method, action: action, id: id, desc: desc,
 		tag: gvTag(k.r.GroupVersion()), gvk: k.r.GVK(), produces: k.objectTypes(), consumes: anyMediaType,
 	}
+	if k.r.Unstructured {
+		op.consumes = customMediaTypes
+	}
+	return op
 }
 
+// list produces the watch streams too, but for custom resources (whose
+// list operations kube-apiserver publishes with JSON and YAML only).
 func (k kindInfo) list(id, desc string) operation {
 	op := k.op("get", "list", id, desc)
 	op.query = listParams
 	op.produces = k.watchTypes()
+	if k.r.Unstructured {
+		op.produces = customMediaTypes
+	}
 	op.responses = []response{{200, "OK", k.objList}}
 	return op
 }
@@ -270,8 +296,13 @@ func (k kindInfo) create() operation {
 	return op
 }
 
+// read takes a resourceVersion parameter for custom resources, as
+// kube-apiserver's CRD builder publishes it.
 func (k kindInfo) read(id, desc string, m model) operation {
 	op := k.op("get", "get", id, desc)
+	if k.r.Unstructured {
+		op.query = []param{resourceVersion}
+	}
 	op.responses = []response{{200, "OK", m}}
 	return op
 }
@@ -290,6 +321,9 @@ func (k kindInfo) patch(id, desc string, gvk schema.GroupVersionKind, m model) o
 	op.query = patchParams
 	op.body, op.consumes = typeModel(patchType), k.patchTypes()
 	op.responses = []response{{200, "OK", m}, {201, "Created", m}}
+	if k.r.Unstructured {
+		op.responses = op.responses[:1] // a custom resource's patch answers 200 only
+	}
 	return op
 }
 
@@ -313,6 +347,10 @@ func (k kindInfo) deleteCollection(scope string) operation {
 		"delete collection of "+k.r.Kind)
 	op.query = deleteCollectionParams
 	op.body, op.consumes = typeModel(deleteOptionsType), k.bodyTypes()
+	if k.r.Unstructured {
+		// As kube-apiserver's CRD builder: the list options, no body.
+		op.query, op.body, op.consumes = listParams, model{}, customMediaTypes
+	}
 	op.responses = []response{{200, "OK", typeModel(statusType)}}
 	return op
 }

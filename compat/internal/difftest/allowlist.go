@@ -36,8 +36,10 @@ type NotServed struct {
 // globs (an empty Path matches any path).
 type Entry struct {
 	Category string `json:"category"`
-	Case     string `json:"case"`
-	Path     string `json:"path,omitempty"`
+	// Case is a glob of case ids; Cases, several (either may be given).
+	Case  string   `json:"case,omitempty"`
+	Cases []string `json:"cases,omitempty"`
+	Path  string   `json:"path,omitempty"`
 	// What says in words what differs.
 	What string `json:"what"`
 	// Why says why the difference stays.
@@ -59,8 +61,8 @@ func LoadAllowlist(path string) (*Allowlist, error) {
 		return nil, fmt.Errorf("allowlist %s: %w", path, err)
 	}
 	for i, e := range a.Differences {
-		if e.Category == "" || e.Case == "" || e.What == "" || e.Why == "" || e.Owner == "" {
-			return nil, fmt.Errorf("allowlist %s: entry %d (%s %s) needs category, case, what, why and owner", path, i, e.Category, e.Case)
+		if e.Category == "" || (e.Case == "") == (len(e.Cases) == 0) || e.What == "" || e.Why == "" || e.Owner == "" {
+			return nil, fmt.Errorf("allowlist %s: entry %d (%s %s) needs category, case or cases, what, why and owner", path, i, e.Category, e.Case)
 		}
 	}
 	a.used = map[string]int{}
@@ -79,7 +81,7 @@ func (a *Allowlist) Match(d Difference) string {
 		}
 	}
 	for _, e := range a.Differences {
-		if Glob(e.Category, d.Category) && Glob(e.Case, d.Case) && (e.Path == "" || Glob(e.Path, d.Path)) {
+		if Glob(e.Category, d.Category) && e.matchesCase(d.Case) && (e.Path == "" || Glob(e.Path, d.Path)) {
 			a.mark(e.key())
 			return "[" + e.Owner + "] " + e.What + ": " + e.Why
 		}
@@ -87,7 +89,27 @@ func (a *Allowlist) Match(d Difference) string {
 	return ""
 }
 
-func (e Entry) key() string { return e.Category + " " + e.Case + " " + e.Path }
+func (e Entry) matchesCase(id string) bool {
+	if e.Case != "" {
+		return Glob(e.Case, id)
+	}
+	for _, c := range e.Cases {
+		if Glob(c, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// CaseText is the case glob, or the globs joined by ", ".
+func (e Entry) CaseText() string {
+	if e.Case != "" {
+		return e.Case
+	}
+	return strings.Join(e.Cases, ", ")
+}
+
+func (e Entry) key() string { return e.Category + " " + e.CaseText() + " " + e.Path }
 
 func (a *Allowlist) mark(key string) {
 	a.mu.Lock()

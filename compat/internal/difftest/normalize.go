@@ -164,7 +164,8 @@ func collectGenerated(v any, out map[string]string) {
 }
 
 // Glob matching: '*' matches any run of characters (dots and brackets
-// included); everything else matches itself.
+// included), "{a,b}" either alternative (braces without a comma match
+// themselves); everything else matches itself.
 var globCache sync.Map // string -> *regexp.Regexp
 
 // Glob reports whether s matches the pattern.
@@ -174,13 +175,39 @@ func Glob(pattern, s string) bool {
 	}
 	re, ok := globCache.Load(pattern)
 	if !ok {
-		parts := strings.Split(pattern, "*")
-		for i, p := range parts {
-			parts[i] = regexp.QuoteMeta(p)
-		}
-		re, _ = globCache.LoadOrStore(pattern, regexp.MustCompile("^"+strings.Join(parts, ".*")+"$"))
+		re, _ = globCache.LoadOrStore(pattern, regexp.MustCompile("^"+globRegexp(pattern)+"$"))
 	}
 	return re.(*regexp.Regexp).MatchString(s)
+}
+
+func globRegexp(pattern string) string {
+	var b strings.Builder
+	for len(pattern) > 0 {
+		switch c := pattern[0]; {
+		case c == '*':
+			b.WriteString(".*")
+			pattern = pattern[1:]
+		case c == '{' && strings.IndexByte(pattern, '}') > 0 && strings.Contains(pattern[:strings.IndexByte(pattern, '}')], ","):
+			end := strings.IndexByte(pattern, '}')
+			alts := strings.Split(pattern[1:end], ",")
+			for i, a := range alts {
+				alts[i] = globRegexp(a)
+			}
+			b.WriteString("(?:" + strings.Join(alts, "|") + ")")
+			pattern = pattern[end+1:]
+		default:
+			next := strings.IndexAny(pattern, "*{")
+			if next < 0 {
+				next = len(pattern)
+			}
+			if next == 0 {
+				next = 1
+			}
+			b.WriteString(regexp.QuoteMeta(pattern[:next]))
+			pattern = pattern[next:]
+		}
+	}
+	return b.String()
 }
 
 func matchAny(globs []string, s string) bool {

@@ -105,6 +105,7 @@ func (r *Report) Finish() {
 			r.t.Logf("allowed %s  <- %s", d, why)
 		}
 	}
+	r.sink.Count(r.category, r.Cases())
 	if len(lines) > 0 {
 		r.t.Errorf("%d difference(s) not in the allowlist:\n%s", bad, strings.Join(lines, "\n"))
 	}

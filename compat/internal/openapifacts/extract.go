@@ -69,6 +69,9 @@ func Extract(docs map[string][]byte, v2 []byte) (*Facts, error) {
 			return nil, fmt.Errorf("openapifacts: %s: %w", key, err)
 		}
 		for name, s := range doc.Components.Schemas {
+			if !strings.HasPrefix(name, "io.k8s.") {
+				continue // a custom resource's model
+			}
 			m, err := modelFacts(name, s)
 			if err != nil {
 				return nil, fmt.Errorf("openapifacts: %s: %s: %w", key, name, err)

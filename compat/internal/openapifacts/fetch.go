@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 )
 
 // Fetch reads /openapi/v3 from a server and every document it names
@@ -29,6 +30,9 @@ func Fetch(ctx context.Context, client *http.Client, baseURL string) (v3 map[str
 	}
 	out := map[string][]byte{}
 	for key, e := range idx.Paths {
+		if !builtinDocument(key) {
+			continue // a custom resource's group
+		}
 		b, err := get(ctx, client, baseURL+e.URL)
 		if err != nil {
 			return nil, nil, err
@@ -36,6 +40,18 @@ func Fetch(ctx context.Context, client *http.Client, baseURL string) (v3 map[str
 		out[key] = b
 	}
 	return out, v2, nil
+}
+
+// builtinDocument reports whether an /openapi/v3 index key names a
+// document of kube-apiserver's own: not of a group of custom resources
+// (built-in groups have no dot or end in .k8s.io).
+func builtinDocument(key string) bool {
+	parts := strings.Split(key, "/")
+	if parts[0] != "apis" || len(parts) < 2 {
+		return true
+	}
+	g := parts[1]
+	return !strings.Contains(g, ".") || strings.HasSuffix(g, ".k8s.io")
 }
 
 func get(ctx context.Context, client *http.Client, url string) ([]byte, error) {
