@@ -76,6 +76,7 @@ func TestBadInput(t *testing.T) {
 		{"bad dryRun", "POST", cmPath + "?dryRun=Some", "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u"}}`, "", 422, "Invalid", "dryRun"},
 		{"bad propagationPolicy", "DELETE", cmPath + "/existing?propagationPolicy=Sideways", "", "", "", 422, "Invalid", "propagationPolicy"},
 		{"update with another uid", "PUT", cmPath + "/existing", "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"existing","uid":"6b5c8f27-0000-4000-8000-000000000000"}}`, "", 409, "Conflict", ""},
+		{"patch to another uid", "PATCH", cmPath + "/existing", "application/merge-patch+json", `{"metadata":{"uid":"6b5c8f27-0000-4000-8000-000000000000"}}`, "", 422, "Invalid", "metadata.uid"},
 		{"negative replicas", "POST", deployPath, "application/json", deployment("-1", "web", "web"), "", 422, "Invalid", "spec.replicas"},
 		{"selector does not match template", "POST", deployPath, "application/json", deployment("1", "web", "db"), "", 422, "Invalid", "spec.template.metadata.labels"},
 		{"bad label selector", "GET", cmPath + "?labelSelector=a%3D%3D%3Db", "", "", "", 400, "BadRequest", ""},

@@ -98,7 +98,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, e *entry, 
 	fn := func(current runtime.Object) (runtime.Object, error) {
 		return e.trackUpdate(current, obj.DeepCopyObject(), manager, info.Subresource), nil
 	}
-	opts := objects.UpdateOptions{WriteOptions: objects.WriteOptions{DryRun: dry}, Subresource: info.Subresource}
+	opts := objects.UpdateOptions{WriteOptions: objects.WriteOptions{DryRun: dry}, Subresource: info.Subresource, UIDPrecondition: true}
 	out, created, err := e.store.Update(r.Context(), info.Namespace, info.Name, fn, opts)
 	if err != nil {
 		s.resp.writeError(w, r, err)

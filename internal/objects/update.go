@@ -29,6 +29,11 @@ type UpdateOptions struct {
 	// AllowCreate lets fn create a missing object of any kind (server-side
 	// apply), not only of kinds whose strategy allows create on update.
 	AllowCreate bool
+	// UIDPrecondition makes a uid in the new object a precondition checked
+	// against the stored one first (a 409, as kube-apiserver treats the uid
+	// of a PUT body); otherwise a changed uid is refused by validation (422,
+	// as for a patch).
+	UIDPrecondition bool
 }
 
 // retryConflict tells whether a write that lost a compare-and-swap race
@@ -88,7 +93,7 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 		return nil, false, err
 	}
 	m.SetNamespace(old.GetNamespace())
-	if uid := m.GetUID(); uid != "" && uid != old.GetUID() {
+	if uid := m.GetUID(); opts.UIDPrecondition && uid != "" && uid != old.GetUID() {
 		// As kube-apiserver: a uid in the body is a precondition of the
 		// update, checked in storage before anything else.
 		return nil, false, apierrors.NewConflict(s.gr, m.GetName(), fmt.Errorf(
