@@ -33,13 +33,15 @@ compat:
 	cd compat && $(GO) run ./cmd/refcluster -binaries
 	cd compat && $(GO) test -race -count=1 -timeout 20m ./...
 
-# Brief fuzzing of request-body decoding, selector parsing, kind sniffing and
-# custom-resource schemas (prune, default, validate).
+# Brief fuzzing of request-body decoding (every kind), selector parsing, kind
+# sniffing, custom-resource schemas (prune, default, validate, CEL rules) and
+# every built-in kind's strategy hooks.
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeObject$$' -fuzztime $(FUZZTIME) ./internal/apiserver
 	$(GO) test -run '^$$' -fuzz '^FuzzSelectors$$' -fuzztime $(FUZZTIME) ./internal/apiserver
 	$(GO) test -run '^$$' -fuzz '^FuzzLeadingTypeMeta$$' -fuzztime $(FUZZTIME) ./internal/scheme
 	$(GO) test -run '^$$' -fuzz '^FuzzPruneDefaultValidate$$' -fuzztime $(FUZZTIME) ./internal/crdschema
+	$(GO) test -run '^$$' -fuzz '^FuzzStrategies$$' -fuzztime $(FUZZTIME) ./internal/registry/builtin
 
 # Benchmarks of docs/BENCHMARKS.md.
 bench:

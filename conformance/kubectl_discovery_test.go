@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -69,6 +71,29 @@ func TestKubectlExplain(t *testing.T) {
 	if !strings.Contains(out, "KIND:       ConfigMap") || !strings.Contains(out, "  data\t<map[string]string>") {
 		t.Errorf("explain configmaps:\n%s", out)
 	}
+
+	// Fields of kinds across the groups print as against kube-apiserver
+	// v1.37.2, byte for byte (testdata/kubectl/explain/<path>.txt; where
+	// the file is <path>@<group>_<version>.txt, with that --api-version).
+	files, err := filepath.Glob(filepath.Join("testdata", "kubectl", "explain", "*.txt"))
+	if err != nil || len(files) < 20 {
+		t.Fatalf("golden explain outputs: %d (%v)", len(files), err)
+	}
+	for _, f := range files {
+		want, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// <path>[@<group>_<version>].txt
+		path, version, ok := strings.Cut(strings.TrimSuffix(filepath.Base(f), ".txt"), "@")
+		args := []string{"explain", path}
+		if ok {
+			args = append(args, "--api-version="+strings.Replace(version, "_", "/", 1))
+		}
+		if got := kubectl(t, env, "", args...); got != string(want) {
+			t.Errorf("kubectl %s:\n%s\nkube-apiserver v1.37.2:\n%s", strings.Join(args, " "), got, want)
+		}
+	}
 }
 
 // explainFields is the "name <type> [-required-]" of each field under
@@ -83,94 +108,83 @@ func explainFields(out string) []string {
 	return fs
 }
 
-// TestKubectlAPIResources: kubectl api-resources lists every served kind
-// with its short names, group/version, scope and (with -o wide) verbs and
-// categories; it agrees with client-go's discovery.
+// TestKubectlAPIResources: kubectl api-resources prints what it prints
+// against kube-apiserver v1.37.2, byte for byte: -o wide --sort-by=name
+// (testdata/kubernetes-api-v1.37.txt), -o wide in the server's order, and
+// with filters (testdata/kubectl/api-resources-*.txt); every row agrees
+// with client-go's discovery; short names resolve.
 func TestKubectlAPIResources(t *testing.T) {
 	env := startSetpoint(t, testenv.Options{})
 	cs := clientset(t, env)
 
-	all := "create,delete,deletecollection,get,list,patch,update,watch"
-	want := map[string][]string{ // name -> SHORTNAMES APIVERSION NAMESPACED KIND VERBS [CATEGORIES]
-		"configmaps":  {"cm", "v1", "true", "ConfigMap", all},
-		"events":      {"ev", "v1", "true", "Event", all},
-		"namespaces":  {"ns", "v1", "false", "Namespace", "create,delete,get,list,patch,update,watch"}, // no deletecollection, as Kubernetes
-		"nodes":       {"no", "v1", "false", "Node", all},
-		"pods":        {"po", "v1", "true", "Pod", all, "all"},
-		"secrets":     {"", "v1", "true", "Secret", all},
-		"services":    {"svc", "v1", "true", "Service", all, "all"},
-		"deployments": {"deploy", "apps/v1", "true", "Deployment", all, "all"},
-		"replicasets": {"rs", "apps/v1", "true", "ReplicaSet", all, "all"},
-		"leases":      {"", "coordination.k8s.io/v1", "true", "Lease", all},
+	golden := func(t *testing.T, file string, args ...string) string {
+		t.Helper()
+		want, err := os.ReadFile(filepath.Join("testdata", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := kubectl(t, env, "", args...)
+		if got != string(want) {
+			t.Errorf("kubectl %s differs from kube-apiserver v1.37.2's:\n%s\nwant:\n%s", strings.Join(args, " "), got, want)
+		}
+		return got
 	}
-	out := kubectl(t, env, "", "api-resources", "-o", "wide")
-	lines := krLines(out)
-	if strings.Join(strings.Fields(lines[0]), " ") != "NAME SHORTNAMES APIVERSION NAMESPACED KIND VERBS CATEGORIES" {
-		t.Fatalf("header %q", lines[0])
+	wide := golden(t, "kubernetes-api-v1.37.txt", "api-resources", "-o", "wide", "--sort-by=name")
+	for file, args := range map[string][]string{
+		"api-resources-wide.txt":                             {"-o", "wide"},
+		"api-resources-namespaced-false-name.txt":            {"--namespaced=false", "-o", "name"},
+		"api-resources-api-group-apps-name.txt":              {"--api-group=apps", "-o", "name"},
+		"api-resources-categories-all.txt":                   {"--categories=all"},
+		"api-resources-categories-api-extensions-name.txt":   {"--categories=api-extensions", "-o", "name"},
+		"api-resources-api-group-rbac-wide.txt":              {"--api-group=rbac.authorization.k8s.io", "-o", "wide"},
+		"api-resources-verbs-create-get-namespaced-name.txt": {"--verbs=create,get", "--namespaced=true", "-o", "name"},
+		"api-resources-api-group-core-sorted-kind.txt":       {"--api-group=", "--sort-by=kind"},
+	} {
+		golden(t, filepath.Join("kubectl", file), append([]string{"api-resources"}, args...)...)
 	}
-	// Columns are fixed-width: cut each row at the header's offsets.
-	var starts []int
-	for _, col := range []string{"NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND", "VERBS", "CATEGORIES"} {
-		starts = append(starts, strings.Index(lines[0], col))
+
+	// Every row is a resource client-go discovers (its preferred
+	// versions), and vice versa; two rows share a name (events of v1 and
+	// events.k8s.io/v1), so rows are keyed by name and group-version.
+	header, rows := tableCells(wide)
+	if !slices.Equal(header, []string{"NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND", "VERBS", "CATEGORIES"}) {
+		t.Fatalf("header %q", header)
 	}
 	got := map[string][]string{}
-	for _, l := range lines[1:] {
-		var cells []string
-		for i, s := range starts {
-			end := len(l)
-			if i+1 < len(starts) && starts[i+1] < end {
-				end = starts[i+1]
-			}
-			cell := ""
-			if s < len(l) {
-				cell = strings.TrimSpace(l[s:end])
-			}
-			cells = append(cells, cell)
-		}
-		if cells[6] == "" {
-			cells = cells[:6]
-		}
-		got[cells[0]] = cells[1:]
+	for _, r := range rows {
+		got[r[0]+" "+r[2]] = r
 	}
-	for name, w := range want {
-		if !slices.Equal(got[name], w) {
-			t.Errorf("api-resources row %s = %q, want %q", name, got[name], w)
-		}
-	}
-	// Every row is a resource client-go discovers, and vice versa.
 	lists, err := cs.Discovery().ServerPreferredResources()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var discovered []string
+	discovered := 0
 	for _, l := range lists {
 		for _, r := range l.APIResources {
-			discovered = append(discovered, r.Name)
-			gv := l.GroupVersion
-			if g, ok := got[r.Name]; !ok || g[1] != gv || g[2] != map[bool]string{true: "true", false: "false"}[r.Namespaced] || g[3] != r.Kind ||
-				g[0] != strings.Join(r.ShortNames, ",") || g[4] != strings.Join(sorted(r.Verbs), ",") {
-				t.Errorf("client-go discovers %s %s %+v; kubectl shows %q", gv, r.Name, r, g)
+			discovered++
+			want := []string{r.Name, strings.Join(r.ShortNames, ","), l.GroupVersion, map[bool]string{true: "true", false: "false"}[r.Namespaced],
+				r.Kind, strings.Join(sorted(r.Verbs), ","), strings.Join(r.Categories, ",")}
+			if g := got[r.Name+" "+l.GroupVersion]; !slices.Equal(g, want) {
+				t.Errorf("client-go discovers %q; kubectl shows %q", want, g)
 			}
 		}
 	}
-	if len(discovered) != len(got) {
-		t.Errorf("kubectl shows %d resources, client-go discovers %d", len(got), len(discovered))
+	if discovered != len(rows) || len(rows) != 71 {
+		t.Errorf("kubectl shows %d resources, client-go discovers %d, kube-apiserver serves 71", len(rows), discovered)
 	}
 
-	if out := kubectl(t, env, "", "api-resources", "--namespaced=false", "-o", "name"); out != "namespaces\nnodes\ncustomresourcedefinitions.apiextensions.k8s.io\n" {
-		t.Errorf("api-resources --namespaced=false -o name: %q", out)
-	}
-	if out := kubectl(t, env, "", "api-resources", "--api-group=apps", "-o", "name"); out != "deployments.apps\nreplicasets.apps\n" {
-		t.Errorf("api-resources --api-group=apps: %q", out)
-	}
-	if got := krNames(kubectl(t, env, "", "api-resources", "--categories=all")); !slices.Equal(got, []string{"deployments", "pods", "replicasets", "services"}) {
-		t.Errorf("api-resources --categories=all: %v", got)
-	}
-	// Short names resolve.
-	for short, kind := range map[string]string{"cm": "configmaps", "deploy": "deployments.apps", "rs": "replicasets.apps", "svc": "services", "ns": "namespaces", "no": "nodes", "po": "pods", "ev": "events", "crd": "customresourcedefinitions.apiextensions.k8s.io"} {
+	// Short names resolve to their resource.
+	for short, path := range map[string]string{"cm": "/api/v1/configmaps", "deploy": "/apis/apps/v1/deployments", "rs": "/apis/apps/v1/replicasets",
+		"svc": "/api/v1/services", "ns": "/api/v1/namespaces", "no": "/api/v1/nodes", "po": "/api/v1/pods", "ev": "/api/v1/events",
+		"crd": "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "sa": "/api/v1/serviceaccounts", "pvc": "/api/v1/persistentvolumeclaims",
+		"pv": "/api/v1/persistentvolumes", "rc": "/api/v1/replicationcontrollers", "quota": "/api/v1/resourcequotas", "limits": "/api/v1/limitranges",
+		"ep": "/api/v1/endpoints", "cj": "/apis/batch/v1/cronjobs", "pdb": "/apis/policy/v1/poddisruptionbudgets", "pc": "/apis/scheduling.k8s.io/v1/priorityclasses",
+		"sc": "/apis/storage.k8s.io/v1/storageclasses", "ing": "/apis/networking.k8s.io/v1/ingresses", "netpol": "/apis/networking.k8s.io/v1/networkpolicies",
+		"csr": "/apis/certificates.k8s.io/v1/certificatesigningrequests", "vac": "/apis/storage.k8s.io/v1/volumeattributesclasses",
+		"ip": "/apis/networking.k8s.io/v1/ipaddresses", "hpa": "/apis/autoscaling/v2/horizontalpodautoscalers", "cs": "/api/v1/componentstatuses"} {
 		r := kubectlRun(t, env, "", "get", short, "-A", "-v=6")
-		if r.Err != nil || !strings.Contains(r.Stderr, "/"+strings.Split(kind, ".")[0]+"?") {
-			t.Errorf("get %s: %v %s", short, r.Err, r.Stderr)
+		if r.Err != nil || !strings.Contains(r.Stderr, path+"?") {
+			t.Errorf("get %s: want a GET of %s: %v %s", short, path, r.Err, r.Stderr)
 		}
 	}
 }
@@ -181,25 +195,27 @@ func sorted(s metav1.Verbs) []string {
 	return c
 }
 
-// TestKubectlAPIVersions: kubectl api-versions lists every served
-// group/version, as client-go's discovery sees them.
+// TestKubectlAPIVersions: kubectl api-versions lists kube-apiserver
+// v1.37.2's 23 group-versions (testdata/kubectl/api-versions.txt, byte
+// for byte), as client-go's discovery sees them.
 func TestKubectlAPIVersions(t *testing.T) {
 	env := startSetpoint(t, testenv.Options{})
 	cs := clientset(t, env)
+	want, err := os.ReadFile(filepath.Join("testdata", "kubectl", "api-versions.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := kubectl(t, env, "", "api-versions")
-	got := krLines(out)
-	for _, want := range []string{"apps/v1", "coordination.k8s.io/v1", "v1"} {
-		if !slices.Contains(got, want) {
-			t.Errorf("api-versions lacks %s: %q", want, got)
-		}
+	if out != string(want) {
+		t.Errorf("api-versions:\n%s\nkube-apiserver v1.37.2:\n%s", out, want)
 	}
 	groups, err := cs.Discovery().ServerGroups()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := metav1.ExtractGroupVersions(groups)
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Errorf("api-versions = %q, client-go discovers %q", got, want)
+	discovered := metav1.ExtractGroupVersions(groups)
+	slices.Sort(discovered)
+	if got := krLines(out); !slices.Equal(got, discovered) || len(got) != 23 {
+		t.Errorf("api-versions = %q, client-go discovers %q", got, discovered)
 	}
 }

@@ -36,6 +36,8 @@ type nodeFlags struct {
 	restartBackoff        time.Duration
 	leaseDuration, renew  time.Duration
 	cpu, memory, pods     string
+	kubeletAddr           string
+	kubeletAdvertise      string
 }
 
 func (f *nodeFlags) register(cmd *cobra.Command) {
@@ -50,6 +52,10 @@ func (f *nodeFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.cpu, "node-cpu", "32", "cpu capacity of each simulated node")
 	fl.StringVar(&f.memory, "node-memory", "256Gi", "memory capacity of each simulated node")
 	fl.StringVar(&f.pods, "node-pods", "110", "pod capacity of each simulated node")
+	fl.StringVar(&f.kubeletAddr, "kubelet-address", "127.0.0.1:0",
+		"where the simulated nodes' kubelet endpoint listens (HTTPS; pods/log, exec, attach, port-forward and nodes/proxy reach it)")
+	fl.StringVar(&f.kubeletAdvertise, "kubelet-advertise-address", "",
+		"the address the simulated nodes report for their kubelet endpoint (default: the --kubelet-address host, or the machine's first global address when that is a wildcard)")
 }
 
 func (f *nodeFlags) apply(o *controllermanager.NodesOptions) error {
@@ -66,5 +72,6 @@ func (f *nodeFlags) apply(o *controllermanager.NodesOptions) error {
 	a.RestartBackoff = f.restartBackoff
 	a.LeaseDuration, a.LeaseRenewInterval = f.leaseDuration, f.renew
 	a.Capacity = capacity
+	a.ServingAddress, a.AdvertiseAddress = f.kubeletAddr, f.kubeletAdvertise
 	return nil
 }

@@ -3,17 +3,22 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/setpoint-dev/setpoint/internal/objects"
+	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
 // bootstrap creates the objects the resources say exist from the start
 // (registry.Resource.Bootstrap) when they are missing, resource by resource
 // in table order (namespaces first); a restart finds them in storage and
-// leaves them.
+// leaves them. A bootstrap object of a kind with a status subresource that
+// carries a status (a Ready condition) gets it written after the create,
+// which resets status, as kube-apiserver's controllers write it.
 func (s *Server) bootstrap(ctx context.Context) error {
 	for _, res := range s.table.builtin {
 		if res.Bootstrap == nil {
@@ -27,12 +32,45 @@ func (s *Server) bootstrap(ctx context.Context) error {
 			} else if !apierrors.IsNotFound(err) {
 				return fmt.Errorf("read %s %s: %w", res.Resource, m.GetName(), err)
 			}
-			if _, err := e.store.Create(ctx, m.GetNamespace(), obj, objects.WriteOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			status, hasStatus := bootstrapStatus(res, obj)
+			if _, err := e.store.Create(ctx, m.GetNamespace(), obj, objects.WriteOptions{}); err != nil {
+				if apierrors.IsAlreadyExists(err) {
+					continue
+				}
 				return fmt.Errorf("create %s %s: %w", res.Resource, m.GetName(), err)
+			}
+			if !hasStatus {
+				continue
+			}
+			setStatus := func(cur runtime.Object) error {
+				reflect.ValueOf(cur).Elem().FieldByName("Status").Set(status)
+				return nil
+			}
+			if _, err := e.store.Mutate(ctx, m.GetNamespace(), m.GetName(), setStatus, objects.WriteOptions{}); err != nil {
+				return fmt.Errorf("write status of %s %s: %w", res.Resource, m.GetName(), err)
 			}
 		}
 	}
 	return nil
+}
+
+// bootstrapStatus returns a copy of the status of a bootstrap object of a
+// kind with a status subresource, ok false when it has none to write.
+func bootstrapStatus(res *registry.Resource, obj runtime.Object) (reflect.Value, bool) {
+	if res.Status == nil || res.Unstructured {
+		return reflect.Value{}, false
+	}
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	st := v.Elem().FieldByName("Status")
+	if !st.IsValid() || st.IsZero() {
+		return reflect.Value{}, false
+	}
+	cp := reflect.New(st.Type()).Elem()
+	cp.Set(st)
+	return cp, true
 }
 
 // compactLoop compacts storage every interval to the revision seen one
@@ -87,6 +125,9 @@ func (s *Server) refreshStorageMetrics(ctx context.Context) {
 		s.metrics.storageRevision.Set(float64(rev))
 	}
 	for gvr, e := range s.table.load() {
+		if e.cache == nil {
+			continue // not stored (registry.Virtual)
+		}
 		s.metrics.storageObjects.WithLabelValues(gvr.GroupResource().String()).Set(float64(e.cache.Metrics().Objects))
 	}
 }

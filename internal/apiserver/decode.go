@@ -103,27 +103,33 @@ func (s *Server) decodeObject(w http.ResponseWriter, r *http.Request, e *entry, 
 // decoder its Content-Type names: JSON (the default), YAML or protobuf, as
 // client-go's clientset sends protobuf for built-in kinds.
 func (s *Server) decodeOptionsBody(r *http.Request, body []byte, gvk *schema.GroupVersionKind, into runtime.Object) error {
+	dec, err := s.optionsDecoder(r)
+	if err != nil {
+		return err
+	}
+	_, _, err = dec.Decode(body, gvk, into)
+	return err
+}
+
+// optionsDecoder is the decoder of a non-object body's Content-Type.
+func (s *Server) optionsDecoder(r *http.Request) (runtime.Decoder, error) {
 	ctype := r.Header.Get("Content-Type")
 	mt, _, err := mime.ParseMediaType(ctype)
 	if ctype == "" {
 		mt, err = mimeJSON, nil
 	}
 	if err != nil {
-		return unsupportedMediaType(false)
+		return nil, unsupportedMediaType(false)
 	}
-	var dec runtime.Decoder
 	switch mt {
 	case mimeJSON:
-		dec = s.codecs.JSON
+		return s.codecs.JSON, nil
 	case mimeYAML, "application/x-yaml", "text/yaml":
-		dec = s.codecs.YAML
+		return s.codecs.YAML, nil
 	case mimeProtobuf:
-		dec = s.codecs.Proto
-	default:
-		return unsupportedMediaType(false)
+		return s.codecs.Proto, nil
 	}
-	_, _, err = dec.Decode(body, gvk, into)
-	return err
+	return nil, unsupportedMediaType(false)
 }
 
 func pick(fv fieldValidation, strict, lax *json.Serializer) runtime.Decoder {
@@ -221,10 +227,4 @@ func summarizeBody(b []byte, limit int) string {
 	default:
 		return hex.EncodeToString(b) + more
 	}
-}
-
-// addWarning adds an HTTP Warning header as Kubernetes sends them.
-func addWarning(w http.ResponseWriter, msg string) {
-	msg = strings.ReplaceAll(msg, `"`, `\"`)
-	w.Header().Add("Warning", `299 - "`+msg+`"`)
 }

@@ -11,6 +11,11 @@
 //	storage watch -> watchcache (decode once, serialize once) -> every
 //	watcher whose selectors match -> informers -> reconcilers.
 //
+// Warnings: every non-watch request's context carries a recorder
+// (k8s.io/apiserver/pkg/warning) whose warnings become Warning headers,
+// each text once; custom-resource validation records ratcheted CEL rule
+// failures there, as Kubernetes does.
+//
 // Reads: a consistent list (resourceVersion "") asks storage for its current
 // revision and serves from the watch cache once the cache has reached it;
 // resourceVersion "0" and NotOlderThan lists are served from the cache;

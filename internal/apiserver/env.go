@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
+	"github.com/setpoint-dev/setpoint/internal/authorizer"
 	"github.com/setpoint-dev/setpoint/internal/objects"
 	"github.com/setpoint-dev/setpoint/internal/registry"
 	"github.com/setpoint-dev/setpoint/internal/storage"
@@ -30,9 +31,18 @@ func (e serverEnv) Objects(gvr schema.GroupVersionResource) registry.Objects {
 	return entryObjects{en}
 }
 
-func (e serverEnv) Storage() storage.Store           { return e.s.cfg.Storage }
-func (e serverEnv) Clock() clock.PassiveClock        { return e.s.cfg.Clock }
-func (e serverEnv) NodeTransport() http.RoundTripper { return e.s.nodeTransport }
+func (e serverEnv) Storage() storage.Store            { return e.s.cfg.Storage }
+func (e serverEnv) Clock() clock.PassiveClock         { return e.s.cfg.Clock }
+func (e serverEnv) NodeTransport() http.RoundTripper  { return e.s.nodeTransport }
+func (e serverEnv) Authorizer() authorizer.Authorizer { return e.s.cfg.Authorizer }
+
+// AuthenticateToken authenticates token as a request bearing it would be:
+// a static token, else a service-account token.
+func (e serverEnv) AuthenticateToken(ctx context.Context, token string) (registry.UserInfo, bool) {
+	return e.s.authenticateToken(ctx, token)
+}
+
+func (e serverEnv) ServiceAccountTokens() registry.TokenIssuer { return e.s.tokenIssuer }
 
 // entryObjects is registry.Objects over one entry's object layer and watch
 // cache.

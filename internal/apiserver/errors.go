@@ -49,15 +49,16 @@ func notAcceptable(custom, collection bool) error {
 		"406: Not Acceptable\n\nAvailable representations: "+types)
 }
 
+// resourceNotFound is the 404 of a path no resource serves; its details are
+// empty, not absent, as kube-apiserver sends them (kubectl dereferences
+// them: `kubectl debug` crashed on a 404 without them).
 func resourceNotFound() error {
 	return routingError(http.StatusNotFound, metav1.StatusReasonNotFound, "the server could not find the requested resource")
 }
 
 // methodNotAllowed is the router's answer to a method the path does not
-// serve; its message names neither (the arguments say what the caller
-// refused, for the reader).
-func methodNotAllowed(verb, what string) error {
-	_, _ = verb, what
+// serve; its message names neither.
+func methodNotAllowed() error {
 	return routingError(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
 		"the server does not allow this method on the requested resource")
 }

@@ -24,6 +24,9 @@ func (s *Server) initFieldManagers(schemas map[string]*spec.Schema) error {
 		return err
 	}
 	for _, e := range s.table.load() {
+		if v := e.res.Virtual; v != nil && v.Create == nil {
+			continue // nothing written: no managed fields
+		}
 		if e.fm, err = fieldmanager.New(tc, s.codecs.Scheme, e.res); err != nil {
 			return err
 		}

@@ -1,15 +1,16 @@
 package apiserver
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/setpoint-dev/setpoint/internal/pki"
 	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
@@ -29,7 +30,7 @@ func isPublicPath(p string) bool {
 func (s *Server) withAuthentication(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if user, ok := s.authenticate(r); ok {
-			r = r.WithContext(registry.WithUser(r.Context(), registry.UserInfo{Name: user.Name, UID: user.UID, Groups: user.Groups}))
+			r = r.WithContext(registry.WithUser(r.Context(), user))
 		} else if !isPublicPath(r.URL.Path) {
 			s.resp.writeError(w, r, apierrors.NewUnauthorized("Unauthorized"))
 			return
@@ -38,19 +39,35 @@ func (s *Server) withAuthentication(next http.Handler) http.Handler {
 	})
 }
 
-func (s *Server) authenticate(r *http.Request) (pki.User, bool) {
+// authenticate finds who a request runs as: a bearer token (a static
+// token, else a service-account token), else a client certificate signed by
+// the cluster CA (user = CommonName, groups = Organization).
+func (s *Server) authenticate(r *http.Request) (registry.UserInfo, bool) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		tok, found := strings.CutPrefix(h, "Bearer ")
 		if !found {
-			return pki.User{}, false
+			return registry.UserInfo{}, false
 		}
-		return s.tokens.Lookup(strings.TrimSpace(tok))
+		return s.authenticateToken(r.Context(), strings.TrimSpace(tok))
 	}
 	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
 		c := r.TLS.VerifiedChains[0][0]
-		return pki.User{Name: c.Subject.CommonName, Groups: append(c.Subject.Organization, "system:authenticated")}, true
+		return registry.UserInfo{Name: c.Subject.CommonName, Groups: append(c.Subject.Organization, "system:authenticated")}, true
 	}
-	return pki.User{}, false
+	return registry.UserInfo{}, false
+}
+
+// authenticateToken authenticates a bearer token: one of the static
+// tokens, else a service-account token.
+func (s *Server) authenticateToken(ctx context.Context, tok string) (registry.UserInfo, bool) {
+	if u, ok := s.tokens.Lookup(tok); ok {
+		groups := u.Groups
+		if !slices.Contains(groups, "system:authenticated") {
+			groups = append(slices.Clone(groups), "system:authenticated")
+		}
+		return registry.UserInfo{Name: u.Name, UID: u.UID, Groups: groups}, true
+	}
+	return s.authenticateServiceAccount(ctx, tok)
 }
 
 // inflightLimiter caps concurrent requests of one kind. A full limiter

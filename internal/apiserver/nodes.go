@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"crypto/tls"
+	"net"
 	"net/http"
 	"time"
 
@@ -12,13 +13,15 @@ import (
 // a client certificate of its own (user kube-apiserver-kubelet-client in
 // group system:masters), and, as kube-apiserver does without
 // --kubelet-certificate-authority, without verifying the nodes' serving
-// certificates, which kubelets usually sign themselves.
+// certificates, which kubelets usually sign themselves. It speaks HTTP/1.1,
+// which the upgrades of exec, attach and portforward need.
 func newNodeTransport(dataDir string, ca *pki.CA) (http.RoundTripper, error) {
 	cert, err := ca.EnsureClient(dataDir, "kubelet-client", "kube-apiserver-kubelet-client", []string{"system:masters"})
 	if err != nil {
 		return nil, err
 	}
 	return &http.Transport{
+		DialContext: (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		TLSClientConfig: &tls.Config{
 			Certificates:       []tls.Certificate{cert},
 			InsecureSkipVerify: true, //nolint:gosec // kube-apiserver's default for kubelet connections

@@ -46,8 +46,9 @@ func TestBooleanQueryParameters(t *testing.T) {
 	}
 }
 
-// TestErrorStatusHasDetails checks that errors carry details even when
-// there is nothing to say in them (kubectl dereferences them).
+// TestErrorStatusHasDetails checks that the 404 of an unknown resource or
+// subresource carries details even with nothing to say in them, as
+// kube-apiserver's does (kubectl dereferences them).
 func TestErrorStatusHasDetails(t *testing.T) {
 	s, _ := start(t, nil)
 	for _, path := range []string{"/api/v1/namespaces/default/nosuchresources", "/api/v1/namespaces/default/pods/p/nosuch"} {

@@ -18,9 +18,11 @@ var metaTimeType = reflect.TypeFor[metav1.Time]()
 // decodeQueryOptions fills the options object of a connect subresource
 // (PodLogOptions, PodExecOptions, …) from query parameters named by its
 // fields' JSON names, as Kubernetes' parameter codec does: strings, bools,
-// integers, repeated strings (command=a&command=b) and RFC 3339 times, each
-// possibly behind a pointer. Unknown parameters are ignored; a value that
-// does not parse is a 400.
+// integers, repeated strings (command=a&command=b) and integers
+// (ports=80&ports=8080), RFC 3339 times, each possibly behind a pointer; a
+// parameter given twice for a single value takes the first. Unknown
+// parameters are ignored; a value that does not parse is a 400 with the
+// parser's message, as kube-apiserver answers.
 func decodeQueryOptions(q url.Values, into runtime.Object) error {
 	v := reflect.ValueOf(into).Elem()
 	t := v.Type()
@@ -32,7 +34,7 @@ func decodeQueryOptions(q url.Values, into runtime.Object) error {
 			continue
 		}
 		if err := setField(v.Field(i), vals); err != nil {
-			return apierrors.NewBadRequest(fmt.Sprintf("%s: %v", name, err))
+			return apierrors.NewBadRequest(err.Error())
 		}
 	}
 	return nil
@@ -52,7 +54,7 @@ func setField(fv reflect.Value, vals []string) error {
 	case fv.Type() == metaTimeType:
 		ts, err := time.Parse(time.RFC3339, raw)
 		if err != nil {
-			return fmt.Errorf("invalid time %q", raw)
+			return err
 		}
 		fv.Set(reflect.ValueOf(metav1.NewTime(ts)))
 	case fv.Kind() == reflect.String:
@@ -62,9 +64,19 @@ func setField(fv reflect.Value, vals []string) error {
 	case fv.Kind() == reflect.Int || fv.Kind() == reflect.Int32 || fv.Kind() == reflect.Int64:
 		n, err := strconv.ParseInt(raw, 10, fv.Type().Bits())
 		if err != nil {
-			return fmt.Errorf("invalid integer %q", raw)
+			return err
 		}
 		fv.SetInt(n)
+	case fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.Int32:
+		s := reflect.MakeSlice(fv.Type(), len(vals), len(vals))
+		for i, v := range vals {
+			n, err := strconv.ParseUint(v, 10, 16)
+			if err != nil {
+				return fmt.Errorf("cannot convert to []int32: %w", err)
+			}
+			s.Index(i).SetInt(int64(n))
+		}
+		fv.Set(s)
 	case fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.String:
 		s := reflect.MakeSlice(fv.Type(), len(vals), len(vals))
 		for i, v := range vals {

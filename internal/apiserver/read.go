@@ -38,29 +38,31 @@ func parseSelectors(q url.Values) (selectors, error) {
 }
 
 // checkFieldSelector refuses field selectors on fields the resource does
-// not support, as Kubernetes does ("field label not supported").
+// not support, as kube-apiserver does in one of two ways. A kind with a
+// field label conversion function (one with selectable fields beyond its
+// metadata; every custom resource) names the label it does not support.
+// The others accept metadata.name and metadata.namespace (cluster-scoped
+// kinds too, where a namespace matches only "") and list those two.
 func checkFieldSelector(e *entry, sel fields.Selector) error {
 	if sel == nil || sel.Empty() {
 		return nil
 	}
+	metaOnly := !e.res.Unstructured && metadataFieldsOnly(e.fields)
 	for _, req := range sel.Requirements() {
-		if _, ok := e.fields[req.Field]; !ok {
-			return unsupportedFieldLabel(e, req.Field)
+		if _, ok := e.fields[req.Field]; ok || (metaOnly && (req.Field == "metadata.name" || req.Field == "metadata.namespace")) {
+			continue
+		}
+		switch {
+		case e.res.FieldLabelError != nil:
+			return apierrors.NewBadRequest(e.res.FieldLabelError(req.Field))
+		case metaOnly:
+			return apierrors.NewBadRequest(fmt.Sprintf("%q is not a known field selector: only %q, %q",
+				req.Field, "metadata.name", "metadata.namespace"))
+		default:
+			return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
 		}
 	}
 	return nil
-}
-
-// unsupportedFieldLabel is kube-apiserver's answer to a field selector on
-// an unsupported field: kinds selectable by metadata alone answer with the
-// default conversion's message, the others with their own conversion
-// function's.
-func unsupportedFieldLabel(e *entry, label string) error {
-	if len(e.fields) <= 2 {
-		return apierrors.NewBadRequest(fmt.Sprintf("%q is not a known field selector: only %q, %q",
-			label, "metadata.name", "metadata.namespace"))
-	}
-	return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", label))
 }
 
 // invalidResourceVersion is kube-apiserver's answer to a resourceVersion
@@ -71,6 +73,17 @@ func invalidResourceVersion(raw string) error {
 		err = fmt.Errorf("strconv.ParseUint: parsing %q: value out of range", raw)
 	}
 	return apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: resourceVersion: Invalid value: %q: %v", raw, err))
+}
+
+// metadataFieldsOnly reports whether set holds no field but metadata.name
+// and metadata.namespace.
+func metadataFieldsOnly(set fields.Set) bool {
+	for f := range set {
+		if f != "metadata.name" && f != "metadata.namespace" {
+			return false
+		}
+	}
+	return true
 }
 
 // readVersion is a parsed resourceVersion / resourceVersionMatch pair.

@@ -19,7 +19,8 @@ type requestInfo struct {
 	// the leading "/".
 	Subpath string
 	// Verb is one of get, list, watch, create, update, patch, delete,
-	// deletecollection.
+	// deletecollection, or options (an OPTIONS request to a subresource,
+	// which only proxies serve).
 	Verb string
 }
 
@@ -93,6 +94,10 @@ func verbOf(r *http.Request, info requestInfo, watchPath bool) string {
 			return "deletecollection"
 		}
 		return "delete"
+	case http.MethodOptions:
+		if info.Subresource != "" {
+			return "options" // proxied (pods/proxy, …); refused elsewhere
+		}
 	}
 	return ""
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
 // Version is what /version reports: the Kubernetes API level served.
@@ -84,9 +86,16 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	mt, ok := negotiateFor(r.Header.Get("Accept"), !e.res.Unstructured)
+	if sr := e.res.Subresource(info.Subresource); !ok && sr != nil && sr.Connect != nil {
+		mt, ok = mediaType{Type: mimeJSON}, true // the backend's answer, whatever it is; errors in JSON
+	}
 	if !ok {
 		s.resp.writeError(w, r, notAcceptable(e.res.Unstructured, info.Name == "" && info.Subresource == ""))
 		return
+	}
+	r = r.WithContext(withWarnings(r.Context(), w))
+	if e.res.Deprecation != "" && (e.res.Serves(info.Verb) || info.Verb == "watch" && e.res.Serves("list")) {
+		registry.AddWarning(r.Context(), e.res.Deprecation)
 	}
 	s.instrument(info, w, func(w http.ResponseWriter) {
 		switch {
@@ -139,14 +148,14 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, e *entry, info
 		s.handleList(w, r, e, info, mt)
 	case "create":
 		if info.Name != "" {
-			s.resp.writeError(w, r, methodNotAllowed("POST", e.res.Resource+"/"+info.Name))
+			s.resp.writeError(w, r, methodNotAllowed())
 			return
 		}
 		s.handleCreate(w, r, e, info, mt)
 	case "update", "patch":
 		if info.Name == "" {
 			// As kube-apiserver: a collection has no PUT or PATCH.
-			s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource))
+			s.resp.writeError(w, r, methodNotAllowed())
 			return
 		}
 		if info.Verb == "update" {
@@ -158,11 +167,11 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, e *entry, info
 		s.handleDelete(w, r, e, info, mt)
 	case "deletecollection":
 		if e.res.NoDeleteCollection {
-			s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource))
+			s.resp.writeError(w, r, methodNotAllowed())
 			return
 		}
 		s.handleDeleteCollection(w, r, e, info, mt)
 	default:
-		s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource))
+		s.resp.writeError(w, r, methodNotAllowed())
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
+	"github.com/setpoint-dev/setpoint/internal/authorizer"
 	"github.com/setpoint-dev/setpoint/internal/discovery"
 	"github.com/setpoint-dev/setpoint/internal/fieldmanager"
 	"github.com/setpoint-dev/setpoint/internal/objects"
@@ -29,6 +30,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/pki"
 	"github.com/setpoint-dev/setpoint/internal/registry"
 	"github.com/setpoint-dev/setpoint/internal/scheme"
+	"github.com/setpoint-dev/setpoint/internal/serviceaccount"
 	"github.com/setpoint-dev/setpoint/internal/storage"
 	"github.com/setpoint-dev/setpoint/internal/watchcache"
 )
@@ -75,6 +77,10 @@ type Config struct {
 	BookmarkInterval time.Duration
 	// Clock drives timestamps and timers; nil means the real clock.
 	Clock clock.WithTicker
+	// Authorizer decides what users may do, for the hooks that ask
+	// (registry.Env.Authorizer); nil means authorizer.AlwaysAllow, which is
+	// all setpoint has until RBAC: requests themselves are not authorized.
+	Authorizer authorizer.Authorizer
 }
 
 func (c *Config) setDefaults() {
@@ -101,6 +107,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
+	}
+	if c.Authorizer == nil {
+		c.Authorizer = authorizer.AlwaysAllow{}
 	}
 }
 
@@ -146,6 +155,11 @@ type Server struct {
 	// nodeTransport reaches node (kubelet) endpoints with the server's
 	// client certificate.
 	nodeTransport http.RoundTripper
+	// tokenIssuer signs and verifies service-account tokens.
+	tokenIssuer *serviceaccount.Issuer
+	// proxyTransport reaches pods and services (pods/proxy,
+	// services/proxy).
+	proxyTransport http.RoundTripper
 
 	readLimit, mutatingLimit inflightLimiter
 	// ready is closed once the caches are synced and the kubeconfig is
@@ -182,6 +196,10 @@ func New(cfg Config) (*Server, error) {
 	if s.nodeTransport, err = newNodeTransport(cfg.DataDir, ca); err != nil {
 		return nil, err
 	}
+	if s.tokenIssuer, err = newTokenIssuer(cfg); err != nil {
+		return nil, err
+	}
+	s.proxyTransport = newProxyTransport()
 	s.watchCtx, s.cancelWatch = context.WithCancel(context.Background())
 	s.table.builtin = cfg.Resources
 	s.crds = &crdController{s: s, installed: map[string]*crdState{}}

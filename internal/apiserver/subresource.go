@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
+	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,6 +33,11 @@ func rawExt(b []byte) runtime.RawExtension { return runtime.RawExtension{Raw: b}
 // subresources by their form: an Update view of the object, an Action, or a
 // Connect forwarded elsewhere (connect.go).
 func (s *Server) dispatchSubresource(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
+	sr := e.res.Subresource(info.Subresource)
+	if info.Subpath != "" && (sr == nil || sr.Connect == nil || !sr.Connect.Subpath) {
+		s.resp.writeError(w, r, resourceNotFound()) // only proxies take a path
+		return
+	}
 	switch {
 	case info.Subresource == "status" && e.res.Status != nil:
 		s.handleObjectView(w, r, e, info, mt, []string{"get", "patch", "update"})
@@ -39,7 +46,6 @@ func (s *Server) dispatchSubresource(w http.ResponseWriter, r *http.Request, e *
 		s.handleScale(w, r, e, info, mt)
 		return
 	}
-	sr := e.res.Subresource(info.Subresource)
 	switch {
 	case sr == nil:
 		s.resp.writeError(w, r, resourceNotFound())
@@ -50,7 +56,7 @@ func (s *Server) dispatchSubresource(w http.ResponseWriter, r *http.Request, e *
 	case sr.Connect != nil:
 		s.handleConnect(w, r, e, info, sr.Connect)
 	default:
-		s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource+"/"+info.Subresource))
+		s.resp.writeError(w, r, methodNotAllowed())
 	}
 }
 
@@ -59,7 +65,7 @@ func (s *Server) dispatchSubresource(w http.ResponseWriter, r *http.Request, e *
 // allows, else 405.
 func (s *Server) handleObjectView(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType, verbs []string) {
 	if !slices.Contains(verbs, info.Verb) {
-		s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource+"/"+info.Subresource))
+		s.resp.writeError(w, r, methodNotAllowed())
 		return
 	}
 	switch info.Verb {
@@ -81,14 +87,9 @@ func (s *Server) handleAction(w http.ResponseWriter, r *http.Request, e *entry, 
 		s.resp.writeError(w, r, err)
 		return
 	}
-	in := a.NewBody()
-	gvks, _, err := s.codecs.Scheme.ObjectKinds(in)
+	in, err := s.decodeActionBody(r, a, body)
 	if err != nil {
-		s.resp.writeError(w, r, apierrors.NewInternalError(err))
-		return
-	}
-	if err := s.decodeOptionsBody(r, body, &gvks[0], in); err != nil {
-		s.resp.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid %s: %v", gvks[0].Kind, err)))
+		s.resp.writeError(w, r, err)
 		return
 	}
 	out, err := a.Do(r.Context(), s.env(), s.hookRequest(r, info, dry), in)
@@ -97,6 +98,39 @@ func (s *Server) handleAction(w http.ResponseWriter, r *http.Request, e *entry, 
 		return
 	}
 	s.resp.writeObject(w, r, http.StatusCreated, mediaType{Type: mt.Type}, out)
+}
+
+// decodeActionBody decodes an Action's body: of the type NewBody returns,
+// or of one of the further versions it Accepts (decoded as that version's
+// type). A body of another kind is a 400, as kube-apiserver refuses it.
+func (s *Server) decodeActionBody(r *http.Request, a *registry.Action, body []byte) (runtime.Object, error) {
+	in := a.NewBody()
+	gvks, _, err := s.codecs.Scheme.ObjectKinds(in)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	want := gvks[0]
+	dec, err := s.optionsDecoder(r)
+	if err != nil {
+		return nil, err
+	}
+	obj, gvk, err := dec.Decode(body, &want, in)
+	if err != nil {
+		if len(strings.TrimSpace(string(body))) == 0 {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (<empty>)", want.Kind, err))
+		}
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid %s: %v", want.Kind, err))
+	}
+	if gvk != nil && *gvk != want && !slices.Contains(a.Accepts, *gvk) {
+		internal := want.Group
+		if internal == "" {
+			internal = "core"
+		}
+		internal, _, _ = strings.Cut(internal, ".")
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: converting (%s) to (%s.%s): unknown conversion",
+			gvk.Kind, gvk.Version, want.Kind, reflect.TypeOf(obj).Elem(), internal, want.Kind))
+	}
+	return obj, nil
 }
 
 // hookRequest describes a request to the registry's hooks.
@@ -144,7 +178,7 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, e *entry, i
 		return
 	}
 	if info.Verb != "update" && info.Verb != "patch" {
-		s.resp.writeError(w, r, methodNotAllowed(r.Method, e.res.Resource+"/scale"))
+		s.resp.writeError(w, r, methodNotAllowed())
 		return
 	}
 	var dry bool

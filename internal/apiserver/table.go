@@ -3,6 +3,7 @@ package apiserver
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -10,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
 // writeResult sends an object or list in the negotiated view: as is, as a
@@ -133,14 +136,29 @@ func (s *Server) toTable(e *entry, obj runtime.Object, include string) (*metav1.
 	} else {
 		t.ResourceVersion = objectMeta(obj).GetResourceVersion()
 	}
+	if s, ok := e.res.Table.(registry.RowSorter); ok && len(items) > 1 {
+		items = slices.Clone(items)
+		s.SortRows(items)
+	}
 	if e.res.Table != nil {
 		t.ColumnDefinitions = e.res.Table.Columns()
 	} else {
 		t.ColumnDefinitions = defaultColumns
 	}
+	var listCells [][]interface{}
+	if lt, ok := e.res.Table.(registry.ListTableConvertor); ok && meta.IsListType(obj) {
+		var err error
+		if listCells, err = lt.ListCells(items); err != nil || len(listCells) != len(items) {
+			return nil, apierrors.NewInternalError(fmt.Errorf("print %s: %d rows for %d items: %v", e.res.Resource, len(listCells), len(items), err))
+		}
+	}
 	t.Rows = make([]metav1.TableRow, 0, len(items))
-	for _, item := range items {
-		row, err := s.tableRow(e, item, include)
+	for i, item := range items {
+		var cells []interface{}
+		if listCells != nil {
+			cells = listCells[i]
+		}
+		row, err := s.tableRow(e, item, cells, include)
 		if err != nil {
 			return nil, err
 		}
@@ -149,15 +167,22 @@ func (s *Server) toTable(e *entry, obj runtime.Object, include string) (*metav1.
 	return t, nil
 }
 
-func (s *Server) tableRow(e *entry, item runtime.Object, include string) (metav1.TableRow, error) {
+// tableRow renders one item; cells, when not nil, are its cells as the
+// list convertor computed them.
+func (s *Server) tableRow(e *entry, item runtime.Object, cells []interface{}, include string) (metav1.TableRow, error) {
 	var row metav1.TableRow
 	m := objectMeta(item)
-	if e.res.Table != nil {
+	if cells != nil {
+		row.Cells = cells
+	} else if e.res.Table != nil {
 		cells, err := e.res.Table.Cells(item)
 		if err != nil {
 			return row, apierrors.NewInternalError(fmt.Errorf("print %s %s: %w", e.res.Resource, m.GetName(), err))
 		}
 		row.Cells = cells
+		if rc, ok := e.res.Table.(registry.RowConditioner); ok {
+			row.Conditions = rc.RowConditions(item)
+		}
 	} else {
 		row.Cells = []interface{}{m.GetName(), m.GetCreationTimestamp().Time.UTC().Format("2006-01-02T15:04:05Z")}
 	}

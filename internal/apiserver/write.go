@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -96,9 +97,13 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, e *entry, 
 		return
 	}
 	fn := func(current runtime.Object) (runtime.Object, error) {
+		if current != nil && e.res.NoUnconditionalUpdate && objectMeta(obj).GetResourceVersion() == "" {
+			return nil, unconditionalUpdate(e, info.Name)
+		}
 		return e.trackUpdate(current, obj.DeepCopyObject(), manager, info.Subresource), nil
 	}
-	opts := objects.UpdateOptions{WriteOptions: objects.WriteOptions{DryRun: dry}, Subresource: info.Subresource, UIDPrecondition: true}
+	opts := objects.UpdateOptions{WriteOptions: objects.WriteOptions{DryRun: dry}, Subresource: info.Subresource, UIDPrecondition: true,
+		RequireResourceVersion: e.res.NoUnconditionalUpdate}
 	out, created, err := e.store.Update(r.Context(), info.Namespace, info.Name, fn, opts)
 	if err != nil {
 		s.resp.writeError(w, r, err)
@@ -109,6 +114,14 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, e *entry, 
 		code = http.StatusCreated
 	}
 	s.writeResult(w, r, code, mt, e, out)
+}
+
+// unconditionalUpdate is kube-apiserver's answer to an update without
+// resourceVersion of a kind that requires one: a 422 naming the resource
+// where the kind would be.
+func unconditionalUpdate(e *entry, name string) error {
+	return apierrors.NewInvalid(schema.GroupKind{Group: e.res.Group, Kind: e.res.Resource}, name, field.ErrorList{
+		field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update")})
 }
 
 // deleteOptions reads DeleteOptions from the body (if any) and the query.

@@ -130,11 +130,6 @@ type: object
 properties:
   metadata: {type: object, default: {name: x}}`,
 			[]string{"schema.properties[metadata].default: Forbidden: must not be set in top-level metadata"}},
-		{"CEL rules", `
-type: object
-x-kubernetes-validations: [{rule: "self.a > 0"}]
-properties: {a: {type: integer}}`,
-			[]string{"schema.x-kubernetes-validations: Forbidden: validation rules (CEL) are not supported by setpoint"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -25,13 +25,19 @@ import (
 // groups under k8s.io and kubernetes.io need the api-approved.kubernetes.io
 // annotation. The ObjectMeta rules other than the name are the server's.
 func ValidateCRD(crd *apiextv1.CustomResourceDefinition) field.ErrorList {
+	return validateCRD(crd, nil)
+}
+
+// validateCRD is ValidateCRD; old is the CRD before an update (nil on
+// create), which decides how x-kubernetes-validations rules are checked.
+func validateCRD(crd, old *apiextv1.CustomResourceDefinition) field.ErrorList {
 	if crd == nil {
 		return field.ErrorList{field.Required(field.NewPath(""), "a CustomResourceDefinition")}
 	}
 	var errs field.ErrorList
 	errs = append(errs, validateCRDName(crd)...)
 	errs = append(errs, validateAPIApproval(crd)...)
-	errs = append(errs, validateCRDSpec(&crd.Spec, field.NewPath("spec"))...)
+	errs = append(errs, validateCRDSpec(&crd.Spec, old, field.NewPath("spec"))...)
 	errs = append(errs, validateNames(&crd.Status.AcceptedNames, field.NewPath("status", "acceptedNames"))...)
 	if len(crd.Status.StoredVersions) > 0 {
 		errs = append(errs, validateStoredVersions(crd.Status.StoredVersions, crd.Spec.Versions, field.NewPath("status", "storedVersions"))...)
@@ -72,7 +78,7 @@ func ValidateCRDUpdate(crd, old *apiextv1.CustomResourceDefinition) field.ErrorL
 			merged.Status.StoredVersions = append(merged.Status.StoredVersions, v)
 		}
 	}
-	errs := ValidateCRD(merged)
+	errs := validateCRD(merged, old)
 	spec := field.NewPath("spec")
 	immutable := func(changed bool, p *field.Path, value any) {
 		if changed {
@@ -176,7 +182,7 @@ func validateAPIApproval(crd *apiextv1.CustomResourceDefinition) field.ErrorList
 	return field.ErrorList{field.Invalid(p, value, "protected groups must have approval annotation set to a URL or a value starting with \"unapproved\"")}
 }
 
-func validateCRDSpec(spec *apiextv1.CustomResourceDefinitionSpec, p *field.Path) field.ErrorList {
+func validateCRDSpec(spec *apiextv1.CustomResourceDefinitionSpec, old *apiextv1.CustomResourceDefinition, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	switch {
 	case spec.Group == "":
@@ -196,7 +202,7 @@ func validateCRDSpec(spec *apiextv1.CustomResourceDefinitionSpec, p *field.Path)
 	if spec.PreserveUnknownFields {
 		errs = append(errs, field.Invalid(p.Child("preserveUnknownFields"), true, "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"))
 	}
-	errs = append(errs, validateVersions(spec.Versions, p.Child("versions"))...)
+	errs = append(errs, validateVersions(spec.Versions, old, p)...)
 	names := p.Child("names")
 	for _, req := range []struct{ value, name string }{
 		{spec.Names.Plural, "plural"}, {spec.Names.Singular, "singular"}, {spec.Names.Kind, "kind"}, {spec.Names.ListKind, "listKind"},
@@ -207,77 +213,6 @@ func validateCRDSpec(spec *apiextv1.CustomResourceDefinitionSpec, p *field.Path)
 	}
 	errs = append(errs, validateNames(&spec.Names, names)...)
 	errs = append(errs, validateConversion(spec.Conversion, p.Child("conversion"))...)
-	return errs
-}
-
-func validateVersions(versions []apiextv1.CustomResourceDefinitionVersion, p *field.Path) field.ErrorList {
-	if len(versions) == 0 {
-		return field.ErrorList{field.Required(p, "must have exactly one version marked as storage version")}
-	}
-	var errs field.ErrorList
-	storage := 0
-	seen := map[string]bool{}
-	unique := true
-	for i := range versions {
-		v := &versions[i]
-		if v.Storage {
-			storage++
-		}
-		if seen[v.Name] {
-			unique = false
-		}
-		seen[v.Name] = true
-		if msgs := validation.IsDNS1035Label(v.Name); len(msgs) > 0 {
-			errs = append(errs, field.Invalid(p.Index(i).Child("name"), v.Name, strings.Join(msgs, ",")))
-		}
-		errs = append(errs, validateVersion(v, p.Index(i))...)
-	}
-	if !unique {
-		errs = append(errs, field.Invalid(p, versionNames(versions), "must contain unique version names"))
-	}
-	if storage != 1 {
-		errs = append(errs, field.Invalid(p, versionNames(versions), "must have exactly one version marked as storage version"))
-	}
-	return errs
-}
-
-func versionNames(versions []apiextv1.CustomResourceDefinitionVersion) []string {
-	out := make([]string, len(versions))
-	for i, v := range versions {
-		out[i] = v.Name
-	}
-	return out
-}
-
-func validateVersion(v *apiextv1.CustomResourceDefinitionVersion, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if v.DeprecationWarning != nil {
-		switch {
-		case !v.Deprecated:
-			errs = append(errs, field.Invalid(p.Child("deprecationWarning"), *v.DeprecationWarning, "can only be set for deprecated versions"))
-		case len(*v.DeprecationWarning) > 256:
-			errs = append(errs, field.Invalid(p.Child("deprecationWarning"), *v.DeprecationWarning, "must be <= 256 characters long"))
-		}
-	}
-	schemaPath := p.Child("schema", "openAPIV3Schema")
-	var props *apiextv1.JSONSchemaProps
-	if v.Schema != nil {
-		props = v.Schema.OpenAPIV3Schema
-	}
-	if props == nil {
-		errs = append(errs, field.Required(schemaPath, ""))
-	} else {
-		if v.Subresources != nil && v.Subresources.Status != nil {
-			errs = append(errs, validateStatusRoot(props, schemaPath)...)
-		}
-		_, serrs := Compile(props, schemaPath)
-		errs = append(errs, serrs...)
-		errs = append(errs, validateSelectableFields(v.SelectableFields, props, p.Child("selectableFields"))...)
-	}
-	errs = append(errs, validateSubresources(v.Subresources, p.Child("subresources"))...)
-	for i := range v.AdditionalPrinterColumns {
-		errs = append(errs, validateColumn(&v.AdditionalPrinterColumns[i], p.Child("additionalPrinterColumns").Index(i))...)
-	}
 	return errs
 }
 
@@ -297,7 +232,7 @@ func validateStatusRoot(s *apiextv1.JSONSchemaProps, p *field.Path) field.ErrorL
 		if v.Field(i).IsZero() || contains(allowedAtStatusRoot, v.Type().Field(i).Name) {
 			continue
 		}
-		return field.ErrorList{field.Invalid(p, v.Type().Field(i).Name, fmt.Sprintf("only %v fields are allowed at the root of the schema if the status subresource is enabled", allowedAtStatusRoot))}
+		return field.ErrorList{field.Invalid(p, internalSchemaValue(s, v.Type().Field(i).Name), fmt.Sprintf("only %v fields are allowed at the root of the schema if the status subresource is enabled", allowedAtStatusRoot))}
 	}
 	return nil
 }

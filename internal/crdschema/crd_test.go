@@ -120,30 +120,30 @@ func TestValidateCRD(t *testing.T) {
 			`spec.versions[0].schema.openAPIV3Schema: Required value`},
 		{"non-structural schema", func(c *apiextv1.CustomResourceDefinition) {
 			c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = apiextv1.JSONSchemaProps{}
-		}, `spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields`},
+		}, `spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields`},
 		{"status subresource restricts the root", func(c *apiextv1.CustomResourceDefinition) {
 			c.Spec.Versions[0].Schema.OpenAPIV3Schema.AnyOf = []apiextv1.JSONSchemaProps{{Required: []string{"spec"}}}
-		}, `spec.versions[0].schema.openAPIV3Schema: Invalid value: "AnyOf": only [`},
+		}, `spec.validation.openAPIV3Schema: Invalid value: {"ID":"","Schema":"","Ref":null,"Description":"","Type":"object",`},
 		{"specReplicasPath under .spec", func(c *apiextv1.CustomResourceDefinition) {
 			c.Spec.Versions[0].Subresources.Scale.SpecReplicasPath = ".status.replicas"
-		}, `spec.versions[0].subresources.scale.specReplicasPath: Invalid value: ".status.replicas": should be a json path under .spec`},
+		}, `spec.subresources.scale.specReplicasPath: Invalid value: ".status.replicas": should be a json path under .spec`},
 		{"statusReplicasPath under .status", func(c *apiextv1.CustomResourceDefinition) {
 			c.Spec.Versions[0].Subresources.Scale.StatusReplicasPath = "status.replicas"
-		}, `spec.versions[0].subresources.scale.statusReplicasPath: Invalid value: "status.replicas": must be a simple json path starting with .`},
+		}, `spec.subresources.scale.statusReplicasPath: Invalid value: "status.replicas": must be a simple json path starting with .`},
 		{"labelSelectorPath under .spec or .status", func(c *apiextv1.CustomResourceDefinition) {
 			s := ".metadata.labels"
 			c.Spec.Versions[0].Subresources.Scale.LabelSelectorPath = &s
-		}, `spec.versions[0].subresources.scale.labelSelectorPath: Invalid value: ".metadata.labels": should be a json path under either .spec or .status`},
+		}, `spec.subresources.scale.labelSelectorPath: Invalid value: ".metadata.labels": should be a json path under either .spec or .status`},
 		{"column type", func(c *apiextv1.CustomResourceDefinition) {
 			c.Spec.Versions[0].AdditionalPrinterColumns[0].Type = "float"
 		},
-			`spec.versions[0].additionalPrinterColumns[0].type: Invalid value: "float": must be one of boolean,date,integer,number,string`},
+			`spec.additionalPrinterColumns[0].type: Invalid value: "float": must be one of boolean,date,integer,number,string`},
 		{"column name", func(c *apiextv1.CustomResourceDefinition) { c.Spec.Versions[0].AdditionalPrinterColumns[0].Name = "" },
-			`spec.versions[0].additionalPrinterColumns[0].name: Required value`},
+			`spec.additionalPrinterColumns[0].name: Required value`},
 		{"column jsonPath", func(c *apiextv1.CustomResourceDefinition) {
 			c.Spec.Versions[0].AdditionalPrinterColumns[0].JSONPath = ".spec["
 		},
-			`spec.versions[0].additionalPrinterColumns[0].jsonPath: Invalid value: ".spec["`},
+			`spec.additionalPrinterColumns[0].jsonPath: Invalid value: ".spec["`},
 		{"conversion webhook unsupported", func(c *apiextv1.CustomResourceDefinition) {
 			c.Spec.Conversion = &apiextv1.CustomResourceConversion{Strategy: apiextv1.WebhookConverter}
 		}, `spec.conversion.strategy: Forbidden: conversion webhooks are not supported by setpoint; use strategy None`},
@@ -151,7 +151,25 @@ func TestValidateCRD(t *testing.T) {
 			`spec.preserveUnknownFields: Invalid value: true`},
 		{"selectable field must be a scalar", func(c *apiextv1.CustomResourceDefinition) {
 			c.Spec.Versions[0].SelectableFields = []apiextv1.SelectableField{{JSONPath: ".spec"}}
-		}, `spec.versions[0].selectableFields[0].jsonPath: Invalid value: ".spec": must point to a field of type string, boolean or integer`},
+		}, `spec.selectableFields[0].jsonPath: Invalid value: ".spec": must point to a field of type string, boolean or integer`},
+		{"schema of two versions differ", func(c *apiextv1.CustomResourceDefinition) {
+			v := c.Spec.Versions[0].DeepCopy()
+			v.Name, v.Storage = "v2", false
+			v.Schema.OpenAPIV3Schema.Properties["spec"] = apiextv1.JSONSchemaProps{}
+			c.Spec.Versions = append(c.Spec.Versions, *v)
+		}, `spec.versions[1].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields`},
+		{"columns of two versions differ", func(c *apiextv1.CustomResourceDefinition) {
+			v := c.Spec.Versions[0].DeepCopy()
+			v.Name, v.Storage = "v2", false
+			v.AdditionalPrinterColumns[0].Type = "float"
+			c.Spec.Versions = append(c.Spec.Versions, *v)
+		}, `spec.versions[1].additionalPrinterColumns[0].type: Invalid value: "float"`},
+		{"per-version selectable fields on a shared schema", func(c *apiextv1.CustomResourceDefinition) {
+			v := c.Spec.Versions[0].DeepCopy()
+			v.Name, v.Storage = "v2", false
+			v.SelectableFields = []apiextv1.SelectableField{{JSONPath: ".spec.replicas"}}
+			c.Spec.Versions = append(c.Spec.Versions, *v)
+		}, "spec.versions[1].selectableFields: Invalid value: \"\": may only be set when `version.schema.openAPIV3Schema` is not included"},
 		{"stored version missing from spec", func(c *apiextv1.CustomResourceDefinition) {
 			c.Status.StoredVersions = []string{"v1", "v1beta1"}
 		}, `status.storedVersions[1]: Invalid value: "v1beta1": missing from spec.versions`},

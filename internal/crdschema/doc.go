@@ -13,20 +13,37 @@
 //     object in place; Validate never mutates it. Objects are JSON values as
 //     apimachinery decodes them: map[string]any, []any, string, bool, nil,
 //     int64 or float64 (int, int32 and json.Number are accepted too).
+//   - Schema.ValidateUpdate and Schema.ValidateStatusUpdate validate updates
+//     (the whole object, or status alone for the status subresource) with
+//     Kubernetes' validation ratcheting: errors of values equal to their old
+//     values are dropped.
+//   - Schema.ValidateRules evaluates the x-kubernetes-validations (CEL)
+//     rules with Kubernetes' own rule validator
+//     (k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel on
+//     k8s.io/apiserver/pkg/cel and cel-go): its environment and libraries,
+//     transition rules and optionalOldSelf, ratcheting (as warnings through
+//     the context), messages, reasons and field paths, and the runtime cost
+//     limits. RulesBlocked says when earlier errors keep the rules from
+//     running, as in Kubernetes.
 //   - Schema.OpenAPI renders the schema as Kubernetes publishes it in
 //     /openapi/v3 (package openapi derives the /openapi/v2 form from it).
 //   - ValidateCRD, ValidateCRDUpdate and SetCRDDefaults are the
 //     CustomResourceDefinition strategy: defaulting and the create/update
-//     validation that produces 422 field errors.
+//     validation that produces 422 field errors. Rules are checked as
+//     kube-apiserver checks them: their fields, their compilation (new
+//     expressions in the environment of the compatibility version, 1.36 for
+//     a 1.37 server; expressions the CRD already had in that of stored
+//     expressions), their estimated cost (per expression, unless the
+//     version's schema is unchanged, and per schema), and defaults against
+//     them.
 //   - Columns evaluates additionalPrinterColumns (a small JSONPath evaluator
 //     for the forms kubectl's printer columns use) into meta.k8s.io/v1 Table
 //     cells.
 //
 // Field errors use Kubernetes' paths and messages, so that clients see the
 // same 422 bodies as against a real cluster. Things Kubernetes does that this
-// package does not: CEL rules (x-kubernetes-validations are rejected by
-// Compile with a clear error), conversion webhooks (rejected by ValidateCRD),
-// validation ratcheting, and ObjectMeta coercion inside
-// x-kubernetes-embedded-resource values (embedded apiVersion, kind and
-// metadata are kept as written and not validated beyond the schema).
+// package does not: conversion webhooks (rejected by ValidateCRD), and
+// ObjectMeta coercion inside x-kubernetes-embedded-resource values (embedded
+// apiVersion, kind and metadata are kept as written and not validated
+// beyond the schema).
 package crdschema

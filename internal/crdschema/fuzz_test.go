@@ -1,11 +1,13 @@
 package crdschema
 
 import (
+	"context"
 	"reflect"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 const fuzzSchema = `
@@ -14,9 +16,12 @@ properties:
   spec:
     type: object
     required: [image]
+    x-kubernetes-validations:
+    - {rule: "!has(self.replicas) || self.replicas <= 5 || self.image != 'x'", messageExpression: "'too many replicas for ' + self.image", fieldPath: ".replicas"}
+    - {rule: "!has(self.choice) || self.choice == 'a' || has(self.note)", reason: FieldValueRequired, fieldPath: ".note", message: "b needs a note"}
     properties:
-      image: {type: string, pattern: "^[a-z]+$"}
-      replicas: {type: integer, minimum: 0, maximum: 10, default: 1}
+      image: {type: string, pattern: "^[a-z]+$", maxLength: 20, x-kubernetes-validations: [{rule: "!self.startsWith('z')", message: "no z"}]}
+      replicas: {type: integer, minimum: 0, maximum: 10, default: 1, x-kubernetes-validations: [{rule: "self >= oldSelf", message: "no scale-down"}]}
       note: {type: string, nullable: true}
       port: {x-kubernetes-int-or-string: true, default: 80}
       labels: {type: object, additionalProperties: {type: string, default: "x"}}
@@ -30,13 +35,20 @@ properties:
         type: array
         x-kubernetes-list-type: map
         x-kubernetes-list-map-keys: [name]
-        items: {type: object, required: [name], properties: {name: {type: string}}}
+        maxItems: 8
+        x-kubernetes-validations: [{rule: "self.all(p, p.name.size() > 0)", message: "names are not empty"}]
+        items: {type: object, required: [name], properties: {name: {type: string, maxLength: 10, x-kubernetes-validations: [{rule: "self == oldSelf"}]}}}
       choice: {type: string, enum: [a, b]}
 `
 
 // FuzzPruneDefaultValidate sends random JSON objects through
-// Prune → Default → Validate: nothing panics, Prune is idempotent (a second
-// pass removes nothing), and defaulting never reintroduces unknown fields.
+// Prune → Default → Validate → ValidateRules (when not blocked), as create
+// and as an update to an equal object: nothing panics, Prune is idempotent
+// (a second pass removes nothing), defaulting never reintroduces unknown
+// fields, validation never mutates the object, and ratcheting only ever
+// drops errors: an update that changes nothing reports a subset of the
+// errors of a create (schema and rules; the transition rules here hold on
+// equal values).
 func FuzzPruneDefaultValidate(f *testing.F) {
 	for _, seed := range []string{
 		`{}`,
@@ -68,9 +80,40 @@ func FuzzPruneDefaultValidate(f *testing.F) {
 			t.Fatalf("Default introduced unknown fields %q", extra)
 		}
 		before := runtime.DeepCopyJSON(obj)
-		s.Validate(obj)
+		errs := s.Validate(obj)
+		var ruleErrs field.ErrorList
+		if RulesBlocked(errs) == nil {
+			ruleErrs = s.ValidateRules(context.Background(), obj, nil)
+		}
 		if !reflect.DeepEqual(before, obj) {
-			t.Fatalf("Validate mutated the object")
+			t.Fatalf("validation mutated the object")
+		}
+		same := runtime.DeepCopyJSON(obj)
+		if extra := notIn(s.ValidateUpdate(obj, same), errs); len(extra) > 0 {
+			t.Fatalf("an unchanged object has new schema errors on update: %v", extra)
+		}
+		if RulesBlocked(errs) == nil {
+			if extra := notIn(s.ValidateRules(context.Background(), obj, same), ruleErrs); len(extra) > 0 {
+				t.Fatalf("an unchanged object has new rule errors on update: %v", extra)
+			}
+		}
+		if !reflect.DeepEqual(before, obj) || !reflect.DeepEqual(before, same) {
+			t.Fatalf("update validation mutated the objects")
 		}
 	})
+}
+
+// notIn returns the errors of a whose text is not among b's.
+func notIn(a, b field.ErrorList) []string {
+	have := map[string]bool{}
+	for _, e := range b {
+		have[e.Error()] = true
+	}
+	var out []string
+	for _, e := range a {
+		if !have[e.Error()] {
+			out = append(out, e.Error())
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -19,24 +20,59 @@ type keywordContext struct {
 	insideMeta bool
 	// noDefaults, when non-empty, forbids defaults and says why.
 	noDefaults string
+	// rules is the node's place in the check of x-kubernetes-validations
+	// rules; nil when rules are not compiled here (a schema with structural
+	// or default errors, and anything under allOf, anyOf, oneOf or not).
+	rules *ruleNode
+	// oldSelfForbidden is the outermost path above whose values cannot be
+	// correlated with their old values (items of a list that is not a
+	// list-type map, properties of a map that is neither granular nor
+	// atomic): transition rules are refused below it.
+	oldSelfForbidden *field.Path
 }
 
 // checkKeywords applies Kubernetes' keyword rules for CRD schemas to s and
 // every schema below it (properties, additionalProperties, items, allOf,
-// anyOf, oneOf, not).
+// anyOf, oneOf, not), the fields of x-kubernetes-validations rules
+// included. Where ctx.rules is set and nothing is wrong with a node or the
+// schemas below it, the node's rules are compiled too; their errors go to
+// the rule checker, not to the returned list.
 func checkKeywords(s *apiextv1.JSONSchemaProps, p *field.Path, ctx keywordContext) field.ErrorList {
 	if s == nil {
 		return nil
 	}
 	errs := checkNodeKeywords(s, p, ctx)
 	errs = append(errs, checkListAndMapTypes(s, p)...)
+	errs = append(errs, checkChildKeywords(s, p, ctx)...)
+	if len(s.XValidations) == 0 {
+		return errs
+	}
+	errs = append(errs, checkRuleFields(s, p)...)
+	if len(errs) == 0 && ctx.rules != nil {
+		ctx.rules.checker.compile(ctx.rules, s, p, ctx.oldSelfForbidden)
+	}
+	return errs
+}
 
-	child := keywordContext{insideMeta: ctx.insideMeta, noDefaults: ctx.noDefaults}
+// forbidOldSelf returns ctx with transition rules refused below p, unless
+// they already are (the outermost path is kept).
+func (ctx keywordContext) forbidOldSelf(p *field.Path) keywordContext {
+	if ctx.oldSelfForbidden == nil {
+		ctx.oldSelfForbidden = p
+	}
+	return ctx
+}
+
+// checkChildKeywords runs checkKeywords on the schemas below s.
+func checkChildKeywords(s *apiextv1.JSONSchemaProps, p *field.Path, ctx keywordContext) field.ErrorList {
+	var errs field.ErrorList
+	child := keywordContext{insideMeta: ctx.insideMeta, noDefaults: ctx.noDefaults, oldSelfForbidden: ctx.oldSelfForbidden}
 	if s.AdditionalProperties != nil {
 		if len(s.Properties) != 0 && (!s.AdditionalProperties.Allows || s.AdditionalProperties.Schema != nil) {
 			errs = append(errs, field.Forbidden(p.Child("additionalProperties"), "additionalProperties and properties are mutual exclusive"))
 		}
 		apCtx := child
+		apCtx.rules = ctx.rules.additional(s.AdditionalProperties.Schema)
 		if ctx.insideMeta {
 			apCtx.noDefaults = "inside additionalProperties applying to object metadata"
 		}
@@ -45,6 +81,10 @@ func checkKeywords(s *apiextv1.JSONSchemaProps, p *field.Path, ctx keywordContex
 	for _, name := range sortedKeys(s.Properties) {
 		prop := s.Properties[name]
 		propCtx := child
+		propCtx.rules = ctx.rules.property(&prop, name)
+		if !cel.MapIsCorrelatable(s.XMapType) {
+			propCtx = propCtx.forbidOldSelf(p)
+		}
 		if (ctx.root || s.XEmbeddedResource) && isMetaField(name) {
 			propCtx.insideMeta = true
 			if ctx.root {
@@ -54,9 +94,15 @@ func checkKeywords(s *apiextv1.JSONSchemaProps, p *field.Path, ctx keywordContex
 		errs = append(errs, checkKeywords(&prop, p.Child("properties").Key(name), propCtx)...)
 	}
 	if s.Items != nil {
-		errs = append(errs, checkKeywords(s.Items.Schema, p.Child("items"), child)...)
+		itemsCtx := child
+		if s.XListType == nil || *s.XListType != "map" {
+			itemsCtx = itemsCtx.forbidOldSelf(p)
+		}
+		itemsCtx.rules = ctx.rules.items(s.Items.Schema)
+		errs = append(errs, checkKeywords(s.Items.Schema, p.Child("items"), itemsCtx)...)
 		for i := range s.Items.JSONSchemas {
-			errs = append(errs, checkKeywords(&s.Items.JSONSchemas[i], p.Child("items").Index(i), child)...)
+			itemsCtx.rules = ctx.rules.items(&s.Items.JSONSchemas[i])
+			errs = append(errs, checkKeywords(&s.Items.JSONSchemas[i], p.Child("items").Index(i), itemsCtx)...)
 		}
 	}
 	errs = append(errs, checkKeywords(s.Not, p.Child("not"), child)...)
@@ -117,9 +163,6 @@ func checkNodeKeywords(s *apiextv1.JSONSchemaProps, p *field.Path, ctx keywordCo
 	}
 	if s.XPreserveUnknownFields != nil && !*s.XPreserveUnknownFields {
 		errs = append(errs, field.Invalid(p.Child("x-kubernetes-preserve-unknown-fields"), false, "must be true or undefined"))
-	}
-	if len(s.XValidations) != 0 {
-		errs = append(errs, field.Forbidden(p.Child("x-kubernetes-validations"), "validation rules (CEL) are not supported by setpoint"))
 	}
 	return errs
 }

@@ -2,8 +2,11 @@ package crdschema
 
 import (
 	"sort"
+	"sync"
 
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
@@ -22,6 +25,15 @@ type Schema struct {
 	// validator validates whole objects against validation; kube-openapi's
 	// SchemaValidator is safe for concurrent use.
 	validator *validate.SchemaValidator
+	// structural is props in apiextensions-apiserver's structural form, as
+	// the CEL rule validator and ratcheting read it. Never mutated.
+	structural *structuralschema.Structural
+
+	// rules are the compiled x-kubernetes-validations of the whole object
+	// (nil when there are none), built on first use; cel.Validator is safe
+	// for concurrent use.
+	rulesOnce sync.Once
+	rules     *cel.Validator
 }
 
 // Compile checks props is structural (as Kubernetes requires for apiextensions.k8s.io/v1) and compiles it.
@@ -34,11 +46,30 @@ type Schema struct {
 // x-kubernetes-preserve-unknown-fields is true or absent; list-type, list-map-keys
 // and map-type are consistent; no nullable and no additionalProperties at the
 // root; no defaults inside the root apiVersion, kind and metadata; every default
-// is pruned (no unknown fields) and valid against its own schema. A nil props
-// is a Required error at fldPath. x-kubernetes-validations (CEL) is rejected as
-// unsupported. Errors are sorted by their text, as Kubernetes sorts structural
-// errors, so the list is deterministic.
+// is pruned (no unknown fields) and valid against its own schema and rules.
+// x-kubernetes-validations rules are checked as on a CRD's creation: their
+// fields, then (when the schema is structural and its defaults valid) their
+// compilation in Kubernetes' CEL environment for new expressions and their
+// estimated cost against the per-expression and per-schema limits. A nil
+// props is a Required error at fldPath. Errors are sorted by their text, as
+// Kubernetes sorts structural errors, so the list is deterministic; the
+// errors of rules follow, in the order Kubernetes reports them.
 func Compile(props *apiextv1.JSONSchemaProps, fldPath *field.Path) (*Schema, field.ErrorList) {
+	return compileWith(props, fldPath, ruleOptions{})
+}
+
+// CompileAccepted compiles the schema of a CRD its validation already
+// accepted (a stored CRD, about to be served): as Compile, but the
+// x-kubernetes-validations rules are not compiled and costed as on a CRD's
+// creation. They are compiled when an object is first validated, in the
+// environment of stored expressions, as kube-apiserver does when it serves
+// a CRD.
+func CompileAccepted(props *apiextv1.JSONSchemaProps, fldPath *field.Path) (*Schema, field.ErrorList) {
+	return compileWith(props, fldPath, ruleOptions{accepted: true})
+}
+
+// compileWith is Compile with the options a CRD update sets for rules.
+func compileWith(props *apiextv1.JSONSchemaProps, fldPath *field.Path, opts ruleOptions) (*Schema, field.ErrorList) {
 	if props == nil {
 		return nil, field.ErrorList{field.Required(fldPath, "")}
 	}
@@ -47,28 +78,51 @@ func Compile(props *apiextv1.JSONSchemaProps, fldPath *field.Path) (*Schema, fie
 	if props.Nullable {
 		errs = append(errs, field.Forbidden(fldPath.Child("nullable"), "nullable cannot be true at the root"))
 	}
-	errs = append(errs, checkKeywords(props, fldPath, keywordContext{root: true})...)
-	errs = append(errs, checkStructural(props, levelRoot, fldPath)...)
-	errs = append(errs, checkCompleteness(props, fldPath)...)
+	structErrs := checkStructural(props, levelRoot, fldPath)
+	structErrs = append(structErrs, checkCompleteness(props, fldPath)...)
+	var st *structuralschema.Structural
+	var initErr *field.Error
+	var rules *ruleChecker
+	if len(structErrs) == 0 {
+		var err error
+		if st, err = toStructural(props); err != nil {
+			initErr = field.Invalid(fldPath, "", err.Error())
+		} else if derrs := checkDefaults(props, st, fldPath); len(derrs) > 0 {
+			structErrs = derrs
+		} else if !opts.accepted {
+			rules = newRuleChecker(opts)
+		}
+	}
+	kctx := keywordContext{root: true}
+	if rules != nil {
+		kctx.rules = newRootRuleNode(rules, props)
+	}
+	errs = append(errs, checkKeywords(props, fldPath, kctx)...)
+	errs = append(errs, structErrs...)
+	if len(errs) == 0 && initErr != nil {
+		errs = append(errs, initErr)
+	}
 	sortErrors(errs)
+	if rules != nil {
+		// As kube-apiserver lists them: the rules' errors after the
+		// schema's, in the order of the walk, then the schema's total.
+		errs = append(errs, rules.errs...)
+		errs = append(errs, rules.totalErrors(fldPath)...)
+	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	s := newSchema(props)
-	if derrs := checkDefaults(props, props, fldPath); len(derrs) > 0 {
-		sortErrors(derrs)
-		return nil, derrs
-	}
-	return s, nil
+	return newSchema(props, st), nil
 }
 
 // newSchema builds the validator of an already checked schema.
-func newSchema(props *apiextv1.JSONSchemaProps) *Schema {
+func newSchema(props *apiextv1.JSONSchemaProps, st *structuralschema.Structural) *Schema {
 	v := toValidationSchema(props)
 	return &Schema{
 		props:      props,
 		validation: v,
 		validator:  validate.NewSchemaValidator(v, nil, "", strfmt.Default),
+		structural: st,
 	}
 }
 

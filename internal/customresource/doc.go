@@ -11,7 +11,14 @@
 //   - Writes run Kubernetes' custom-resource strategy: unknown fields are
 //     pruned (Pruner; the server reports them per fieldValidation), the
 //     schema's defaults applied, then metadata and the structural schema
-//     validated, with field paths (spec.replicas: Invalid value ...).
+//     validated, with field paths (spec.replicas: Invalid value ...), then
+//     the x-kubernetes-validations rules evaluated with the request's
+//     context (registry.ContextValidator), unless a missing, unsupported,
+//     too long, too many or mistyped value blocks them. Updates ratchet:
+//     unchanged invalid values are not reported (rule failures on them
+//     become warnings).
+//   - Status writes validate status against properties[status] and run the
+//     rules of the whole object, as Kubernetes' status strategy does.
 //   - With the status subresource, the main resource ignores status and
 //     /status changes only status; generation moves on changes outside
 //     metadata (and status, when it is a subresource).

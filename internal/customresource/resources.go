@@ -60,7 +60,7 @@ func versionResource(crd *apiextv1.CustomResourceDefinition, v *apiextv1.CustomR
 	if props == nil {
 		props = &apiextv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptrTrue()}
 	}
-	sch, errs := crdschema.Compile(props, fldPath.Child("schema", "openAPIV3Schema"))
+	sch, errs := crdschema.CompileAccepted(props, fldPath.Child("schema", "openAPIV3Schema"))
 	if len(errs) > 0 {
 		return nil, errs.ToAggregate()
 	}

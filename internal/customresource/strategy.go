@@ -1,6 +1,7 @@
 package customresource
 
 import (
+	"context"
 	"fmt"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -62,17 +63,39 @@ func (s *strategy) Prune(obj runtime.Object) []string { return s.schema.Prune(co
 // Default applies the schema's defaults.
 func (s *strategy) Default(obj runtime.Object) { s.schema.Default(content(obj)) }
 
-// Validate checks metadata and the schema.
+// Validate checks metadata, the schema and its validation rules.
 func (s *strategy) Validate(obj runtime.Object) field.ErrorList {
+	return s.ValidateContext(context.Background(), obj)
+}
+
+// ValidateContext is Validate with the request's context, which the
+// validation rules honour.
+func (s *strategy) ValidateContext(ctx context.Context, obj runtime.Object) field.ErrorList {
 	m, errs := s.objectMeta(obj)
 	if m != nil {
 		errs = append(errs, apivalidation.ValidateObjectMeta(m, s.namespaced, apivalidation.NameIsDNSSubdomain, metadataPath)...)
 	}
-	return append(errs, s.validateContent(obj)...)
+	errs = append(errs, s.validateKind(obj)...)
+	errs = append(errs, s.schema.Validate(content(obj))...)
+	return append(errs, s.validateRules(ctx, obj, nil, errs)...)
 }
 
-// ValidateUpdate checks metadata changes and the schema.
+// ValidateUpdate checks metadata changes, the schema and its validation
+// rules, ratcheting unchanged values.
 func (s *strategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
+	return s.ValidateUpdateContext(context.Background(), obj, old)
+}
+
+// ValidateUpdateContext is ValidateUpdate with the request's context.
+func (s *strategy) ValidateUpdateContext(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	errs := s.validateMetaUpdate(obj, old)
+	errs = append(errs, s.validateKind(obj)...)
+	errs = append(errs, s.schema.ValidateUpdate(content(obj), content(old))...)
+	return append(errs, s.validateRules(ctx, obj, old, errs)...)
+}
+
+// validateMetaUpdate checks the metadata of an update.
+func (s *strategy) validateMetaUpdate(obj, old runtime.Object) field.ErrorList {
 	m, errs := s.objectMeta(obj)
 	om, _ := s.objectMeta(old)
 	if m != nil && om != nil {
@@ -82,7 +105,24 @@ func (s *strategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 		}
 		errs = append(errs, apivalidation.ValidateObjectMetaUpdate(m, om, metadataPath)...)
 	}
-	return append(errs, s.validateContent(obj)...)
+	return errs
+}
+
+// validateRules runs the x-kubernetes-validations rules on the whole
+// object (old is nil on create) unless the errors found before block
+// them, as Kubernetes' custom-resource strategy does.
+func (s *strategy) validateRules(ctx context.Context, obj, old runtime.Object, before field.ErrorList) field.ErrorList {
+	if !s.schema.HasRules() {
+		return nil
+	}
+	if blocked := crdschema.RulesBlocked(before); blocked != nil {
+		return field.ErrorList{blocked}
+	}
+	var prev map[string]any
+	if old != nil {
+		prev = content(old)
+	}
+	return s.schema.ValidateRules(ctx, content(obj), prev)
 }
 
 // objectMeta reads metadata as ObjectMeta; malformed metadata (a label
@@ -99,14 +139,13 @@ func (s *strategy) objectMeta(obj runtime.Object) (*metav1.ObjectMeta, field.Err
 	return m, nil
 }
 
-// validateContent checks apiVersion/kind and everything the schema covers.
-func (s *strategy) validateContent(obj runtime.Object) field.ErrorList {
-	var errs field.ErrorList
+// validateKind checks the object's kind.
+func (s *strategy) validateKind(obj runtime.Object) field.ErrorList {
 	u := obj.(*unstructured.Unstructured)
 	if gvk := u.GroupVersionKind(); gvk.Kind != "" && gvk.Kind != s.kind.Kind {
-		errs = append(errs, field.Invalid(field.NewPath("kind"), gvk.Kind, "must be "+s.kind.Kind))
+		return field.ErrorList{field.Invalid(field.NewPath("kind"), gvk.Kind, "must be "+s.kind.Kind)}
 	}
-	return append(errs, s.schema.Validate(u.Object)...)
+	return nil
 }
 
 // statusStrategy is the write logic of /status: only status changes.
@@ -142,7 +181,17 @@ func (st statusStrategy) PrepareForUpdate(obj, old runtime.Object) {
 	}
 }
 
-// ValidateUpdate checks the new status against the schema.
+// ValidateUpdate checks metadata, the new status against the status
+// schema (ratcheting unchanged values) and the validation rules of the
+// whole object, as Kubernetes' status strategy does.
 func (st statusStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
-	return st.s.ValidateUpdate(obj, old)
+	return st.ValidateUpdateContext(context.Background(), obj, old)
+}
+
+// ValidateUpdateContext is ValidateUpdate with the request's context.
+func (st statusStrategy) ValidateUpdateContext(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	errs := st.s.validateMetaUpdate(obj, old)
+	errs = append(errs, st.s.validateKind(obj)...)
+	errs = append(errs, st.s.schema.ValidateStatusUpdate(content(obj), content(old))...)
+	return append(errs, st.s.validateRules(ctx, obj, old, errs)...)
 }

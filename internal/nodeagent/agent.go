@@ -70,13 +70,18 @@ type Agent struct {
 	registered chan struct{}
 	// kick asks the heartbeat loop for an immediate round (capacity 1).
 	kick chan struct{}
+	// kubelet is the nodes' kubelet endpoint, open while Start runs.
+	// Guarded by mu; its fields are fixed once set.
+	kubelet *endpoint
 }
 
 // node is one simulated kubelet.
 type node struct {
 	name  string
 	index int
-	ip    string
+	// ip is the address the node reports (the kubelet endpoint's), set
+	// by Start before registration.
+	ip string
 	// dead, when set (StopHeartbeat), stops heartbeats and pod handling.
 	// Guarded by Agent.mu.
 	dead bool
@@ -123,7 +128,7 @@ func New(mgr *manager.Manager, opts Options) (*Agent, error) {
 		retryAfter: time.AfterFunc,
 	}
 	for i := range opts.Count {
-		n := &node{name: opts.NamePrefix + strconv.Itoa(i), index: i, ip: nodeIP(i)}
+		n := &node{name: opts.NamePrefix + strconv.Itoa(i), index: i}
 		a.byName[n.name] = n
 		a.ordered = append(a.ordered, n)
 	}
@@ -156,6 +161,21 @@ func (a *Agent) Registered() <-chan struct{} { return a.registered }
 // until ctx ends. It implements manager.Runnable.
 func (a *Agent) Start(ctx context.Context) error {
 	defer a.queue.ShutDown()
+	kl, err := a.listen()
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.kubelet = kl
+	for _, n := range a.ordered {
+		n.ip = kl.ip
+	}
+	a.mu.Unlock()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	serveCtx, stopServing := context.WithCancel(ctx)
+	defer stopServing()
+	wg.Go(func() { kl.serve(serveCtx) })
 	if err := a.registerAll(ctx); err != nil {
 		return err
 	}
@@ -170,14 +190,12 @@ func (a *Agent) Start(ctx context.Context) error {
 	}
 	defer func() { _ = a.podInf.RemoveEventHandler(reg) }()
 
-	var wg sync.WaitGroup
 	wg.Go(func() { a.heartbeatLoop(ctx) })
 	for range a.opts.Workers {
 		wg.Go(func() { a.worker(ctx) })
 	}
 	<-ctx.Done()
 	a.queue.ShutDown()
-	wg.Wait()
 	return nil
 }
 

@@ -7,15 +7,20 @@
 //   - The Nodes it registers: created (or taken over when one of that name
 //     exists: labels merged, an empty pod CIDR set, taints left alone)
 //     with labels, pod CIDR (the i-th /24 of 10.128.0.0/9), capacity =
-//     allocatable, addresses (InternalIP 172.16.x.y, Hostname), node info;
+//     allocatable, the address and port of the agent's kubelet endpoint
+//     (InternalIP and status.daemonEndpoints.kubeletEndpoint.Port; no
+//     Hostname address, which kube-apiserver would prefer and could not
+//     resolve), node info;
 //     the four kubelet conditions (Ready=True KubeletReady, Memory/Disk/PID
 //     pressure False) are written through the status subresource.
+//
 //   - Their heartbeats: a Lease per node in kube-node-lease (holder the
 //     node, 40s duration, owned by the Node) renewed every 10s, and the
 //     node status compared every 10s with what this kubelet reports and
 //     posted when it differs (e.g. the node lifecycle controller set Ready
 //     to Unknown) or 5 minutes passed — the kubelet's defaults. Taints are
 //     never touched: the lifecycle controller removes the ones it placed.
+//
 //   - The pods bound to its nodes: one informer for all nodes (field
 //     selector spec.nodeName!=, served by the API server's watch cache),
 //     a workqueue and Options.Workers workers that write pod status through
@@ -27,10 +32,33 @@
 //     status per container (imageID, containerID, ready, started,
 //     state.running.startedAt, restartCount). qosClass is left as is.
 //     Regular init containers are reported Completed, sidecars running.
+//
 //   - Deletion: a pod with a deletionTimestamp on a live node is deleted
 //     with gracePeriodSeconds=0 and a uid precondition, min(deletion grace
 //     period, StopDelay) after the agent saw the deletion — the API server
 //     holds bound pods until that final delete.
+//
+//   - The kubelet endpoint (server.go): one HTTPS listener for all the
+//     agent's nodes (Options.ServingAddress, a self-signed serving
+//     certificate), open to clients whose certificate Options.ClientCA
+//     signed (the API server's kubelet client certificate), 401 otherwise.
+//     /containerLogs/{ns}/{pod}/{container} serves the simulated
+//     containers' logs with the kubelet's options (follow, previous,
+//     tailLines, sinceSeconds, sinceTime, timestamps, limitBytes) and its
+//     error messages; /exec, /attach and /portForward answer a 400 Status
+//     saying the node is simulated; /healthz answers ok. A stopped node
+//     (StopHeartbeat) drops the connection, as a dead kubelet.
+//
+//   - The logs (logs.go): every run of a container writes lines telling
+//     its life (started or restarted, exited with code N, killed by the
+//     pod's deletion), timestamped with the agent's clock; the latest run
+//     and the one before are kept (--previous). Init containers log their
+//     run at the pod's start; ephemeral containers added to a pod
+//     (kubectl debug) are started, reported running and logged too.
+//
+//   - Container statuses report cpu and memory resources as the spec has
+//     them (a simulated in-place resize is applied at once), which the API
+//     server requires before it allows pods/resize.
 //
 // # Failure injection
 //
@@ -63,6 +91,9 @@
 //     is false) and starts once.
 //
 // Not simulated: probes, image pulls, resource accounting, eviction under
-// pressure, activeDeadlineSeconds, ephemeral containers, pod resize, a
-// final status write before the grace-0 delete.
+// pressure, activeDeadlineSeconds, resize conditions (PodResizePending,
+// PodResizeInProgress), a final status write before the grace-0 delete;
+// the kubelet endpoint serves no /pods, /stats or /metrics (one listener
+// serves all the agent's nodes and could not tell which one a request
+// meant).
 package nodeagent

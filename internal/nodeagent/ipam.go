@@ -13,10 +13,8 @@ import (
 // each.
 const maxNodes = 1 << 15
 
-// Addresses of node i: its InternalIP is the (i+1)-th address of
-// 172.16.0.0/12 and its pod CIDR the i-th /24 of 10.128.0.0/9.
+// The pod CIDR of node i is the i-th /24 of 10.128.0.0/9.
 var (
-	nodeIPBase  = binary.BigEndian.Uint32(net.IPv4(172, 16, 0, 0).To4())
 	podNetBase  = binary.BigEndian.Uint32(net.IPv4(10, 128, 0, 0).To4())
 	podCIDRBits = 24
 )
@@ -26,9 +24,6 @@ func uint32IP(v uint32) netip.Addr {
 	binary.BigEndian.PutUint32(b[:], v)
 	return netip.AddrFrom4(b)
 }
-
-// nodeIP returns the InternalIP of node index i.
-func nodeIP(i int) string { return uint32IP(nodeIPBase + uint32(i) + 1).String() }
 
 // podCIDR returns the pod CIDR of node index i.
 func podCIDR(i int) string {

@@ -16,7 +16,6 @@ import (
 // Node condition reasons and messages, the kubelet's.
 const (
 	kubeletVersion = "v1.37.2"
-	kubeletPort    = 10250
 )
 
 // registerParallelism bounds concurrent registrations and heartbeats.
@@ -109,7 +108,7 @@ func (a *Agent) newNode(n *node) *corev1.Node {
 		ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: a.labels(n)},
 		Spec:       corev1.NodeSpec{PodCIDR: cidr, PodCIDRs: []string{cidr}},
 		Status: corev1.NodeStatus{Capacity: a.opts.Capacity.DeepCopy(), Allocatable: a.opts.Capacity.DeepCopy(),
-			Addresses: addresses(n), NodeInfo: nodeInfo(n), DaemonEndpoints: daemonEndpoints()},
+			Addresses: addresses(n), NodeInfo: nodeInfo(n), DaemonEndpoints: a.daemonEndpoints()},
 	}
 }
 
@@ -143,12 +142,22 @@ func (a *Agent) labels(n *node) map[string]string {
 	return l
 }
 
+// addresses are what the node reports: its InternalIP, the agent's kubelet
+// endpoint address. No Hostname address: kube-apiserver prefers it, and a
+// simulated node's name resolves to nothing.
 func addresses(n *node) []corev1.NodeAddress {
-	return []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: n.ip}, {Type: corev1.NodeHostName, Address: n.name}}
+	return []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: n.ip}}
 }
 
-func daemonEndpoints() corev1.NodeDaemonEndpoints {
-	return corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: kubeletPort}}
+// daemonEndpoints reports the agent's kubelet endpoint port.
+func (a *Agent) daemonEndpoints() corev1.NodeDaemonEndpoints {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var port int32
+	if a.kubelet != nil {
+		port = a.kubelet.port
+	}
+	return corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: port}}
 }
 
 func nodeInfo(n *node) corev1.NodeSystemInfo {
@@ -168,7 +177,7 @@ func nodeInfo(n *node) corev1.NodeSystemInfo {
 func (a *Agent) desiredStatus(n *node, cur corev1.NodeStatus, now metav1.Time) corev1.NodeStatus {
 	st := *cur.DeepCopy()
 	st.Capacity, st.Allocatable = a.opts.Capacity.DeepCopy(), a.opts.Capacity.DeepCopy()
-	st.Addresses, st.NodeInfo, st.DaemonEndpoints = addresses(n), nodeInfo(n), daemonEndpoints()
+	st.Addresses, st.NodeInfo, st.DaemonEndpoints = addresses(n), nodeInfo(n), a.daemonEndpoints()
 	for _, c := range []corev1.NodeCondition{
 		{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory",
 			Message: "kubelet has sufficient memory available"},

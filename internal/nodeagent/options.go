@@ -2,6 +2,7 @@ package nodeagent
 
 import (
 	"fmt"
+	"net"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +32,8 @@ const (
 	DefaultWorkers = 32
 	// LeaseNamespace holds the node leases.
 	LeaseNamespace = "kube-node-lease"
+	// DefaultServingAddress is where the kubelet endpoint listens.
+	DefaultServingAddress = "127.0.0.1:0"
 )
 
 // Annotations read from a pod when its containers start (KWOK-style
@@ -75,6 +78,19 @@ type Options struct {
 	StatusUpdateFrequency, StatusReportFrequency time.Duration
 	// Workers is the number of pod workers (default 32).
 	Workers int
+	// ServingAddress is where the kubelet endpoint of all the nodes
+	// listens (HTTPS; default DefaultServingAddress, a free port of the
+	// loopback address).
+	ServingAddress string
+	// AdvertiseAddress is the address the nodes report (their InternalIP,
+	// the pods' hostIP) for the API server to reach the endpoint; default
+	// the listener's address (for a wildcard listener, the machine's first
+	// global unicast address).
+	AdvertiseAddress string
+	// ClientCA is the PEM bundle that signs the certificates of the clients
+	// the endpoint accepts: the cluster CA, which signs the API server's
+	// kubelet client certificate. Without it every request is a 401.
+	ClientCA []byte
 	// Clock drives delays, heartbeats and timestamps; default the
 	// manager's clock.
 	Clock clock.WithTicker
@@ -108,6 +124,12 @@ func (o *Options) setDefaults(mgrClock clock.WithTicker) error {
 	setDuration(&o.StatusReportFrequency, DefaultStatusReportFrequency)
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers
+	}
+	if o.ServingAddress == "" {
+		o.ServingAddress = DefaultServingAddress
+	}
+	if o.AdvertiseAddress != "" && net.ParseIP(o.AdvertiseAddress) == nil {
+		return fmt.Errorf("nodeagent: AdvertiseAddress %q is not an IP address", o.AdvertiseAddress)
 	}
 	if o.Clock == nil {
 		o.Clock = mgrClock

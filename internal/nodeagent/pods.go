@@ -143,6 +143,7 @@ func (a *Agent) forget(key types.NamespacedName) {
 func (a *Agent) dropLocked(key types.NamespacedName) {
 	if ps := a.sims[key]; ps != nil {
 		ps.releaseIP()
+		ps.endLogs()
 		delete(a.sims, key)
 	}
 }
@@ -182,6 +183,10 @@ func (a *Agent) sync(ctx context.Context, key types.NamespacedName) (time.Durati
 	}
 	if pod.DeletionTimestamp != nil {
 		wait := ps.stopWait(pod, now, a.opts.StopDelay)
+		if wait <= 0 && !ps.stopped {
+			ps.stop(ps.stopAt)
+			ps.stopped = true
+		}
 		a.mu.Unlock()
 		if wait > 0 {
 			return wait, nil
@@ -197,6 +202,7 @@ func (a *Agent) sync(ctx context.Context, key types.NamespacedName) (time.Durati
 		a.mu.Unlock()
 		return wait, err
 	}
+	ps.startEphemeral(pod, now)
 	next := ps.advance(now, pod.Spec.RestartPolicy, a.opts.RestartBackoff)
 	want := ps.status(pod, now)
 	if isTerminal(want.Phase) {
@@ -237,7 +243,7 @@ func (a *Agent) ensureStartedLocked(ps *podState, pod *corev1.Pod, now time.Time
 		if due := ps.seenAt.Add(a.opts.StartDelay); now.Before(due) {
 			return due.Sub(now), nil
 		}
-		ps.start(now)
+		ps.start(pod, now)
 	}
 	ip, err := ps.node.ipam.allocate(ps.uid)
 	if err != nil {

@@ -29,8 +29,10 @@ type podState struct {
 	// stopAt is when the containers of a deleted pod have stopped; zero
 	// until deletion is seen.
 	stopAt time.Time
-	// containers mirror spec.containers, in order.
-	containers []*ctrState
+	// containers mirror spec.containers, in order; inits the init
+	// containers (set at start: regular ones completed, sidecars
+	// running), ephemeral the ephemeral containers started so far.
+	containers, inits, ephemeral []*ctrState
 	// crashAfter and crashExit come from the pod's annotations; crashAfter
 	// zero means no scheduled crashes.
 	crashAfter time.Duration
@@ -40,6 +42,8 @@ type podState struct {
 	pending map[string]int32
 	// conflicts counts consecutive write conflicts (immediate retries).
 	conflicts int
+	// stopped is set once the containers of a deleted pod were killed.
+	stopped bool
 }
 
 // ctrState is one container. Exactly one of: running; waiting for a
@@ -58,6 +62,58 @@ type ctrState struct {
 	backoff   time.Duration
 	// term is the final state; last the previous run's end (lastState).
 	term, last *corev1.ContainerStateTerminated
+	// log is what `kubectl logs` shows of its runs (logs.go).
+	log logBook
+}
+
+// Log lines of the simulated containers' lives.
+const (
+	lineStarted   = "[setpoint] container %s started: image %s (simulated, nothing runs)"
+	lineRestarted = "[setpoint] container %s restarted (restart %d): image %s"
+	lineExited    = "[setpoint] container %s exited with code %d (%s)"
+	lineKilled    = "[setpoint] container %s killed: pod deleted"
+)
+
+// logStart opens the log of a new run of c, started at.
+func (c *ctrState) logStart(at time.Time) {
+	in := c.log.begin()
+	if c.restarts == 0 {
+		in.add(at, lineStarted, c.name, c.image)
+	} else {
+		in.add(at, lineRestarted, c.name, c.restarts, c.image)
+	}
+}
+
+// logEnd closes the log of the run that ended at as t.
+func (c *ctrState) logEnd(t *corev1.ContainerStateTerminated, at time.Time) {
+	if in := c.log.latest; in != nil && !in.ended {
+		in.add(at, lineExited, c.name, t.ExitCode, t.Reason)
+		in.end()
+	}
+}
+
+// kill ends a running container's run as the pod's deletion stops it.
+func (c *ctrState) kill(at time.Time) {
+	if in := c.log.latest; in != nil && !in.ended {
+		in.add(at, lineKilled, c.name)
+	}
+	c.log.endAll()
+}
+
+// allContainers lists the pod's simulated containers of every kind.
+func (ps *podState) allContainers() []*ctrState {
+	out := append(append([]*ctrState(nil), ps.inits...), ps.containers...)
+	return append(out, ps.ephemeral...)
+}
+
+// container finds a simulated container by name.
+func (ps *podState) container(name string) *ctrState {
+	for _, c := range ps.allContainers() {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
 }
 
 func newPodState(pod *corev1.Pod, n *node, now time.Time) *podState {
@@ -87,11 +143,81 @@ func crashKnobs(pod *corev1.Pod) (time.Duration, int32) {
 
 func (ps *podState) started() bool { return !ps.startedAt.IsZero() }
 
-// start runs every container at now.
-func (ps *podState) start(now time.Time) {
+// start runs every container at now, after the init containers: regular
+// ones complete at once, sidecars keep running.
+func (ps *podState) start(pod *corev1.Pod, now time.Time) {
 	ps.startedAt = now
+	ps.startInits(pod)
 	for i, c := range ps.containers {
 		ps.run(i, c, now)
+	}
+}
+
+// startInits records the init containers' runs at the pod's start.
+func (ps *podState) startInits(pod *corev1.Pod) {
+	ps.inits = nil
+	for _, ic := range pod.Spec.InitContainers {
+		c := &ctrState{name: ic.Name, image: ic.Image, startedAt: ps.startedAt, running: true}
+		c.logStart(ps.startedAt)
+		if !isSidecar(&ic) {
+			c.running = false
+			c.logEnd(&corev1.ContainerStateTerminated{Reason: "Completed"}, ps.startedAt)
+		}
+		ps.inits = append(ps.inits, c)
+	}
+}
+
+func isSidecar(c *corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}
+
+// startEphemeral starts the ephemeral containers added to the pod since
+// the last look (they run until the pod is deleted, never restarted).
+func (ps *podState) startEphemeral(pod *corev1.Pod, now time.Time) {
+	for _, ec := range pod.Spec.EphemeralContainers {
+		if ps.findEphemeral(ec.Name) != nil {
+			continue
+		}
+		c := &ctrState{name: ec.Name, image: ec.Image, running: true, startedAt: now}
+		if s := ephemeralStatus(pod, ec.Name); s != nil && s.State.Running != nil {
+			c.startedAt = s.State.Running.StartedAt.Time // an earlier agent started it
+		}
+		c.logStart(c.startedAt)
+		ps.ephemeral = append(ps.ephemeral, c)
+	}
+}
+
+func (ps *podState) findEphemeral(name string) *ctrState {
+	for _, c := range ps.ephemeral {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func ephemeralStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
+	for i := range pod.Status.EphemeralContainerStatuses {
+		if s := &pod.Status.EphemeralContainerStatuses[i]; s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// stop ends every running container: the pod was deleted, its containers
+// are killed at.
+func (ps *podState) stop(at time.Time) {
+	for _, c := range ps.allContainers() {
+		c.kill(at)
+	}
+}
+
+// endLogs ends the logs of every container (the pod is gone): followers
+// stop.
+func (ps *podState) endLogs() {
+	for _, c := range ps.allContainers() {
+		c.log.endAll()
 	}
 }
 
@@ -102,13 +228,16 @@ func (ps *podState) run(i int, c *ctrState, now time.Time) {
 	if i == 0 && ps.crashAfter > 0 {
 		c.crashAt = now.Add(ps.crashAfter)
 	}
+	c.logStart(now)
 }
 
 // adopt takes over a pod already started by an earlier incarnation of the
-// agent, from its status.
+// agent, from its status. The logs are rebuilt from it too: the latest run
+// and, from lastState, the one before.
 func (ps *podState) adopt(pod *corev1.Pod, now time.Time) {
 	ps.startedAt = pod.Status.StartTime.Time
 	ps.ip = pod.Status.PodIP
+	ps.startInits(pod)
 	byName := map[string]corev1.ContainerStatus{}
 	for _, s := range pod.Status.ContainerStatuses {
 		byName[s.Name] = s
@@ -126,6 +255,28 @@ func (ps *podState) adopt(pod *corev1.Pod, now time.Time) {
 		default: // waiting or unknown: start it now
 			ps.run(i, c, now)
 		}
+		c.rebuildLog()
+	}
+}
+
+// rebuildLog makes c's log what its adopted state tells: the previous run
+// from lastState, the latest from the current state.
+func (c *ctrState) rebuildLog() {
+	c.log.endAll()
+	c.log = logBook{}
+	restarts := c.restarts
+	if c.last != nil {
+		c.restarts = max(restarts-1, 0)
+		c.logStart(c.last.StartedAt.Time)
+		c.logEnd(c.last, c.last.FinishedAt.Time)
+		c.restarts = restarts
+	}
+	switch {
+	case c.term != nil:
+		c.logStart(c.term.StartedAt.Time)
+		c.logEnd(c.term, c.term.FinishedAt.Time)
+	case c.running:
+		c.logStart(c.startedAt)
 	}
 }
 
@@ -168,6 +319,7 @@ func (ps *podState) crash(c *ctrState, code int32, at time.Time, policy corev1.R
 	t := &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, ContainerID: ps.containerID(c),
 		StartedAt: mt(c.startedAt), FinishedAt: mt(at)}
 	c.running, c.crashAt = false, time.Time{}
+	c.logEnd(t, at)
 	if policy == corev1.RestartPolicyAlways || policy == "" || (policy == corev1.RestartPolicyOnFailure && code != 0) {
 		c.last = t
 		c.restarts++

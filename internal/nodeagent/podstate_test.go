@@ -16,13 +16,13 @@ func TestTerminalPodKeepsIPAfterRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &node{name: "node-0", ip: nodeIP(0), ipam: ip}
+	n := &node{name: "node-0", ip: "127.0.0.1", ipam: ip}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u1"},
 		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
 			Containers: []corev1.Container{{Name: "app", Image: "nginx"}}}}
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	ps := newPodState(pod, n, now)
-	ps.start(now)
+	ps.start(pod, now)
 	if ps.ip, err = ip.allocate(ps.uid); err != nil {
 		t.Fatal(err)
 	}

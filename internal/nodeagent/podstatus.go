@@ -30,10 +30,14 @@ func (ps *podState) status(pod *corev1.Pod, now time.Time) corev1.PodStatus {
 	var unready []string
 	for i, c := range ps.containers {
 		st.ContainerStatuses[i] = ps.containerStatus(c)
+		if i < len(pod.Spec.Containers) {
+			setResources(&st.ContainerStatuses[i], &pod.Spec.Containers[i].Resources)
+		}
 		if !c.running {
 			unready = append(unready, c.name)
 		}
 	}
+	st.EphemeralContainerStatuses = ps.ephemeralStatuses()
 	t := mt(now)
 	terminal := st.Phase != corev1.PodRunning
 	setPodCondition(&st, corev1.PodReadyToStartContainers, !terminal, "", "", t)
@@ -91,6 +95,41 @@ func (ps *podState) containerStatus(c *ctrState) corev1.ContainerStatus {
 			Message: fmt.Sprintf("back-off %s restarting failed container=%s", c.backoff, c.name)}
 	}
 	return s
+}
+
+// ephemeralStatuses reports the ephemeral containers: running, or
+// terminated once killed.
+func (ps *podState) ephemeralStatuses() []corev1.ContainerStatus {
+	if len(ps.ephemeral) == 0 {
+		return nil
+	}
+	out := make([]corev1.ContainerStatus, len(ps.ephemeral))
+	for i, c := range ps.ephemeral {
+		out[i] = corev1.ContainerStatus{Name: c.name, Image: c.image, ImageID: imageID(c.image),
+			ContainerID: ps.containerID(c), Ready: false, Started: ptrTrue(),
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: mt(c.startedAt)}}}
+	}
+	return out
+}
+
+// setResources reports the container's cpu and memory as applied: the
+// simulated node resizes in place at once, so status follows the spec
+// (and the API server allows pods/resize, which needs them reported).
+func setResources(s *corev1.ContainerStatus, spec *corev1.ResourceRequirements) {
+	pick := func(l corev1.ResourceList) corev1.ResourceList {
+		var out corev1.ResourceList
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			if q, ok := l[name]; ok {
+				if out == nil {
+					out = corev1.ResourceList{}
+				}
+				out[name] = q.DeepCopy()
+			}
+		}
+		return out
+	}
+	s.Resources = &corev1.ResourceRequirements{Requests: pick(spec.Requests), Limits: pick(spec.Limits)}
+	s.AllocatedResources = pick(spec.Requests)
 }
 
 // imageID is a stable fake digest of the image reference.

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/setpoint-dev/setpoint/internal/registry"
 	"github.com/setpoint-dev/setpoint/internal/storage"
 )
 
@@ -34,6 +35,9 @@ func (s *Store) decodeAt(value []byte, rev int64) (runtime.Object, error) {
 		}
 	default:
 		out, _, err = s.codecs.Proto.Decode(value, nil, s.res.New())
+		if d, ok := s.res.Strategy.(registry.StoredDefaulter); ok && err == nil {
+			d.DefaultStored(out)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("decode %s value: %w", s.res.Resource, err)

@@ -36,8 +36,11 @@ func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object
 	if m.GetResourceVersion() != "" {
 		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
 	}
+	if d, ok := s.res.Strategy.(registry.NameDefaulter); ok && m.GetName() == "" && m.GetGenerateName() == "" {
+		m.SetName(d.DefaultName())
+	}
 	if m.GetName() == "" && m.GetGenerateName() == "" {
-		return nil, apierrors.NewInvalid(s.gvk.GroupKind(), "", field.ErrorList{
+		return nil, apierrors.NewInvalid(s.invalidKind(), "", field.ErrorList{
 			field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
 	}
 	s.fillCreateMeta(m)
@@ -69,8 +72,13 @@ func (s *Store) tryCreate(ctx context.Context, namespace string, obj runtime.Obj
 	stored := false
 	defer func() { txn.Finish(stored) }()
 	s.res.Strategy.PrepareForCreate(obj)
-	if errs := s.res.Strategy.Validate(obj); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(s.gvk.GroupKind(), m.GetName(), errs)
+	if errs := validateCreate(ctx, s.res.Strategy, obj); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(s.invalidKind(), m.GetName(), uniqueErrors(errs))
+	}
+	if w, ok := s.res.Strategy.(registry.WarningsStrategy); ok {
+		for _, msg := range w.WarningsOnCreate(obj) {
+			registry.AddWarning(ctx, msg)
+		}
 	}
 	value, err := s.encode(obj)
 	if err != nil {
@@ -100,4 +108,40 @@ func (s *Store) checkNamespace(inBody, inURL string) error {
 		return nil
 	}
 	return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+}
+
+// validateCreate runs the strategy's create validation, with the request's
+// context when the strategy takes one.
+func validateCreate(ctx context.Context, st registry.Strategy, obj runtime.Object) field.ErrorList {
+	if cv, ok := st.(registry.ContextValidator); ok {
+		return cv.ValidateContext(ctx, obj)
+	}
+	return st.Validate(obj)
+}
+
+// validateUpdate is validateCreate for updates; v is a strategy or a
+// status strategy.
+func validateUpdate(ctx context.Context, v interface {
+	ValidateUpdate(obj, old runtime.Object) field.ErrorList
+}, obj, old runtime.Object) field.ErrorList {
+	if cv, ok := v.(registry.ContextUpdateValidator); ok {
+		return cv.ValidateUpdateContext(ctx, obj, old)
+	}
+	return v.ValidateUpdate(obj, old)
+}
+
+// uniqueErrors drops repeated field errors, as kube-apiserver answers: a
+// kind's update rules check the metadata, then check it again as part of
+// the object, and the same error is reported once.
+func uniqueErrors(errs field.ErrorList) field.ErrorList {
+	out := make(field.ErrorList, 0, len(errs))
+	seen := make(map[string]bool, len(errs))
+	for _, e := range errs {
+		k := string(e.Type) + "\x00" + e.Field + "\x00" + e.ErrorBody()
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -72,7 +72,7 @@ func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.
 	}
 	dryRun := len(opts.DryRun) > 0
 	grace := s.gracePeriod(obj, m, opts)
-	finalizers := deletionFinalizers(m.GetFinalizers(), opts)
+	finalizers := deletionFinalizers(m.GetFinalizers(), opts, s.res.OrphanByDefault)
 	changed := !slices.Equal(finalizers, m.GetFinalizers())
 	m.SetFinalizers(finalizers)
 	beginning := m.GetDeletionTimestamp() == nil
@@ -81,20 +81,10 @@ func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.
 			h.PrepareForDelete(obj)
 		}
 	}
-	_, graceful := s.res.Strategy.(registry.GracefulDeleteStrategy)
-	if beginning && !graceful && !changed && !s.holdsDeletion(obj, m) {
-		// As kube-apiserver: an object of a kind without graceful deletion
-		// that nothing holds (no finalizers) is deleted as it is, without
-		// a deletion timestamp, and answered as it was. (A graceful kind's
-		// deletion is stamped even when its grace period is zero.)
-		if dryRun {
-			return obj, true, nil
-		}
-		rev, _, err := s.deleteKey(ctx, kv, obj)
-		if err != nil {
-			return nil, false, err
-		}
-		return obj, true, setRV(obj, rev)
+	if _, graceful := s.res.Strategy.(registry.GracefulDeleteStrategy); !graceful && beginning && !changed && !s.holdsDeletion(obj, m) {
+		// As Kubernetes: an object of a kind without graceful deletion
+		// that nothing holds is removed as it is, never marked deleting.
+		return s.removeNow(ctx, kv, obj, dryRun)
 	}
 	cur := m.GetDeletionGracePeriodSeconds()
 	shortened := cur != nil && grace < *cur
@@ -116,7 +106,11 @@ func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.
 		}
 		if old := m.GetDeletionTimestamp(); old == nil || deadline.Before(old) || shortened {
 			m.SetDeletionTimestamp(&deadline)
-			m.SetDeletionGracePeriodSeconds(&grace)
+			if _, holder := s.res.Strategy.(registry.DeletionHolder); !holder {
+				// Kinds held by their own rule (namespaces) get a
+				// deletion timestamp only, as kube-apiserver marks them.
+				m.SetDeletionGracePeriodSeconds(&grace)
+			}
 			changed = true
 		}
 		// As Kubernetes (rest.BeforeDelete, markAsDeleting): the write that
@@ -127,14 +121,7 @@ func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.
 		}
 	}
 	if !s.holdsDeletion(obj, m) {
-		if dryRun {
-			return obj, true, nil
-		}
-		rev, _, err := s.deleteKey(ctx, kv, obj)
-		if err != nil {
-			return nil, false, err
-		}
-		return obj, true, setRV(obj, rev)
+		return s.removeNow(ctx, kv, obj, dryRun)
 	}
 	if !changed || dryRun {
 		return obj, false, nil
@@ -148,6 +135,19 @@ func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.
 		return nil, false, err
 	}
 	return obj, false, setRV(obj, rev)
+}
+
+// removeNow deletes the object's key (nothing on a dry run) and returns
+// the object with the deletion's resourceVersion.
+func (s *Store) removeNow(ctx context.Context, kv storage.KeyValue, obj runtime.Object, dryRun bool) (runtime.Object, bool, error) {
+	if dryRun {
+		return obj, true, nil
+	}
+	rev, _, err := s.deleteKey(ctx, kv, obj)
+	if err != nil {
+		return nil, false, err
+	}
+	return obj, true, setRV(obj, rev)
 }
 
 // checkPreconditions checks a deletion's preconditions as kube-apiserver's
@@ -194,8 +194,9 @@ func (s *Store) gracePeriod(obj runtime.Object, m metav1.Object, opts *metav1.De
 // deletionFinalizers records the propagation policy as the garbage
 // collector's finalizers: Orphan adds "orphan", Foreground adds
 // "foregroundDeletion", Background removes both; no policy keeps what the
-// object has.
-func deletionFinalizers(current []string, opts *metav1.DeleteOptions) []string {
+// object has, or orphans for kinds that orphan by default (unless the
+// object already has either finalizer).
+func deletionFinalizers(current []string, opts *metav1.DeleteOptions, orphanByDefault bool) []string {
 	var policy metav1.DeletionPropagation
 	switch {
 	case opts.PropagationPolicy != nil:
@@ -204,6 +205,8 @@ func deletionFinalizers(current []string, opts *metav1.DeleteOptions) []string {
 		policy = metav1.DeletePropagationOrphan
 	case opts.OrphanDependents != nil: //nolint:staticcheck
 		policy = metav1.DeletePropagationBackground
+	case orphanByDefault && !slices.Contains(current, FinalizerOrphan) && !slices.Contains(current, FinalizerForeground):
+		policy = metav1.DeletePropagationOrphan
 	default:
 		return current
 	}

@@ -17,8 +17,12 @@
 //     skip the write.
 //   - Deletion: preconditions (uid, resourceVersion), propagationPolicy
 //     recorded as the foregroundDeletion / orphan finalizers for the garbage
-//     collector, graceful deletion for kinds that support it, and removal of
-//     the object once its last finalizer is gone.
+//     collector (orphan by default for kinds that say so), graceful deletion
+//     for kinds that support it, and removal of the object once its last
+//     finalizer is gone. An object of a kind without graceful deletion that
+//     nothing holds is removed as it is, without being marked deleting.
+//   - The answers kube-apiserver gives: repeated field errors reported
+//     once; the kind's warnings on a valid write (registry.AddWarning).
 //
 // Errors are *apierrors.StatusError values ready to be sent to the client
 // (NotFound, AlreadyExists, Conflict, Invalid, Gone, ...).

@@ -63,9 +63,18 @@ func carryUpdateMeta(m, old metav1.Object) {
 }
 
 // specChanged reports whether anything besides metadata and status differs
-// between two objects of the same Go struct type: that is what bumps
-// metadata.generation.
+// between two objects of the same Go struct type (of their stored forms,
+// for views): that is what bumps metadata.generation.
 func (s *Store) specChanged(obj, old runtime.Object) bool {
+	if v := s.res.View; v != nil {
+		// A view may not show all of the spec (autoscaling/v1 keeps
+		// autoscaling/v2's metrics in annotations): compare stored forms.
+		a, err1 := v.ToStorage(obj)
+		b, err2 := v.ToStorage(old)
+		if err1 == nil && err2 == nil {
+			obj, old = a, b
+		}
+	}
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		if o, ok := old.(*unstructured.Unstructured); ok {
 			return unstructuredSpecChanged(u.Object, o.Object, s.res.Status != nil)

@@ -144,3 +144,14 @@ func accessor(obj runtime.Object) metav1.Object {
 	}
 	return m
 }
+
+// invalidKind is the group and kind a 422 names: the resource's own, but
+// for a view of another resource's storage the stored kind, since
+// Kubernetes validates the stored (internal) form ("Event \"x\" is
+// invalid" for an events.k8s.io/v1 Event).
+func (s *Store) invalidKind() schema.GroupKind {
+	if v := s.res.View; v != nil {
+		return schema.GroupKind{Group: v.Group, Kind: v.Kind}
+	}
+	return s.gvk.GroupKind()
+}

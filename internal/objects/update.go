@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/setpoint-dev/setpoint/internal/registry"
@@ -26,6 +27,11 @@ type UpdateOptions struct {
 	WriteOptions
 	// Subresource is "" for the main resource, "status" or "finalize".
 	Subresource string
+	// RequireResourceVersion refuses an update of an existing object that
+	// names no resourceVersion, as kube-apiserver refuses a PUT to kinds
+	// that allow no unconditional update (registry.Resource.
+	// NoUnconditionalUpdate).
+	RequireResourceVersion bool
 	// AllowCreate lets fn create a missing object of any kind (server-side
 	// apply), not only of kinds whose strategy allows create on update.
 	AllowCreate bool
@@ -85,6 +91,11 @@ func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFun
 // conditional reports whether the client named a resourceVersion.
 func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj runtime.Object, opts UpdateOptions) (runtime.Object, bool, error) {
 	m, old := accessor(obj), accessor(current)
+	if m.GetResourceVersion() == "" && opts.RequireResourceVersion {
+		// kube-apiserver names the resource where the kind should be.
+		return nil, false, apierrors.NewInvalid(schema.GroupKind{Group: s.gr.Group, Kind: s.gr.Resource}, m.GetName(), field.ErrorList{
+			field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update")})
+	}
 	if m.GetName() != old.GetName() {
 		return nil, false, apierrors.NewBadRequest(fmt.Sprintf(
 			"the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), old.GetName()))
@@ -104,7 +115,7 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 	if conditional {
 		rv, ok := ParseResourceVersion(m.GetResourceVersion())
 		if !ok {
-			return nil, true, apierrors.NewInvalid(s.gvk.GroupKind(), m.GetName(), field.ErrorList{field.Invalid(
+			return nil, true, apierrors.NewInvalid(s.invalidKind(), m.GetName(), field.ErrorList{field.Invalid(
 				field.NewPath("metadata", "resourceVersion"), m.GetResourceVersion(), "must be a non-negative integer")})
 		}
 		if rv != kv.ModRevision {
@@ -123,10 +134,15 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 	}
 	stored := false
 	defer func() { txn.Finish(stored) }()
-	if errs := sub.validate(obj, current); len(errs) > 0 {
-		return nil, conditional, apierrors.NewInvalid(s.gvk.GroupKind(), m.GetName(), errs)
+	if errs := validateUpdate(ctx, sub.validator, obj, current); len(errs) > 0 {
+		return nil, conditional, apierrors.NewInvalid(s.invalidKind(), m.GetName(), uniqueErrors(errs))
 	}
-	if !s.res.NoGeneration && s.specChanged(obj, current) {
+	if w, ok := s.res.Strategy.(registry.WarningsStrategy); ok && opts.Subresource == "" {
+		for _, msg := range w.WarningsOnUpdate(obj, current) {
+			registry.AddWarning(ctx, msg)
+		}
+	}
+	if !s.res.NoGeneration && !s.res.StaticGeneration && s.specChanged(obj, current) {
 		m.SetGeneration(old.GetGeneration() + 1)
 	}
 	value, err := s.encode(obj)
@@ -161,8 +177,14 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 // prepare (PrepareForUpdate, and Default on the main resource) runs before
 // admission, validate after.
 type updateSteps struct {
-	prepare  func(obj, old runtime.Object)
-	validate func(obj, old runtime.Object) field.ErrorList
+	prepare   func(obj, old runtime.Object)
+	validator updateValidator
+}
+
+// updateValidator is a strategy or a status strategy (validateUpdate asks
+// it for its context-aware form first).
+type updateValidator interface {
+	ValidateUpdate(obj, old runtime.Object) field.ErrorList
 }
 
 // subresourceStrategy returns the update steps of the main resource ("")
@@ -172,16 +194,16 @@ func (s *Store) subresourceStrategy(subresource string) (updateSteps, error) {
 	case "":
 		st := s.res.Strategy
 		return updateSteps{
-			prepare:  func(obj, old runtime.Object) { st.PrepareForUpdate(obj, old); st.Default(obj) },
-			validate: st.ValidateUpdate,
+			prepare:   func(obj, old runtime.Object) { st.PrepareForUpdate(obj, old); st.Default(obj) },
+			validator: st,
 		}, nil
 	case "status":
 		if s.res.Status != nil {
-			return updateSteps{prepare: s.res.Status.PrepareForUpdate, validate: s.res.Status.ValidateUpdate}, nil
+			return updateSteps{prepare: s.res.Status.PrepareForUpdate, validator: s.res.Status}, nil
 		}
 	default:
 		if sr := s.res.Subresource(subresource); sr != nil && sr.Update != nil {
-			return updateSteps{prepare: sr.Update.PrepareForUpdate, validate: sr.Update.ValidateUpdate}, nil
+			return updateSteps{prepare: sr.Update.PrepareForUpdate, validator: sr.Update}, nil
 		}
 	}
 	return updateSteps{}, apierrors.NewInternalError(fmt.Errorf("objects: no update logic for subresource %q", subresource))

@@ -110,8 +110,10 @@ func newPlan(resources []*registry.Resource) (*plan, error) {
 		if err := claim(objKey, r.GVK()); err != nil {
 			return nil, err
 		}
-		if err := claim(listKey, r.GroupVersion().WithKind(r.ListKind)); err != nil {
-			return nil, err
+		if k.hasList() {
+			if err := claim(listKey, r.GroupVersion().WithKind(r.ListKind)); err != nil {
+				return nil, err
+			}
 		}
 		g := byGV[r.GroupVersion()]
 		if g == nil {
@@ -130,8 +132,11 @@ func newPlan(resources []*registry.Resource) (*plan, error) {
 
 // checkResource validates one resource descriptor and resolves its models.
 func checkResource(i int, r *registry.Resource) (kindInfo, error) {
-	if r == nil || r.New == nil || r.NewList == nil || r.Kind == "" || r.ListKind == "" || r.Resource == "" {
-		return kindInfo{}, fmt.Errorf("openapi: resource %d: resource, kind, list kind, New and NewList are required", i)
+	if r == nil || r.New == nil || r.Kind == "" || r.Resource == "" {
+		return kindInfo{}, fmt.Errorf("openapi: resource %d: resource, kind and New are required", i)
+	}
+	if (r.NewList == nil || r.ListKind == "") && (r.Virtual == nil || r.Virtual.List != nil) {
+		return kindInfo{}, fmt.Errorf("openapi: resource %s: list kind and NewList are required", r.GVR())
 	}
 	if r.Unstructured {
 		if r.Schema == nil || r.ModelName == "" {
@@ -140,10 +145,15 @@ func checkResource(i int, r *registry.Resource) (kindInfo, error) {
 		return resolveKind(r), nil
 	}
 	k := resolveKind(r)
-	if k.obj.t.Kind() != reflect.Struct || k.objList.t.Kind() != reflect.Struct || k.obj.t == unstructuredType {
+	if k.obj.t.Kind() != reflect.Struct || (k.hasList() && k.objList.t.Kind() != reflect.Struct) || k.obj.t == unstructuredType {
 		return kindInfo{}, fmt.Errorf("openapi: resource %s: New and NewList must return typed Go structs (custom resources set Unstructured, Schema and ModelName)", r.GVR())
 	}
 	return k, nil
+}
+
+// unlisted reports whether r is a resource not stored that serves no list.
+func unlisted(r *registry.Resource) bool {
+	return r.Virtual != nil && r.Virtual.List == nil
 }
 
 // kindClaim is one Go type served as one GVK.

@@ -122,10 +122,16 @@ func resolveKind(r *registry.Resource) kindInfo {
 		k.obj, k.objList = model{name: r.ModelName}, model{name: listModelName(r.ModelName)}
 	} else {
 		k.obj = typeModel(deref(reflect.TypeOf(r.New())))
-		k.objList = typeModel(deref(reflect.TypeOf(r.NewList())))
+		if r.NewList != nil {
+			k.objList = typeModel(deref(reflect.TypeOf(r.NewList())))
+		}
 	}
 	return k
 }
+
+// hasList reports whether the kind has a list model (a virtual resource
+// served by create only has none).
+func (k kindInfo) hasList() bool { return !k.objList.isZero() }
 
 // routes returns every route of one resource, in a fixed order.
 func (k kindInfo) routes() []route {
@@ -140,6 +146,9 @@ func (k kindInfo) routes() []route {
 	collection := prefix + ns + "/" + r.Resource
 	item := collection + "/{name}"
 	itemParams := with([]param{nameParam(r.Kind)}, base...)
+	if r.Virtual != nil {
+		return k.virtualRoutes(collection, item, base, itemParams, scope)
+	}
 	collectionOps := []operation{
 		k.list("list"+k.gvPrefix+scope+r.Kind, "list or watch objects of kind "+r.Kind),
 		k.create(),
@@ -186,6 +195,30 @@ func (k kindInfo) routes() []route {
 		out = kept
 	}
 	return append(out, k.subresourceRoutes(item, itemParams, scope)...)
+}
+
+// virtualRoutes returns the routes of a resource whose objects are not
+// stored (registry.Virtual): the verbs it serves only, as kube-apiserver
+// publishes them (the reviews: create; componentstatuses: list and read).
+func (k kindInfo) virtualRoutes(collection, item string, base, itemParams []param, scope string) []route {
+	r, v := k.r, k.r.Virtual
+	var ops []operation
+	if v.List != nil {
+		ops = append(ops, k.list("list"+k.gvPrefix+scope+r.Kind, "list objects of kind "+r.Kind))
+	}
+	if v.Create != nil {
+		ops = append(ops, k.create())
+	}
+	var out []route
+	if len(ops) > 0 {
+		out = append(out, route{path: collection, params: with(base, prettyParam), ops: ops})
+	}
+	if v.Get != nil {
+		out = append(out, route{path: item, params: with(itemParams, prettyParam), ops: []operation{
+			k.read("read"+k.gvPrefix+scope+r.Kind, "read the specified "+r.Kind, k.obj),
+		}})
+	}
+	return out
 }
 
 // subresourceRoutes returns the routes of the scale, status and the kind's

@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -247,4 +248,35 @@ func (ca *CA) EnsureClient(dir, file, cn string, orgs []string) (tls.Certificate
 		return tls.Certificate{}, err
 	}
 	return tls.LoadX509KeyPair(certPath, keyPath)
+}
+
+// EnsureServiceAccountKey returns the RSA key that signs service-account
+// tokens, dir/pki/sa.key, creating it (2048 bits) on first use.
+func EnsureServiceAccountKey(dir string) (*rsa.PrivateKey, error) {
+	path := filepath.Join(dir, "pki", "sa.key")
+	if b, err := os.ReadFile(path); err == nil {
+		block, _ := pem.Decode(b)
+		if block == nil {
+			return nil, fmt.Errorf("service account key %s: no PEM block", path)
+		}
+		k, err := x509.ParsePKCS1PrivateKey(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("service account key %s: %w", path, err)
+		}
+		return k, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read service account key: %w", err)
+	}
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, fmt.Errorf("generate service account key: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	if err := writeFileAtomic(path, pemBytes, 0o600); err != nil {
+		return nil, err
+	}
+	return key, nil
 }

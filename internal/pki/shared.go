@@ -28,7 +28,12 @@ func LoadShared(dir string) (*CA, *Tokens, string, error) {
 		if ca, err = EnsureCA(dir); err != nil {
 			return err
 		}
-		tokens, admin, err = EnsureTokens(dir)
+		if tokens, admin, err = EnsureTokens(dir); err != nil {
+			return err
+		}
+		// Created here, under the lock, so that every server signs and
+		// verifies service-account tokens with the same key.
+		_, err = EnsureServiceAccountKey(dir)
 		return err
 	})
 	if err != nil {

@@ -5,10 +5,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/setpoint-dev/setpoint/internal/registry"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
 var (
@@ -24,6 +27,12 @@ func appsTable(kind string, now func() time.Time) registry.TableConvertor {
 		return newTable(deploymentColumns, deploymentCells, now)
 	case "ReplicaSet":
 		return newTable(replicaSetColumns, replicaSetCells, now)
+	case "StatefulSet":
+		return newTable(statefulSetColumns, statefulSetCells, now)
+	case "DaemonSet":
+		return newTable(daemonSetColumns, daemonSetCells, now)
+	case "ControllerRevision":
+		return newTable(controllerRevisionColumns, controllerRevisionCells, now)
 	}
 	return nil
 }
@@ -84,4 +93,65 @@ func selectorCell(sel *metav1.LabelSelector) string {
 		return "<invalid>"
 	}
 	return s.String()
+}
+
+var statefulSetColumns = []metav1.TableColumnDefinition{
+	nameColumn(0),
+	column("Ready", "string", "Number of the pod with ready state"),
+	ageColumn, containersColumn, imagesColumn,
+}
+
+func statefulSetCells(s *appsv1.StatefulSet, now time.Time) []interface{} {
+	desired := int32(0) // kube-apiserver prints its internal type, where unset is 0
+	if s.Spec.Replicas != nil {
+		desired = *s.Spec.Replicas
+	}
+	containers, images := containerCells(s.Spec.Template.Spec.Containers)
+	return []interface{}{
+		s.Name, fmt.Sprintf("%d/%d", s.Status.ReadyReplicas, desired), age(s.CreationTimestamp, now), containers, images,
+	}
+}
+
+var daemonSetColumns = []metav1.TableColumnDefinition{
+	nameColumn(0),
+	column("Desired", "integer", "The total number of nodes that should be running the daemon pod."),
+	column("Current", "integer", "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod."),
+	column("Ready", "integer", "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running with a Ready Condition."),
+	column("Up-to-date", "integer", "The total number of nodes that are running updated daemon pod."),
+	column("Available", "integer", "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available."),
+	column("Node Selector", "string", "Node selector of the pods' template."),
+	ageColumn, containersColumn, imagesColumn, selectorColumn,
+}
+
+func daemonSetCells(ds *appsv1.DaemonSet, now time.Time) []interface{} {
+	st := &ds.Status
+	containers, images := containerCells(ds.Spec.Template.Spec.Containers)
+	return []interface{}{
+		ds.Name, int64(st.DesiredNumberScheduled), int64(st.CurrentNumberScheduled), int64(st.NumberReady),
+		int64(st.UpdatedNumberScheduled), int64(st.NumberAvailable), labels.FormatLabels(ds.Spec.Template.Spec.NodeSelector),
+		age(ds.CreationTimestamp, now), containers, images, metav1.FormatLabelSelector(ds.Spec.Selector),
+	}
+}
+
+var controllerRevisionColumns = []metav1.TableColumnDefinition{
+	nameColumn(0),
+	column("Controller", "string", "Controller of the object"),
+	column("Revision", "string", "Revision indicates the revision of the state represented by Data."),
+	ageColumn,
+}
+
+// controllerRevisionCells names the controller as kubectl does
+// ("statefulset.apps/web"); the revision is a number in a string column,
+// as kube-apiserver sends it.
+func controllerRevisionCells(cr *appsv1.ControllerRevision, now time.Time) []interface{} {
+	controller := "<none>"
+	if ref := metav1.GetControllerOf(cr); ref != nil {
+		controller = ref.Name
+		if gv, err := schema.ParseGroupVersion(ref.APIVersion); err == nil {
+			if gk := gv.WithKind(ref.Kind).GroupKind(); !gk.Empty() {
+				controller = strings.ToLower(gk.String()) + "/" + ref.Name
+			}
+		}
+	}
+	return []interface{}{cr.Name, controller, cr.Revision, age(cr.CreationTimestamp, now)}
 }

@@ -16,7 +16,7 @@ import (
 func coreTable(kind string, now func() time.Time) registry.TableConvertor {
 	switch kind {
 	case "Pod":
-		return newTable(podColumns, podCells, now)
+		return podTable{newTable(podColumns, podCells, now)}
 	case "Node":
 		return newTable(nodeColumns, nodeCells, now)
 	case "Namespace":
@@ -29,6 +29,26 @@ func coreTable(kind string, now func() time.Time) registry.TableConvertor {
 		return newTable(secretColumns, secretCells, now)
 	case "Event":
 		return newTable(eventColumns, eventCells, now)
+	case "ServiceAccount":
+		return newTable(serviceAccountColumns, serviceAccountCells, now)
+	case "Endpoints":
+		return newTable(endpointsColumns, endpointsCells, now)
+	case "PodTemplate":
+		return newTable(podTemplateColumns, podTemplateCells, now)
+	case "ReplicationController":
+		return newTable(replicationControllerColumns, replicationControllerCells, now)
+	case "PersistentVolume":
+		return newTable(persistentVolumeColumns, persistentVolumeCells, now)
+	case "PersistentVolumeClaim":
+		return newTable(persistentVolumeClaimColumns, persistentVolumeClaimCells, now)
+	case "ResourceQuota":
+		return newTable(resourceQuotaColumns, resourceQuotaCells, now)
+	case "ComponentStatus":
+		return newTable(componentStatusColumns, componentStatusCells, now)
+	case "LimitRange":
+		return createdAtTable[*corev1.LimitRange](now)
+	case "Binding":
+		return createdAtTable[*corev1.Binding](now)
 	}
 	return nil
 }
@@ -91,15 +111,22 @@ func serviceExternalIP(s *corev1.Service) string {
 		}
 		return "<none>"
 	case corev1.ServiceTypeLoadBalancer:
-		var ips []string
+		// The ingress addresses sorted and each once, then the external
+		// IPs.
+		seen := map[string]bool{}
 		for _, ing := range s.Status.LoadBalancer.Ingress {
 			switch {
 			case ing.IP != "":
-				ips = append(ips, ing.IP)
+				seen[ing.IP] = true
 			case ing.Hostname != "":
-				ips = append(ips, ing.Hostname)
+				seen[ing.Hostname] = true
 			}
 		}
+		ips := make([]string, 0, len(seen))
+		for ip := range seen {
+			ips = append(ips, ip)
+		}
+		sort.Strings(ips)
 		ips = append(ips, s.Spec.ExternalIPs...)
 		if len(ips) == 0 {
 			return "<pending>"
@@ -148,8 +175,18 @@ func nodeCells(n *corev1.Node, now time.Time) []interface{} {
 	return []interface{}{
 		n.Name, nodeStatus(n), orNone(strings.Join(nodeRoles(n), ",")), age(n.CreationTimestamp, now), info.KubeletVersion,
 		nodeAddress(n, corev1.NodeInternalIP), nodeAddress(n, corev1.NodeExternalIP),
-		orUnknown(info.OSImage), orUnknown(info.KernelVersion), orUnknown(info.ContainerRuntimeVersion),
+		orUnknown(info.OSImage), kernelVersion(info), orUnknown(info.ContainerRuntimeVersion),
 	}
+}
+
+// kernelVersion is the kernel version with the architecture, as kubectl
+// shows it: "6.1.0 (amd64)".
+func kernelVersion(info corev1.NodeSystemInfo) string {
+	v := orUnknown(info.KernelVersion)
+	if info.Architecture != "" {
+		v += " (" + info.Architecture + ")"
+	}
+	return v
 }
 
 // nodeStatus is Ready, NotReady or Unknown (no Ready condition), plus

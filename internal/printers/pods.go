@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 var podColumns = []metav1.TableColumnDefinition{
@@ -122,7 +123,7 @@ func initStatus(p *corev1.Pod, sidecars map[string]bool, st *podStatus) (bool, i
 
 // containerStatus folds the regular container statuses into st.
 func containerStatus(p *corev1.Pod, st *podStatus) {
-	hasRunning := false
+	hasRunning, errorReason := false, ""
 	for i := len(p.Status.ContainerStatuses) - 1; i >= 0; i-- {
 		c := p.Status.ContainerStatuses[i]
 		st.restarts += int(c.RestartCount)
@@ -132,17 +133,51 @@ func containerStatus(p *corev1.Pod, st *podStatus) {
 			st.reason = c.State.Waiting.Reason
 		case c.State.Terminated != nil:
 			st.reason = terminatedReason(c.State.Terminated)
+			if c.State.Terminated.ExitCode != 0 {
+				errorReason = st.reason
+			}
 		case c.Ready && c.State.Running != nil:
 			hasRunning = true
 			st.ready++
 		}
 	}
-	if st.reason == "Completed" && hasRunning {
-		st.reason = "NotReady"
-		if podCondition(p, corev1.PodReady) {
+	// A pod whose first container completed shows Running while another
+	// runs and the pod is ready, else the failure of another, else
+	// NotReady while another runs.
+	if st.reason == "Completed" {
+		switch {
+		case hasRunning && podCondition(p, corev1.PodReady):
 			st.reason = "Running"
+		case errorReason != "":
+			st.reason = errorReason
+		case hasRunning:
+			st.reason = "NotReady"
 		}
 	}
+}
+
+// podTable adds row conditions to the pod table.
+type podTable struct{ *table[*corev1.Pod] }
+
+func (podTable) RowConditions(obj runtime.Object) []metav1.TableRowCondition {
+	if p, ok := obj.(*corev1.Pod); ok {
+		return podRowConditions(p)
+	}
+	return nil
+}
+
+// podRowConditions mark the rows of pods that have finished, as
+// kube-apiserver does (registry.RowConditioner).
+func podRowConditions(p *corev1.Pod) []metav1.TableRowCondition {
+	switch p.Status.Phase {
+	case corev1.PodSucceeded:
+		return []metav1.TableRowCondition{{Type: metav1.RowCompleted, Status: metav1.ConditionTrue,
+			Reason: string(corev1.PodSucceeded), Message: "The pod has completed successfully."}}
+	case corev1.PodFailed:
+		return []metav1.TableRowCondition{{Type: metav1.RowCompleted, Status: metav1.ConditionTrue,
+			Reason: string(corev1.PodFailed), Message: "The pod failed."}}
+	}
+	return nil
 }
 
 func terminatedReason(t *corev1.ContainerStateTerminated) string {

@@ -27,10 +27,46 @@ func ForClock(group, kind string, now func() time.Time) registry.TableConvertor 
 		return coreTable(kind, now)
 	case "apps":
 		return appsTable(kind, now)
+	case "batch":
+		return batchTable(kind, now)
+	case "autoscaling":
+		return autoscalingTable(kind, now)
+	case "policy":
+		return policyTable(kind, now)
 	case "coordination.k8s.io":
 		return coordinationTable(kind, now)
 	case "apiextensions.k8s.io":
 		return apiextensionsTable(kind, now)
+	case "scheduling.k8s.io":
+		return schedulingTable(kind, now)
+	case "node.k8s.io":
+		return nodeTable(kind, now)
+	case "discovery.k8s.io":
+		return discoveryTable(kind, now)
+	case "networking.k8s.io":
+		return networkingTable(kind, now)
+	case "flowcontrol.apiserver.k8s.io":
+		return flowcontrolTable(kind, now)
+	case "events.k8s.io":
+		return eventsTable(kind, now)
+	case "authentication.k8s.io":
+		return authenticationTable(kind, now)
+	case "authorization.k8s.io":
+		return authorizationTable(kind, now)
+	case "certificates.k8s.io":
+		return certificatesTable(kind, now)
+	case "rbac.authorization.k8s.io":
+		return rbacTable(kind, now)
+	case "storage.k8s.io":
+		return storageTable(kind, now)
+	case "apiregistration.k8s.io":
+		return apiregistrationTable(kind, now)
+	case "storagemigration.k8s.io":
+		return storagemigrationTable(kind, now)
+	case "resource.k8s.io":
+		return resourceTable(kind, now)
+	case "admissionregistration.k8s.io":
+		return admissionregistrationTable(kind, now)
 	}
 	return nil
 }

@@ -149,7 +149,7 @@ func TestEventRows(t *testing.T) {
 }
 
 func TestForUnknownAndErrors(t *testing.T) {
-	if For("apps", "StatefulSet") != nil || For("", "Deployment") != nil {
+	if For("apps", "Nothing") != nil || For("", "Deployment") != nil {
 		t.Error("convertor for a kind without one")
 	}
 	tc := For("", "Pod")

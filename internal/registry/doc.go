@@ -28,10 +28,29 @@
 //     object: pods/binding, pods/eviction) or Connect (forwarded to a node
 //     or pod: pods/log, exec, proxy).
 //
+//   - Env also authenticates bearer tokens (TokenReview) and holds the
+//     server's Authorizer (package authorizer: AlwaysAllow until RBAC).
+//
+//   - Warnings (hooks.go, WarningsStrategy): what a valid create or update
+//     is warned about (deprecated fields), sent as HTTP Warning headers;
+//     Deprecation: the warning every request on a deprecated resource
+//     gets.
+//
+//   - Field selectors: Attrs names a kind's own field labels; a kind with
+//     none but metadata.name and metadata.namespace gets kube-apiserver's
+//     default refusal, others "field label not supported" or their
+//     FieldLabelError.
+//
 //   - ReturnDeletedObject, Bootstrap (objects that exist from the start),
 //     Virtual (resources not kept in storage: the reviews, bindings,
 //     componentstatuses) and View (a resource that is another's storage in
 //     its own version: events.k8s.io/v1 Events).
+//
+//   - What kube-apiserver's generic registry does per kind: whether a PUT
+//     must name a resourceVersion (NoUnconditionalUpdate), the message of
+//     an unsupported field selector (UnknownFieldLabel), and table cells
+//     that depend on the rest of a list (ListTableConvertor: the default
+//     storage class).
 //
 // The server owns everything generic: system metadata, resourceVersions,
 // preconditions, finalizers and graceful deletion, field management,

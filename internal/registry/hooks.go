@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -12,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
+	"github.com/setpoint-dev/setpoint/internal/authorizer"
+	"github.com/setpoint-dev/setpoint/internal/serviceaccount"
 	"github.com/setpoint-dev/setpoint/internal/storage"
 )
 
@@ -34,6 +37,31 @@ type Env interface {
 	// NodeTransport reaches the HTTPS endpoints of nodes (their kubelets)
 	// with the API server's client certificate.
 	NodeTransport() http.RoundTripper
+	// ServiceAccountTokens issues the server's service-account tokens.
+	ServiceAccountTokens() TokenIssuer
+	// TokenAuthenticator authenticates bearer tokens as the server does
+	// (TokenReview).
+	TokenAuthenticator
+	// Authorizer is the server's authorization decision (the access
+	// reviews, the certificate approval and signing checks). Today it is
+	// authorizer.AlwaysAllow; see package authorizer.
+	Authorizer() authorizer.Authorizer
+}
+
+// TokenIssuer issues service-account tokens (serviceaccount.Issuer).
+type TokenIssuer interface {
+	// Audiences are the API server's own audiences, the default of a
+	// token request.
+	Audiences() []string
+	// Issue signs a token for claims, valid from now for ttl.
+	Issue(c serviceaccount.Claims, audiences []string, now time.Time, ttl time.Duration) (string, time.Time, error)
+}
+
+// TokenAuthenticator authenticates bearer tokens.
+type TokenAuthenticator interface {
+	// AuthenticateToken returns the user token authenticates as, and false
+	// when the server knows no such token.
+	AuthenticateToken(ctx context.Context, token string) (UserInfo, bool)
 }
 
 // Objects reads and writes the objects of one resource through its object
@@ -68,6 +96,11 @@ type UserInfo struct {
 	Name, UID string
 	Groups    []string
 	Extra     map[string][]string
+}
+
+// AuthorizerUser returns u as package authorizer describes users.
+func (u UserInfo) AuthorizerUser() authorizer.User {
+	return authorizer.User{Name: u.Name, UID: u.UID, Groups: u.Groups, Extra: u.Extra}
 }
 
 type userKey struct{}
@@ -185,6 +218,10 @@ type Action struct {
 	// NewBody returns an empty request body of the Go type the action
 	// takes (registered in the server's scheme).
 	NewBody func() runtime.Object
+	// Accepts lists further versions of the body the action takes
+	// (policy/v1beta1 Eviction besides policy/v1): Do then gets the body
+	// decoded as that version's Go type.
+	Accepts []schema.GroupVersionKind
 	// Do performs the action on the parent named by req and returns the
 	// object to answer with (201 Created), or an API error.
 	Do func(ctx context.Context, env Env, req Request, body runtime.Object) (runtime.Object, error)
@@ -192,6 +229,11 @@ type Action struct {
 
 // Connect is a subresource whose requests the server forwards to a location
 // the kind resolves: a node's kubelet endpoint, a pod or service address.
+// The server answers as kube-apiserver does: a location error is sent as
+// is; a backend that cannot be reached is a 500 (Stream: the client's
+// error; upgrades: "error dialing backend: …") or a 503 "error trying to
+// reach service: …" (proxies); an upgrade the backend refuses with a 4xx
+// or 5xx reaches the client unchanged.
 type Connect struct {
 	// Methods are the HTTP methods accepted (others get 405).
 	Methods []string
@@ -200,27 +242,36 @@ type Connect struct {
 	// query parameters by their JSON names (a malformed value is a 400);
 	// nil takes no options.
 	NewOptions func() runtime.Object
-	// Location says where the request goes: the URL (its path and query
-	// complete) and the transport that reaches it.
+	// Location says where the request goes: the URL (its path complete;
+	// its query too, except for proxies, whose query is the client's) and
+	// the transport that reaches it. A nil Location without error answers
+	// 204 No Content (the log of a pod not yet on a node).
 	Location func(ctx context.Context, env Env, req Request, opts runtime.Object) (*Location, error)
-	// Upgrade is true when the request may switch protocols (SPDY and
-	// WebSocket streams of exec, attach and portforward): the server
-	// then splices the two connections.
-	Upgrade bool
-	// Subpath is true when the request may name a path after the
-	// subresource (proxy: …/pods/p/proxy/metrics).
-	Subpath bool
-	// Stream marks responses that are streamed as they come (logs with
-	// follow): the server flushes each read instead of buffering.
+	// Stream: the server GETs the location itself and streams the body
+	// back as text/plain (pods/log), instead of forwarding the request; a
+	// backend answer outside 2xx becomes an API error of its code.
 	Stream bool
+	// UpgradeRequired: only requests that switch protocols (the SPDY and
+	// WebSocket streams of exec, attach and portforward) are forwarded;
+	// any other is a 400 "Upgrade request required". Without it, upgrades
+	// are forwarded and spliced like any proxied request.
+	UpgradeRequired bool
+	// Subpath is true when the request may name a path after the
+	// subresource (proxy: …/pods/p/proxy/metrics); the backend's
+	// redirects are then rewritten to stay under the proxy path.
+	Subpath bool
 }
 
 // Location is where a connect request is forwarded.
 type Location struct {
-	URL       *url.URL
+	URL *url.URL
+	// Transport reaches URL; nil is the server's transport to pods and
+	// services (no client certificate, backends' certificates not
+	// verified, as kube-apiserver's proxy transport).
 	Transport http.RoundTripper
-	// Header is added to the forwarded request's headers.
-	Header http.Header
+	// Flush: a streamed body is sent as each read returns (logs with
+	// follow) instead of buffered.
+	Flush bool
 }
 
 // Virtual serves a resource whose objects are not kept in storage: the
@@ -254,4 +305,30 @@ type StorageView struct {
 	ToStorage func(obj runtime.Object) (runtime.Object, error)
 	// FromStorage converts a stored object into the view's type.
 	FromStorage func(stored runtime.Object) (runtime.Object, error)
+}
+
+// WarningsStrategy is implemented by strategies of kinds that warn about
+// what they accept (deprecated fields and annotations, values that will be
+// refused one day): the server sends each warning of a create or an update
+// of the main resource that passed validation as an HTTP Warning header,
+// as kube-apiserver does.
+type WarningsStrategy interface {
+	WarningsOnCreate(obj runtime.Object) []string
+	WarningsOnUpdate(obj, old runtime.Object) []string
+}
+
+type warningsKey struct{}
+
+// WithWarnings returns ctx carrying add, which sends a warning with the
+// answer to the request ctx belongs to (set by the server).
+func WithWarnings(ctx context.Context, add func(msg string)) context.Context {
+	return context.WithValue(ctx, warningsKey{}, add)
+}
+
+// AddWarning sends msg with the answer to the request ctx belongs to; it
+// does nothing outside a request.
+func AddWarning(ctx context.Context, msg string) {
+	if add, ok := ctx.Value(warningsKey{}).(func(string)); ok {
+		add(msg)
+	}
 }

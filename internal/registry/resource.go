@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,6 +57,33 @@ type TableConvertor interface {
 	Cells(obj runtime.Object) ([]interface{}, error)
 }
 
+// RowSorter is implemented by table convertors of kinds whose list tables
+// kube-apiserver orders by content rather than as listed (FlowSchemas: by
+// matching precedence, then name). SortRows orders the items of one page
+// in place.
+type RowSorter interface {
+	SortRows(items []runtime.Object)
+}
+
+// RowConditioner is implemented by table convertors whose rows carry
+// conditions (pods: a Completed condition once they succeeded or failed,
+// which kubectl uses to tell finished pods apart).
+type RowConditioner interface {
+	RowConditions(obj runtime.Object) []metav1.TableRowCondition
+}
+
+// ListTableConvertor is implemented by table convertors whose cells for
+// an object of a list depend on the other items of the list (storage
+// classes: only the effective default class of a list is marked
+// "(default)", and a single object never is, as kube-apiserver prints
+// them).
+type ListTableConvertor interface {
+	TableConvertor
+	// ListCells returns the rows of the items of one list (or list
+	// page), one per item, in order.
+	ListCells(items []runtime.Object) ([][]interface{}, error)
+}
+
 // ScaleAccessor reads and writes the replica counts behind the scale
 // subresource (autoscaling/v1 Scale).
 type ScaleAccessor interface {
@@ -104,14 +132,32 @@ type Resource struct {
 	// View is set for a resource that is another's storage seen in its own
 	// version and Go type (hooks.go).
 	View *StorageView
+	// NoUnconditionalUpdate: an update (PUT) must name the resourceVersion
+	// it replaces, as kube-apiserver requires of kinds whose strategy does
+	// not allow unconditional updates (poddisruptionbudgets,
+	// clustertrustbundles, podcertificaterequests): one without is a 422.
+	// Patches apply to the current object and always do.
+	NoUnconditionalUpdate bool
+	// OrphanByDefault: a DELETE that names no propagation policy orphans
+	// the object's dependents (adds the "orphan" finalizer), as
+	// kube-apiserver's default garbage-collection policy of batch/v1 jobs.
+	OrphanByDefault bool
 	// NoDeleteCollection is true for kinds kube-apiserver serves no
 	// deletecollection for (namespaces: DELETE on the collection is 405).
 	NoDeleteCollection bool
+	// Deprecation, when set, is the warning every request on the resource
+	// answers with (an HTTP Warning header, as kube-apiserver sends for
+	// deprecated resources: "v1 ComponentStatus is deprecated in v1.19+").
+	Deprecation string
 	// NoGeneration is true for kinds whose Kubernetes strategy keeps no
 	// metadata.generation (configmaps, secrets, services, namespaces,
 	// nodes, events, leases): it stays unset instead of 1, +1 per spec
 	// change.
 	NoGeneration bool
+	// StaticGeneration is true for kinds whose Kubernetes strategy sets
+	// metadata.generation to 1 on create and never moves it on update
+	// (priorityclasses): it stays 1 whatever changes.
+	StaticGeneration bool
 	// Unstructured is true for custom resources: New and NewList return
 	// *unstructured.Unstructured and *unstructured.UnstructuredList, objects
 	// are stored as JSON, and the wire forms are JSON and YAML only (no
@@ -136,6 +182,12 @@ type Resource struct {
 	Bootstrap func() []runtime.Object
 	// Attrs extracts labels and selectable fields.
 	Attrs AttrFunc
+	// FieldLabelError returns the message of the 400 answering a field
+	// selector on a field the kind does not support (Attrs' set). Kinds
+	// differ in kube-apiserver: strategy.UnknownFieldLabel gives the
+	// message of kinds without field labels of their own. Nil answers
+	// "field label not supported: <label>".
+	FieldLabelError func(label string) string
 	// Table renders `kubectl get` columns.
 	Table TableConvertor
 }
@@ -262,6 +314,13 @@ type DeletionHolder interface {
 	HoldsDeletion(obj runtime.Object) bool
 }
 
+// NameDefaulter is implemented by strategies of kinds whose objects may be
+// created with neither a name nor a generateName (LimitRanges: Kubernetes
+// names them with a random UUID).
+type NameDefaulter interface {
+	DefaultName() string
+}
+
 // Pruner is implemented by strategies of kinds whose decoded objects may
 // carry fields the schema does not know (custom resources): Prune drops
 // them in place and returns their paths ("spec.foo"), which the server
@@ -269,4 +328,31 @@ type DeletionHolder interface {
 // warning under Warn).
 type Pruner interface {
 	Prune(obj runtime.Object) []string
+}
+
+// ContextValidator is implemented by strategies (and status strategies)
+// whose validation needs the request's context: custom resources evaluate
+// CEL validation rules, which stop when the request is cancelled and
+// report ratcheted failures as warnings through the context
+// (k8s.io/apiserver/pkg/warning). The object layer calls these instead of
+// Validate and ValidateUpdate when a strategy has them.
+type ContextValidator interface {
+	ContextUpdateValidator
+	ValidateContext(ctx context.Context, obj runtime.Object) field.ErrorList
+}
+
+// ContextUpdateValidator is the update half of ContextValidator, which is
+// all a status strategy needs.
+type ContextUpdateValidator interface {
+	ValidateUpdateContext(ctx context.Context, obj, old runtime.Object) field.ErrorList
+}
+
+// StoredDefaulter is implemented by strategies of kinds whose stored form
+// cannot carry everything Kubernetes shows: Kubernetes defaults every
+// object it decodes from storage, so what its defaulting sets (the
+// apiVersion and kind of a statefulset's claim templates, which protobuf
+// does not keep) is there on every read. DefaultStored fills it in on
+// objects the server decodes from storage.
+type StoredDefaulter interface {
+	DefaultStored(obj runtime.Object)
 }

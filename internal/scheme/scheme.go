@@ -17,6 +17,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	policyv1beta1 "k8s.io/api/policy/v1beta1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -62,6 +63,9 @@ func New() *Codecs {
 			panic(err) // the static scheme is broken: a programming error
 		}
 	}
+	// pods/eviction takes a policy/v1beta1 Eviction body as well, as
+	// kube-apiserver does, though no policy/v1beta1 resource is served.
+	s.AddKnownTypes(policyv1beta1.SchemeGroupVersion, &policyv1beta1.Eviction{})
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
 	return newCodecs(s)
 }

@@ -25,7 +25,7 @@ func crdsResource() *registry.Resource {
 		NewList: func() runtime.Object { return &apiextv1.CustomResourceDefinitionList{} },
 		Strategy: crdStrategy{strategy.Typed[*apiextv1.CustomResourceDefinition]{
 			PrepareCreate: prepareCRDCreate,
-			PrepareUpdate: func(c, old *apiextv1.CustomResourceDefinition) { c.Status = *old.Status.DeepCopy() },
+			PrepareUpdate: prepareCRDUpdate,
 			Defaults:      crdschema.SetCRDDefaults,
 			ValidateNew: func(c *apiextv1.CustomResourceDefinition) field.ErrorList {
 				errs := strategy.ValidateMeta(&c.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
@@ -33,7 +33,7 @@ func crdsResource() *registry.Resource {
 			},
 			ValidateChange: func(c, old *apiextv1.CustomResourceDefinition) field.ErrorList {
 				errs := strategy.ValidateMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
-				return append(errs, crdschema.ValidateCRDStatus(c)...)
+				return append(errs, crdschema.ValidateCRDUpdate(c, old)...)
 			},
 		}},
 		Status: strategy.TypedStatus[*apiextv1.CustomResourceDefinition]{
@@ -95,5 +95,13 @@ func prepareCRDCreate(c *apiextv1.CustomResourceDefinition) {
 		Type: apiextv1.Established, Status: apiextv1.ConditionFalse, Reason: "Installing",
 		Message: "the custom resource is being installed", LastTransitionTime: metav1.NewTime(time.Now().Truncate(time.Second)),
 	}}}
+	crdschema.RecordStorageVersion(c)
+}
+
+// prepareCRDUpdate keeps old's status (the CRD controller owns it) and
+// records a new storage version in storedVersions, as Kubernetes' CRD
+// strategy does on update.
+func prepareCRDUpdate(c, old *apiextv1.CustomResourceDefinition) {
+	c.Status = *old.Status.DeepCopy()
 	crdschema.RecordStorageVersion(c)
 }

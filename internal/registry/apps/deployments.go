@@ -45,8 +45,9 @@ func deploymentsResource() *registry.Resource {
 			},
 			Set: func(d *appsv1.Deployment, n int32) { d.Spec.Replicas = &n },
 		},
-		Attrs: strategy.Attrs[*appsv1.Deployment](true, nil),
-		Table: printers.For("apps", "Deployment"),
+		Attrs:           strategy.Attrs[*appsv1.Deployment](true, nil),
+		FieldLabelError: strategy.UnknownFieldLabel,
+		Table:           printers.For("apps", "Deployment"),
 	}
 }
 

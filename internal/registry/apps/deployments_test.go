@@ -80,7 +80,7 @@ func TestDeploymentValidation(t *testing.T) {
 		"restart Never":        {func(d *appsv1.Deployment) { d.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever }, []string{"spec.template.spec.restartPolicy:FieldValueNotSupported"}},
 		"active deadline":      {func(d *appsv1.Deployment) { d.Spec.Template.Spec.ActiveDeadlineSeconds = new(int64(10)) }, []string{"spec.template.spec.activeDeadlineSeconds:FieldValueForbidden"}},
 		"bad container name":   {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Name = "a_b" }, []string{"spec.template.spec.containers[0].name:FieldValueInvalid"}},
-		"bad template label":   {func(d *appsv1.Deployment) { d.Spec.Template.Labels["-x"] = "1" }, []string{"spec.template.metadata.labels:FieldValueInvalid"}},
+		"bad template label":   {func(d *appsv1.Deployment) { d.Spec.Template.Labels["-x"] = "1" }, []string{"spec.template.labels:FieldValueInvalid"}},
 		"bad name":             {func(d *appsv1.Deployment) { d.Name = "Web" }, []string{"metadata.name:FieldValueInvalid"}},
 	}
 	for name, c := range cases {

@@ -1,11 +1,8 @@
 package apps
 
 import (
-	"strconv"
-
 	appsv1 "k8s.io/api/apps/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -42,10 +39,11 @@ func replicaSetsResource() *registry.Resource {
 			},
 			Set: func(rs *appsv1.ReplicaSet, n int32) { rs.Spec.Replicas = &n },
 		},
-		Attrs: strategy.Attrs(true, func(rs *appsv1.ReplicaSet, set fields.Set) {
-			set["status.replicas"] = strconv.Itoa(int(rs.Status.Replicas))
-		}),
-		Table: printers.For("apps", "ReplicaSet"),
+		// kube-apiserver computes status.replicas for replica sets but
+		// refuses it in a field selector: only name and namespace.
+		Attrs:           strategy.Attrs[*appsv1.ReplicaSet](true, nil),
+		FieldLabelError: strategy.UnknownFieldLabel,
+		Table:           printers.For("apps", "ReplicaSet"),
 	}
 }
 

@@ -60,7 +60,7 @@ func TestReplicaSet(t *testing.T) {
 		t.Errorf("status update changed spec.replicas to %d", *st.Spec.Replicas)
 	}
 
-	expectFields(t, r, st, fields.Set{"metadata.name": "web-1", "metadata.namespace": "default", "status.replicas": "2"})
+	expectFields(t, r, st, fields.Set{"metadata.name": "web-1", "metadata.namespace": "default"})
 	spec, status, sel, err := r.Scale.Replicas(st)
 	if err != nil || spec != 1 || status != 2 || sel != "app in (web)" {
 		t.Errorf("scale = %d %d %q %v", spec, status, sel, err)

@@ -3,7 +3,9 @@ package apps
 import "github.com/setpoint-dev/setpoint/internal/registry"
 
 // Resources returns the descriptors of the apps/v1 resources, new on each
-// call.
+// call, in the order kube-apiserver lists them.
 func Resources() []*registry.Resource {
-	return []*registry.Resource{deploymentsResource(), replicaSetsResource()}
+	return []*registry.Resource{
+		controllerRevisionsResource(), daemonSetsResource(), deploymentsResource(), replicaSetsResource(), statefulSetsResource(),
+	}
 }

@@ -26,6 +26,10 @@ func FuzzStrategies(f *testing.F) {
 		`{"metadata":{"name":"e","namespace":"default"},"involvedObject":{"kind":"Pod"},"series":{"count":2},"data":{"k":"dg=="},"stringData":{"a":"b"}}`,
 		`{"spec":{"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"x%","maxUnavailable":"%"}},"holderIdentity":"h","leaseDurationSeconds":-4}}`,
 		`{"metadata":{"deletionTimestamp":"2025-01-01T00:00:00Z"},"status":{"phase":"Failed","containerStatuses":[{"name":"c","state":{"terminated":{"exitCode":1}}}]}}`,
+		`{"spec":{"rules":[{"host":"*.a","http":{"paths":[{"pathType":"Prefix","backend":{"service":{"name":"s","port":{"name":"x","number":1}}}}]}}],"tls":[{"hosts":["b"]}],"parameters":{"kind":"K","scope":"Namespace"},"cidrs":["10.0.0.0/8","::/0","x"],"parentRef":{"resource":"r"}},"status":{"loadBalancer":{"ingress":[{"ip":"1.2.3.4"}]}}}`,
+		`{"spec":{"podSelector":{},"ingress":[{"from":[{"ipBlock":{"cidr":"10.0.0.0/8","except":["10.1.0.0/16"]}}],"ports":[{"port":"http","endPort":3}]}],"egress":[{}]},"addressType":"IPv4","endpoints":[{"addresses":["::1"]}],"ports":[{}]}`,
+		`{"spec":{"type":"Limited","limited":{"limitResponse":{"type":"Queue","queuing":{"queues":1,"handSize":1}}},"exempt":{},"matchingPrecedence":1,"distinguisherMethod":{"type":"x"},"rules":[{"subjects":[{"kind":"User"}],"nonResourceRules":[{"verbs":["*"],"nonResourceURLs":["/a*"]}]}]}}`,
+		`{"metadata":{"name":"system-x","namespace":"default"},"value":2000000001,"globalDefault":true,"preemptionPolicy":"","handler":"h","overhead":{"podFixed":{"cpu":"-1"}},"eventTime":"2025-01-01T00:00:00.000000Z","series":{"count":1},"regarding":{"kind":"Pod"},"note":"n"}`,
 		`{}`, `null`, `[`,
 	} {
 		f.Add([]byte(seed))
@@ -118,9 +122,16 @@ func FuzzFilledObjects(f *testing.F) {
 					*v = intstr.FromString(fuzzWords[c.Intn(len(fuzzWords))])
 				}
 			},
+			func(r *runtime.RawExtension, c randfill.Continue) {
+				r.Raw = []byte([]string{"", "null", "{}", `{"a":1}`, "[1]", "{"}[c.Intn(6)])
+			},
 			func(m *metav1.ObjectMeta, c randfill.Continue) {
 				c.FillNoCustom(m)
 				m.ManagedFields = nil
+			},
+			// Opaque parameters (resource.k8s.io): JSON, never a Go object.
+			func(e *runtime.RawExtension, c randfill.Continue) {
+				e.Raw = []byte([]string{``, `{"a":1}`, `[1]`, `null`, `{`}[c.Intn(5)])
 			},
 		)
 		for _, r := range resources {

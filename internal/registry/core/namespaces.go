@@ -22,8 +22,11 @@ func namespacesResource() *registry.Resource {
 		// as kube-apiserver: no deletecollection of namespaces
 		NoDeleteCollection: true,
 		NoGeneration:       true, // as kube-apiserver: no metadata.generation
-		New:                func() runtime.Object { return &corev1.Namespace{} },
-		NewList:            func() runtime.Object { return &corev1.NamespaceList{} },
+		// as kube-apiserver: a DELETE answers the namespace, Terminating
+		// or gone
+		ReturnDeletedObject: true,
+		New:                 func() runtime.Object { return &corev1.Namespace{} },
+		NewList:             func() runtime.Object { return &corev1.NamespaceList{} },
 		Strategy: namespaceStrategy{strategy.Typed[*corev1.Namespace]{
 			PrepareCreate:  prepareNamespaceCreate,
 			PrepareUpdate:  prepareNamespaceUpdate,
@@ -148,7 +151,7 @@ func validateSpecFinalizers(finalizers []corev1.FinalizerName) field.ErrorList {
 // the namespace lives, Terminating once its deletion began.
 func validateNamespaceStatusUpdate(ns, old *corev1.Namespace) field.ErrorList {
 	errs := strategy.ValidateMetaUpdate(&ns.ObjectMeta, &old.ObjectMeta)
-	pp := field.NewPath("status", "phase")
+	pp := field.NewPath("status", "Phase") // sic: kube-apiserver's path
 	if ns.DeletionTimestamp.IsZero() {
 		if ns.Status.Phase != corev1.NamespaceActive {
 			errs = append(errs, field.Invalid(pp, ns.Status.Phase, "may only be 'Active' if `deletionTimestamp` is empty"))

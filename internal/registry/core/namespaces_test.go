@@ -70,7 +70,7 @@ func TestNamespaceUpdates(t *testing.T) {
 
 	ns = old.DeepCopy()
 	ns.Status.Phase = corev1.NamespaceTerminating
-	expectErrors(t, updateStatus(r, ns, old), "status.phase:FieldValueInvalid")
+	expectErrors(t, updateStatus(r, ns, old), "status.Phase:FieldValueInvalid")
 	ns = old.DeepCopy()
 	deleted := metav1.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	ns.DeletionTimestamp, old.DeletionTimestamp = &deleted, &deleted

@@ -46,6 +46,7 @@ func nodesResource() *registry.Resource {
 				return append(errs, validateNodeStatus(&n.Status)...)
 			},
 		},
+		Subresources: []registry.Subresource{nodeProxySubresource()},
 		Attrs: strategy.Attrs(false, func(n *corev1.Node, set fields.Set) {
 			set["spec.unschedulable"] = strconv.FormatBool(n.Spec.Unschedulable)
 		}),

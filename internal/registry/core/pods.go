@@ -2,7 +2,9 @@ package core
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -36,11 +38,20 @@ func podsResource() *registry.Resource {
 			PrepareUpdate:  preparePodStatusUpdate,
 			ValidateChange: validatePodStatusUpdate,
 		},
-		Subresources:        []registry.Subresource{bindingSubresource()},
+		Subresources:        podSubresources(),
+		Admit:               admitPod, // resize.go
 		ReturnDeletedObject: true,
 		Attrs:               strategy.Attrs(true, podFields),
 		Table:               printers.For("", "Pod"),
 	}
+}
+
+// podSubresources are the pods subresources besides status, by name.
+func podSubresources() []registry.Subresource {
+	subs := append([]registry.Subresource{bindingSubresource(), evictionSubresource(),
+		ephemeralContainersSubresource(), resizeSubresource()}, podConnectSubresources()...)
+	slices.SortFunc(subs, func(a, b registry.Subresource) int { return strings.Compare(a.Name, b.Name) })
+	return subs
 }
 
 // podStrategy adds graceful deletion to the pod hooks.
@@ -99,6 +110,11 @@ func podFields(p *corev1.Pod, set fields.Set) {
 	set["status.phase"] = string(p.Status.Phase)
 	set["status.podIP"] = podIP(&p.Status)
 	set["status.nominatedNodeName"] = p.Status.NominatedNodeName
+	// As kube-apiserver: spec.host is the old name of spec.nodeName, and
+	// status.podIPs is an accepted label with no value (it selects only
+	// with "").
+	set["spec.host"] = p.Spec.NodeName
+	set["status.podIPs"] = ""
 }
 
 // podIP is the primary pod IP: status.podIP, else the first of podIPs.

@@ -225,6 +225,7 @@ func TestPodAttrs(t *testing.T) {
 		"spec.nodeName": "node-1", "spec.restartPolicy": "Always", "spec.schedulerName": "default-scheduler",
 		"spec.serviceAccountName": "", "spec.hostNetwork": "false",
 		"status.phase": "Pending", "status.podIP": "10.0.0.7", "status.nominatedNodeName": "",
+		"spec.host": "node-1", "status.podIPs": "",
 	})
 }
 

@@ -13,5 +13,15 @@ func Resources() []*registry.Resource {
 		configMapsResource(),
 		secretsResource(),
 		eventsResource(),
+		serviceAccountsResource(),
+		endpointsResource(),
+		limitRangesResource(),
+		resourceQuotasResource(),
+		persistentVolumesResource(),
+		persistentVolumeClaimsResource(),
+		podTemplatesResource(),
+		replicationControllersResource(),
+		componentStatusesResource(),
+		bindingsResource(),
 	}
 }

@@ -36,9 +36,11 @@ func servicesResource() *registry.Resource {
 			},
 			ValidateChange: validateServiceStatusUpdate,
 		},
-		Bootstrap:   bootstrapServices,
-		Admit:       admitService,
-		AfterDelete: releaseService,
+		Subresources:        []registry.Subresource{serviceProxySubresource()},
+		ReturnDeletedObject: true, // as kube-apiserver: DELETE answers the service
+		Bootstrap:           bootstrapServices,
+		Admit:               admitService,
+		AfterDelete:         releaseService,
 		Attrs: strategy.Attrs(true, func(s *corev1.Service, set fields.Set) {
 			set["spec.clusterIP"] = s.Spec.ClusterIP
 			set["spec.type"] = string(s.Spec.Type)

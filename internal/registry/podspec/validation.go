@@ -307,10 +307,10 @@ func ValidateTolerations(tols []corev1.Toleration, p *field.Path) field.ErrorLis
 var TaintEffects = []corev1.TaintEffect{corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute}
 
 // ValidatePodTemplate checks a pod template: its labels and annotations
-// and its spec.
+// (reported as <p>.labels and <p>.annotations, without "metadata", as
+// kube-apiserver reports them) and its spec.
 func ValidatePodTemplate(t *corev1.PodTemplateSpec, p *field.Path) field.ErrorList {
-	mp := p.Child("metadata")
-	errs := metav1validation.ValidateLabels(t.Labels, mp.Child("labels"))
-	errs = append(errs, apivalidation.ValidateAnnotations(t.Annotations, mp.Child("annotations"))...)
+	errs := metav1validation.ValidateLabels(t.Labels, p.Child("labels"))
+	errs = append(errs, apivalidation.ValidateAnnotations(t.Annotations, p.Child("annotations"))...)
 	return append(errs, ValidatePodSpec(&t.Spec, p.Child("spec"))...)
 }

@@ -23,6 +23,9 @@ type Typed[T runtime.Object] struct {
 	ValidateNew func(obj T) field.ErrorList
 	// ValidateChange checks an update (ValidateUpdate).
 	ValidateChange func(obj, old T) field.ErrorList
+	// Warn returns the warnings of a valid create (old nil) or update
+	// (registry.WarningsStrategy).
+	Warn func(obj, old T) []string
 }
 
 func (s Typed[T]) PrepareForCreate(obj runtime.Object) {
@@ -58,6 +61,24 @@ func (s Typed[T]) Validate(obj runtime.Object) field.ErrorList {
 
 func (s Typed[T]) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	return ValidatePair(obj, old, s.ValidateChange)
+}
+
+func (s Typed[T]) WarningsOnCreate(obj runtime.Object) []string {
+	o, ok := obj.(T)
+	if !ok || s.Warn == nil {
+		return nil
+	}
+	var none T
+	return s.Warn(o, none)
+}
+
+func (s Typed[T]) WarningsOnUpdate(obj, old runtime.Object) []string {
+	o, ok1 := obj.(T)
+	p, ok2 := old.(T)
+	if !ok1 || !ok2 || s.Warn == nil {
+		return nil
+	}
+	return s.Warn(o, p)
 }
 
 // ValidatePair runs fn on obj and old as T; either of the wrong type is an

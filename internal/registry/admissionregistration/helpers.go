@@ -1,0 +1,34 @@
+package admissionregistration
+
+import (
+	"slices"
+	"strings"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+func isFullyQualifiedName(p *field.Path, name string) field.ErrorList {
+	return validation.IsFullyQualifiedName(p, name)
+}
+
+// qualifiedName checks a qualified name ("example.com/name").
+func qualifiedName(p *field.Path, v string) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsQualifiedName(v) {
+		errs = append(errs, field.Invalid(p, v, msg))
+	}
+	return errs
+}
+
+func joinComma(s []string) string { return strings.Join(s, ", ") }
+
+func containsString(s []string, v string) bool { return slices.Contains(s, v) }
+
+// anyOf reports whether some of values is in allowed.
+func anyOf(values, allowed []string) bool {
+	return slices.ContainsFunc(values, func(v string) bool { return slices.Contains(allowed, v) })
+}
+
+func semanticEqual(a, b any) bool { return apiequality.Semantic.DeepEqual(a, b) }

@@ -1,0 +1,13 @@
+package certificates
+
+import "github.com/setpoint-dev/setpoint/internal/registry"
+
+// Resources returns the descriptors of the certificates.k8s.io/v1
+// resources, new on each call, in the order discovery lists them.
+func Resources() []*registry.Resource {
+	return []*registry.Resource{
+		csrResource(),
+		clusterTrustBundlesResource(),
+		podCertificateRequestsResource(),
+	}
+}

@@ -1,0 +1,124 @@
+package core
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// validateVolumeNodeAffinity requires the required node selector of a
+// volume's node affinity, and checks it.
+func validateVolumeNodeAffinity(a *corev1.VolumeNodeAffinity, p *field.Path) field.ErrorList {
+	if a.Required == nil {
+		return field.ErrorList{field.Required(p.Child("required"), "must specify required node constraints")}
+	}
+	return validateNodeSelector(a.Required, p.Child("required"))
+}
+
+func validateNodeSelector(s *corev1.NodeSelector, p *field.Path) field.ErrorList {
+	tp := p.Child("nodeSelectorTerms")
+	if len(s.NodeSelectorTerms) == 0 {
+		return field.ErrorList{field.Required(tp, "must have at least one node selector term")}
+	}
+	var errs field.ErrorList
+	for i, term := range s.NodeSelectorTerms {
+		for j, req := range term.MatchExpressions {
+			errs = append(errs, validateNodeSelectorRequirement(req, tp.Index(i).Child("matchExpressions").Index(j))...)
+		}
+		for j, req := range term.MatchFields {
+			errs = append(errs, validateNodeFieldSelectorRequirement(req, tp.Index(i).Child("matchFields").Index(j))...)
+		}
+	}
+	return errs
+}
+
+func validateNodeSelectorRequirement(r corev1.NodeSelectorRequirement, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch r.Operator {
+	case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
+		if len(r.Values) == 0 {
+			errs = append(errs, field.Required(p.Child("values"), "must be specified when `operator` is 'In' or 'NotIn'"))
+		}
+	case corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist:
+		if len(r.Values) > 0 {
+			errs = append(errs, field.Forbidden(p.Child("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+		}
+	case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
+		if len(r.Values) != 1 {
+			errs = append(errs, field.Required(p.Child("values"), "must be specified single value when `operator` is 'Lt' or 'Gt'"))
+		}
+	default:
+		errs = append(errs, field.Invalid(p.Child("operator"), r.Operator, "not a valid selector operator"))
+	}
+	errs = append(errs, metav1validation.ValidateLabelName(r.Key, p.Child("key"))...)
+	for i, v := range r.Values {
+		for _, msg := range validation.IsValidLabelValue(v) {
+			errs = append(errs, field.Invalid(p.Child("values").Index(i), v, msg))
+		}
+	}
+	return errs
+}
+
+// validateNodeFieldSelectorRequirement: matchFields select by
+// metadata.name only, with In or NotIn and one value.
+func validateNodeFieldSelectorRequirement(r corev1.NodeSelectorRequirement, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch r.Operator {
+	case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
+		if len(r.Values) != 1 {
+			errs = append(errs, field.Required(p.Child("values"), "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"))
+		}
+	default:
+		errs = append(errs, field.Invalid(p.Child("operator"), r.Operator, "not a valid selector operator"))
+	}
+	if r.Key != "metadata.name" {
+		return append(errs, field.Invalid(p.Child("key"), r.Key, "not a valid field selector key"))
+	}
+	for i, v := range r.Values {
+		for _, msg := range apivalidation.NameIsDNSSubdomain(v, false) {
+			errs = append(errs, field.Invalid(p.Child("values").Index(i), v, msg))
+		}
+	}
+	return errs
+}
+
+// betaToGALabel maps the deprecated node labels to the ones that replaced
+// them: a volume's node affinity may switch from one to the other.
+var betaToGALabel = map[string]string{
+	corev1.LabelFailureDomainBetaZone:   corev1.LabelTopologyZone,
+	corev1.LabelFailureDomainBetaRegion: corev1.LabelTopologyRegion,
+	"beta.kubernetes.io/os":             corev1.LabelOSStable,
+	"beta.kubernetes.io/arch":           corev1.LabelArchStable,
+	corev1.LabelInstanceType:            corev1.LabelInstanceTypeStable,
+}
+
+// nodeAffinityEqualModuloBetaLabels reports whether a and old are the same
+// node affinity, allowing requirement keys to have moved from a beta
+// label to its GA one.
+func nodeAffinityEqualModuloBetaLabels(a, old *corev1.VolumeNodeAffinity) bool {
+	o := old.DeepCopy()
+	if a != nil && a.Required != nil && o.Required != nil && len(a.Required.NodeSelectorTerms) == len(o.Required.NodeSelectorTerms) {
+		for i := range o.Required.NodeSelectorTerms {
+			nt, ot := &a.Required.NodeSelectorTerms[i], &o.Required.NodeSelectorTerms[i]
+			upgradeKeys(nt.MatchExpressions, ot.MatchExpressions)
+			upgradeKeys(nt.MatchFields, ot.MatchFields)
+		}
+	}
+	return apiequality.Semantic.DeepEqual(a, o)
+}
+
+// upgradeKeys renames, in old, the beta keys that reqs (the new
+// requirements at the same positions) name by their GA label.
+func upgradeKeys(reqs, old []corev1.NodeSelectorRequirement) {
+	if len(reqs) != len(old) {
+		return
+	}
+	for i := range old {
+		if old[i].Key != reqs[i].Key && betaToGALabel[old[i].Key] == reqs[i].Key {
+			old[i].Key = reqs[i].Key
+		}
+	}
+}

@@ -1,0 +1,52 @@
+package discoveryv1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/setpoint-dev/setpoint/internal/printers"
+	"github.com/setpoint-dev/setpoint/internal/registry"
+	"github.com/setpoint-dev/setpoint/internal/registry/strategy"
+)
+
+func endpointSlicesResource() *registry.Resource {
+	return &registry.Resource{
+		Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices", Kind: "EndpointSlice",
+		ListKind: "EndpointSliceList", Singular: "endpointslice", Namespaced: true,
+		New:     func() runtime.Object { return &discoveryv1.EndpointSlice{} },
+		NewList: func() runtime.Object { return &discoveryv1.EndpointSliceList{} },
+		Strategy: strategy.Typed[*discoveryv1.EndpointSlice]{
+			Defaults: defaultEndpointSlice,
+			ValidateNew: func(s *discoveryv1.EndpointSlice) field.ErrorList {
+				return validateEndpointSlice(s, supportedAddressTypes)
+			},
+			ValidateChange: func(s, old *discoveryv1.EndpointSlice) field.ErrorList {
+				errs := strategy.ValidateMetaUpdate(&s.ObjectMeta, &old.ObjectMeta)
+				// A changed address type is the only error kube-apiserver
+				// reports of the body.
+				if imm := strategy.Immutable(field.NewPath("addressType"), s.AddressType, old.AddressType); len(imm) > 0 {
+					return append(errs, imm...)
+				}
+				return append(errs, validateEndpointSliceBody(s, append(supportedAddressTypes, discoveryv1.AddressType("IP")))...)
+			},
+		},
+		Attrs: strategy.Attrs[*discoveryv1.EndpointSlice](true, nil),
+		Table: printers.For("discovery.k8s.io", "EndpointSlice"),
+	}
+}
+
+// defaultEndpointSlice gives every port a name ("") and a protocol (TCP),
+// as discovery.k8s.io/v1's defaulting does.
+func defaultEndpointSlice(s *discoveryv1.EndpointSlice) {
+	for i := range s.Ports {
+		p := &s.Ports[i]
+		if p.Name == nil {
+			p.Name = new("")
+		}
+		if p.Protocol == nil {
+			p.Protocol = new(corev1.ProtocolTCP)
+		}
+	}
+}

@@ -1,0 +1,9 @@
+package discoveryv1
+
+import "github.com/setpoint-dev/setpoint/internal/registry"
+
+// Resources returns the descriptors of the discovery.k8s.io/v1 resources,
+// new on each call.
+func Resources() []*registry.Resource {
+	return []*registry.Resource{endpointSlicesResource()}
+}

@@ -1,0 +1,9 @@
+package flowcontrol
+
+import "github.com/setpoint-dev/setpoint/internal/registry"
+
+// Resources returns the descriptors of the flowcontrol.apiserver.k8s.io/v1
+// resources, new on each call, in discovery order.
+func Resources() []*registry.Resource {
+	return []*registry.Resource{flowSchemasResource(), priorityLevelsResource()}
+}

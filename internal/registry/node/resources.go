@@ -1,0 +1,9 @@
+package node
+
+import "github.com/setpoint-dev/setpoint/internal/registry"
+
+// Resources returns the descriptors of the node.k8s.io/v1 resources, new
+// on each call.
+func Resources() []*registry.Resource {
+	return []*registry.Resource{runtimeClassesResource()}
+}

@@ -1,0 +1,14 @@
+package rbac
+
+import "github.com/setpoint-dev/setpoint/internal/registry"
+
+// Resources returns the descriptors of the rbac.authorization.k8s.io/v1
+// resources, new on each call, in the order discovery lists them.
+func Resources() []*registry.Resource {
+	return []*registry.Resource{
+		clusterRoleBindingsResource(),
+		clusterRolesResource(),
+		roleBindingsResource(),
+		rolesResource(),
+	}
+}

@@ -1,0 +1,145 @@
+package serviceaccount
+
+import (
+	"crypto"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"k8s.io/apimachinery/pkg/util/uuid"
+)
+
+// DefaultIssuer is kube-apiserver's issuer in kubeadm clusters, and the
+// default audience of tokens.
+const DefaultIssuer = "https://kubernetes.default.svc.cluster.local"
+
+// Prefix is what every service-account user name starts with.
+const Prefix = "system:serviceaccount:"
+
+// Ref names an object a token is bound to.
+type Ref struct {
+	Name string `json:"name"`
+	UID  string `json:"uid"`
+}
+
+// Claims are the private claims under "kubernetes.io".
+type Claims struct {
+	Namespace      string `json:"namespace"`
+	Node           *Ref   `json:"node,omitempty"`
+	Pod            *Ref   `json:"pod,omitempty"`
+	Secret         *Ref   `json:"secret,omitempty"`
+	ServiceAccount Ref    `json:"serviceaccount"`
+	// WarnAfter is set on tokens whose lifetime was extended.
+	WarnAfter *jwt.NumericDate `json:"warnafter,omitempty"`
+}
+
+type privateClaims struct {
+	Kubernetes Claims `json:"kubernetes.io"`
+}
+
+// Token is a verified token: its standard claims and kubernetes.io claims.
+type Token struct {
+	ID        string
+	Audiences []string
+	Expiry    time.Time
+	Claims    Claims
+}
+
+// UserName is the user a service account authenticates as.
+func UserName(namespace, name string) string { return Prefix + namespace + ":" + name }
+
+// Issuer signs and verifies tokens with one key.
+type Issuer struct {
+	key       *rsa.PrivateKey
+	kid       string
+	signer    jose.Signer
+	issuer    string
+	audiences []string
+}
+
+// NewIssuer returns an Issuer signing with key as issuer; audiences are the
+// API server's own (the default audiences of issued tokens, and those
+// Verify accepts).
+func NewIssuer(key *rsa.PrivateKey, issuer string, audiences []string) (*Issuer, error) {
+	kid, err := KeyID(&key.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: jose.JSONWebKey{Key: key, KeyID: kid}}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("serviceaccount: signer: %w", err)
+	}
+	return &Issuer{key: key, kid: kid, signer: signer, issuer: issuer, audiences: slices.Clone(audiences)}, nil
+}
+
+// KeyID is Kubernetes' kid of a public key.
+func KeyID(pub crypto.PublicKey) (string, error) {
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return "", fmt.Errorf("serviceaccount: key id: %w", err)
+	}
+	sum := sha256.Sum256(der)
+	return base64.RawURLEncoding.EncodeToString(sum[:]), nil
+}
+
+// Audiences returns the API server's audiences.
+func (i *Issuer) Audiences() []string { return slices.Clone(i.audiences) }
+
+// Issue signs a token for claims, valid from now for ttl, for audiences.
+func (i *Issuer) Issue(c Claims, audiences []string, now time.Time, ttl time.Duration) (string, time.Time, error) {
+	exp := now.Add(ttl)
+	std := jwt.Claims{
+		Issuer: i.issuer, Subject: UserName(c.Namespace, c.ServiceAccount.Name), Audience: jwt.Audience(audiences),
+		Expiry: jwt.NewNumericDate(exp), IssuedAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now),
+		ID: string(uuid.NewUUID()),
+	}
+	tok, err := jwt.Signed(i.signer).Claims(std).Claims(privateClaims{c}).Serialize()
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("serviceaccount: sign: %w", err)
+	}
+	return tok, exp.Truncate(time.Second), nil
+}
+
+// ErrNotServiceAccountToken is returned for tokens that are not JWTs of
+// this issuer, so that other authenticators may try them.
+var ErrNotServiceAccountToken = errors.New("serviceaccount: not a service account token of this issuer")
+
+// Verify checks a token's signature, issuer, audiences (one of the API
+// server's) and validity at now, and returns its claims.
+func (i *Issuer) Verify(raw string, now time.Time) (*Token, error) {
+	if strings.Count(raw, ".") != 2 {
+		return nil, ErrNotServiceAccountToken
+	}
+	tok, err := jwt.ParseSigned(raw, []jose.SignatureAlgorithm{jose.RS256})
+	if err != nil {
+		return nil, ErrNotServiceAccountToken
+	}
+	var std jwt.Claims
+	var priv privateClaims
+	if err := tok.UnsafeClaimsWithoutVerification(&std); err != nil || std.Issuer != i.issuer {
+		return nil, ErrNotServiceAccountToken
+	}
+	if err := tok.Claims(&i.key.PublicKey, &std, &priv); err != nil {
+		return nil, fmt.Errorf("serviceaccount: invalid signature: %w", err)
+	}
+	if err := std.ValidateWithLeeway(jwt.Expected{Issuer: i.issuer, AnyAudience: i.audiences, Time: now}, 0); err != nil {
+		return nil, fmt.Errorf("serviceaccount: %w", err)
+	}
+	c := priv.Kubernetes
+	if std.Subject != UserName(c.Namespace, c.ServiceAccount.Name) {
+		return nil, errors.New("serviceaccount: subject does not match the kubernetes.io claims")
+	}
+	out := &Token{ID: std.ID, Audiences: []string(std.Audience), Claims: c}
+	if std.Expiry != nil {
+		out.Expiry = std.Expiry.Time()
+	}
+	return out, nil
+}
