@@ -85,6 +85,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	env.allow.SetServed(served)
 	fmt.Printf("compat: reference and setpoint ready in %v (%d and %d resources)\n",
 		time.Since(start).Round(time.Millisecond), len(env.refRes), len(env.spRes))
 

@@ -22,7 +22,14 @@ type Allowlist struct {
 
 	mu   sync.Mutex
 	used map[string]int
+	// served, when set, names the resources setpoint serves: a NotServed
+	// entry for one of them covers nothing (and so is reported unused).
+	served func(resource string) bool
 }
+
+// SetServed tells the allowlist which resources setpoint serves, so that
+// a NotServed entry stops covering differences once its kind arrives.
+func (a *Allowlist) SetServed(served func(resource string) bool) { a.served = served }
 
 // NotServed is a resource ("apps/v1/statefulsets", "core/v1/pods/eviction"
 // for a subresource) setpoint does not serve.
@@ -75,6 +82,9 @@ func (a *Allowlist) Match(d Difference) string {
 		return ""
 	}
 	for _, ns := range a.NotServed {
+		if a.served != nil && a.served(ns.Resource) {
+			continue
+		}
 		if d.Case == ns.Resource || strings.HasPrefix(d.Case, ns.Resource+"/") || (d.Category == "served" && d.Case == ns.Resource) {
 			a.mark("notServed " + ns.Resource)
 			return "not served [" + ns.Owner + "]: " + ns.Why

@@ -54,4 +54,15 @@ func TestAllowlistMatch(t *testing.T) {
 	if u := a.Unused(); len(u) != 0 {
 		t.Errorf("Unused = %v", u)
 	}
+
+	// Once setpoint serves the resource, its entry covers nothing and is
+	// reported unused, so that the kind's differences show.
+	a = &Allowlist{NotServed: []NotServed{{Resource: "apps/v1/statefulsets", Owner: "x", Why: "y"}}, used: map[string]int{}}
+	a.SetServed(func(r string) bool { return r == "apps/v1/statefulsets" })
+	if a.Match(Difference{Category: "cases", Case: "apps/v1/statefulsets/valid"}) != "" {
+		t.Error("a not-served entry covers a served resource's case")
+	}
+	if u := a.Unused(); len(u) != 1 || u[0] != "notServed apps/v1/statefulsets" {
+		t.Errorf("Unused = %v, want the stale not-served entry", u)
+	}
 }
