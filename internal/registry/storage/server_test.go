@@ -56,6 +56,15 @@ func TestStorageKindsOverHTTP(t *testing.T) {
 		Causes: []string{"provisioner:FieldValueInvalid", "parameters:FieldValueInvalid", "allowedTopologies[0].matchLabelExpressions[1].key:FieldValueDuplicate",
 			"allowedTopologies[1].matchLabelExpressions[0].values:FieldValueRequired", "allowedTopologies[1].matchLabelExpressions[0].key:FieldValueInvalid", "allowedTopologies[1].matchLabelExpressions[0].key:FieldValueInvalid"},
 	}, {
+		// As kube-apiserver: an empty term repeats the empty terms its
+		// check starts with; a term is reported once.
+		Name: "class: empty topology terms",
+		Path: base + "storageclasses",
+		Body: `{apiVersion: storage.k8s.io/v1, kind: StorageClass, metadata: {name: sc3}, provisioner: example.com/foo, allowedTopologies: [{}, {}]}`,
+		Code: unprocess, Reason: invalid,
+		Message: `StorageClass.storage.k8s.io "sc3" is invalid: [allowedTopologies[0].matchLabelExpressions: Duplicate value: "", allowedTopologies[1].matchLabelExpressions: Duplicate value: ""]`,
+		Causes:  []string{"allowedTopologies[0].matchLabelExpressions:FieldValueDuplicate", "allowedTopologies[1].matchLabelExpressions:FieldValueDuplicate"},
+	}, {
 		Name: "class: immutable fields", Method: "PUT", Path: base + "storageclasses/fast",
 		Mutate: func(o map[string]any) {
 			o["provisioner"], o["parameters"], o["reclaimPolicy"], o["volumeBindingMode"] = "example.com/bar", map[string]any{"a": "b"}, "Retain", "WaitForFirstConsumer"
