@@ -142,6 +142,11 @@ type Resource struct {
 	// the object's dependents (adds the "orphan" finalizer), as
 	// kube-apiserver's default garbage-collection policy of batch/v1 jobs.
 	OrphanByDefault bool
+	// NoGarbageCollection: deletion ignores the propagation policy (no
+	// orphan or foregroundDeletion finalizer is added, an existing one is
+	// removed), as kube-apiserver deletes kinds whose strategy's
+	// DefaultGarbageCollectionPolicy is Unsupported (events).
+	NoGarbageCollection bool
 	// NoDeleteCollection is true for kinds kube-apiserver serves no
 	// deletecollection for (namespaces: DELETE on the collection is 405).
 	NoDeleteCollection bool

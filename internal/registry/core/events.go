@@ -17,9 +17,10 @@ func eventsResource() *registry.Resource {
 	return &registry.Resource{
 		Version: "v1", Resource: "events", Kind: "Event", ListKind: "EventList", Singular: "event",
 		ShortNames: []string{"ev"}, Namespaced: true,
-		NoGeneration: true, // as kube-apiserver: no metadata.generation
-		New:          func() runtime.Object { return &corev1.Event{} },
-		NewList:      func() runtime.Object { return &corev1.EventList{} },
+		NoGeneration:        true, // as kube-apiserver: no metadata.generation
+		NoGarbageCollection: true, // as kube-apiserver: events are owned by nothing
+		New:                 func() runtime.Object { return &corev1.Event{} },
+		NewList:             func() runtime.Object { return &corev1.EventList{} },
 		Strategy: strategy.CreateOnUpdate[*corev1.Event]{Typed: strategy.Typed[*corev1.Event]{
 			ValidateNew: validateEvent,
 			ValidateChange: func(e, old *corev1.Event) field.ErrorList {
