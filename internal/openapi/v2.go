@@ -37,6 +37,10 @@ func (v *v2Renderer) addPaths(paths *spec.Paths, routes []route) {
 				item.Patch = o
 			case "delete":
 				item.Delete = o
+			case "head":
+				item.Head = o
+			case "options":
+				item.Options = o
 			}
 		}
 		paths.Paths[rt.path] = item

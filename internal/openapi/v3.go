@@ -45,6 +45,10 @@ func (v *v3Renderer) paths(routes []route) *spec3.Paths {
 				p.Patch = o
 			case "delete":
 				p.Delete = o
+			case "head":
+				p.Head = o
+			case "options":
+				p.Options = o
 			}
 		}
 		out.Paths[rt.path] = p
