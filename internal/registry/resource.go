@@ -180,6 +180,10 @@ type Resource struct {
 	// StorageVersion is the version objects are stored at when it is not
 	// Version (a custom resource served at several versions); empty means
 	// Version. Versions of one group/resource share one storage prefix.
+	// Typed resources are stored in the protobuf of their Go type whatever
+	// it says; for them it names the version kube-apiserver stores them
+	// at (v1beta1 for ClusterTrustBundles), which discovery publishes as
+	// the storageVersionHash.
 	StorageVersion string
 	// Bootstrap returns the objects of the kind that exist from the start
 	// (the system namespaces, the kubernetes service): the server creates

@@ -27,7 +27,8 @@ func podCertificateRequestsResource() *registry.Resource {
 	return &registry.Resource{
 		Group: group, Version: "v1", Resource: "podcertificaterequests", Kind: "PodCertificateRequest",
 		ListKind: "PodCertificateRequestList", Singular: "podcertificaterequest", Namespaced: true,
-		NoGeneration:          true, // as kube-apiserver: no metadata.generation
+		StorageVersion:        "v1beta1", // kube-apiserver's storage version: discovery's storageVersionHash
+		NoGeneration:          true,      // as kube-apiserver: no metadata.generation
 		NoUnconditionalUpdate: true,
 		New:                   func() runtime.Object { return &certificatesv1.PodCertificateRequest{} },
 		NewList:               func() runtime.Object { return &certificatesv1.PodCertificateRequestList{} },

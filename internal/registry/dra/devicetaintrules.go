@@ -20,7 +20,8 @@ func deviceTaintRulesResource() *registry.Resource {
 	return &registry.Resource{
 		Group: Group, Version: "v1", Resource: "devicetaintrules", Kind: "DeviceTaintRule", ListKind: "DeviceTaintRuleList",
 		Singular:              "devicetaintrule",
-		NoUnconditionalUpdate: true, // as kube-apiserver: a PUT must name a resourceVersion
+		StorageVersion:        "v1beta2", // kube-apiserver's storage version: discovery's storageVersionHash
+		NoUnconditionalUpdate: true,      // as kube-apiserver: a PUT must name a resourceVersion
 		New:                   func() runtime.Object { return &rule{} },
 		NewList:               func() runtime.Object { return &resourcev1.DeviceTaintRuleList{} },
 		Strategy: strategy.Typed[*rule]{
