@@ -32,6 +32,7 @@ func answer(r *difftest.Response, n difftest.Normalization) map[string]any {
 	} else if len(r.Body) > 0 {
 		a["text"] = string(r.Body)
 	}
+	n.User = r.User
 	difftest.Normalize(a, n)
 	return a
 }

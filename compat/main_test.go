@@ -68,6 +68,12 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	for _, side := range []*difftest.Side{env.ref, env.sp} {
+		if err := side.LearnUser(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	env.kubeconfigs = map[string]string{}
 	for name, path := range map[string]string{env.ref.Name: ref.Kubeconfig(), env.sp.Name: sp.Kubeconfig} {
 		b, err := os.ReadFile(path)

@@ -66,3 +66,14 @@ func TestAllowlistMatch(t *testing.T) {
 		t.Errorf("Unused = %v, want the stale not-served entry", u)
 	}
 }
+
+func TestNormalizeUser(t *testing.T) {
+	a := DecodeJSON([]byte(`{"spec":{"username":"setpoint-admin","groups":["setpoint-admin","x"],"note":"setpoint-admin did it"}}`))
+	b := DecodeJSON([]byte(`{"spec":{"username":"admin","groups":["admin","x"],"note":"admin did it"}}`))
+	Normalize(a, Normalization{User: "setpoint-admin"})
+	Normalize(b, Normalization{User: "admin"})
+	d := Diff(a, b)
+	if len(d) != 1 || d[0].Path != "spec.note" {
+		t.Errorf("differences after normalizing the user = %v, want only spec.note (a substring is kept)", d)
+	}
+}

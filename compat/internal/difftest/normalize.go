@@ -24,6 +24,10 @@ type Normalization struct {
 	Masks []string
 	// Replace rewrites substrings of every string.
 	Replace []Replacement
+	// User, when set, is the name the request was sent as: a string
+	// equal to it (a CertificateSigningRequest's spec.username, a review's
+	// userInfo) becomes "<user>", as each side's admin has its own name.
+	User string
 }
 
 var (
@@ -55,6 +59,7 @@ var (
 //     ("<time.N>" with N fraction digits), so their format still counts;
 //   - kube-apiserver's own manager name loses its build-cache suffix, and
 //     managedFields entries are sorted (see sortManagedFields);
+//   - a string that is n.User (the sender's name) becomes "<user>";
 //   - then n's masks and replacements.
 func Normalize(v any, n Normalization) any {
 	generated := map[string]string{}
@@ -73,6 +78,8 @@ func Normalize(v any, n Normalization) any {
 					x[k] = "<continue>"
 				case isStr && k == "manager" && binaryName.MatchString(s):
 					x[k] = "kube-apiserver"
+				case isStr && n.User != "" && s == n.User:
+					x[k] = "<user>"
 				case k == "managedFields":
 					x[k] = sortManagedFields(walk(p, val))
 				default:
@@ -86,6 +93,9 @@ func Normalize(v any, n Normalization) any {
 		case []any:
 			for i := range x {
 				p := path + "[" + strconv.Itoa(i) + "]"
+				if s, ok := x[i].(string); ok && n.User != "" && s == n.User {
+					x[i] = "<user>"
+				}
 				x[i] = walk(p, x[i])
 				if matchAny(n.Masks, p) {
 					x[i] = "<masked>"

@@ -21,6 +21,26 @@ type Side struct {
 	URL string
 	// Client carries the admin credentials.
 	Client *http.Client
+	// User is the name the admin credentials authenticate as ("admin",
+	// "setpoint-admin"; see LearnUser); responses carry it, and answers
+	// normalize it (Normalization.User).
+	User string
+}
+
+// LearnUser asks the side who its credentials authenticate as (a
+// SelfSubjectReview) and records the name in s.User.
+func (s *Side) LearnUser(ctx context.Context) error {
+	resp, err := s.Do(ctx, Request{Method: http.MethodPost, Path: "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+		Body: []byte(`{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`)})
+	if err != nil {
+		return err
+	}
+	name, _ := Get(resp.JSON(), "status.userInfo.username").(string)
+	if resp.Code != http.StatusCreated || name == "" {
+		return fmt.Errorf("%s: self subject review: %d %s", s.Name, resp.Code, resp.Body)
+	}
+	s.User = name
+	return nil
 }
 
 // Request is one HTTP request, sent to both sides alike.
@@ -44,6 +64,8 @@ type Response struct {
 	Code   int
 	Header http.Header
 	Body   []byte
+	// User is the Side's User: who sent the request.
+	User string
 }
 
 // MediaType is the response's media type without parameters.
@@ -108,13 +130,13 @@ func (s *Side) Do(ctx context.Context, r Request) (*Response, error) {
 	}
 	defer resp.Body.Close()
 	if r.StopAt != nil {
-		return &Response{Code: resp.StatusCode, Header: resp.Header, Body: readUntil(resp.Body, r.StopAt)}, nil
+		return &Response{Code: resp.StatusCode, Header: resp.Header, Body: readUntil(resp.Body, r.StopAt), User: s.User}, nil
 	}
 	b, err := io.ReadAll(resp.Body)
 	if err != nil && !isTimeout(err) {
 		return nil, fmt.Errorf("%s: %s %s: reading the body: %w", s.Name, method, r.Path, err)
 	}
-	return &Response{Code: resp.StatusCode, Header: resp.Header, Body: b}, nil
+	return &Response{Code: resp.StatusCode, Header: resp.Header, Body: b, User: s.User}, nil
 }
 
 // readUntil reads lines until stop says so or the stream ends.
