@@ -15,6 +15,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/setpoint-dev/setpoint/internal/objects"
+	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
 // Kinds of the options of write requests, named in their 422 answers.
@@ -166,6 +167,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, e *entry, 
 		s.resp.writeError(w, r, err)
 		return
 	}
+	warnOrphaning(r, e.res, opts)
 	out, gone, err := e.store.Delete(r.Context(), info.Namespace, info.Name, opts)
 	if err != nil {
 		s.resp.writeError(w, r, err)
@@ -191,6 +193,7 @@ func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, 
 		s.resp.writeError(w, r, err)
 		return
 	}
+	warnOrphaning(r, e.res, opts)
 	sel, err := parseSelectors(r.URL.Query())
 	if err != nil {
 		s.resp.writeError(w, r, err)
@@ -231,6 +234,16 @@ func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, 
 		return
 	}
 	s.writeResult(w, r, http.StatusOK, mt, e, result)
+}
+
+// warnOrphaning sends the resource's OrphanWarning when a deletion names
+// no propagation policy (whatever then becomes of it: kube-apiserver warns
+// before it looks the object up).
+func warnOrphaning(r *http.Request, res *registry.Resource, opts *metav1.DeleteOptions) {
+	//nolint:staticcheck // OrphanDependents is still honoured by Kubernetes
+	if res.OrphanWarning != "" && opts.PropagationPolicy == nil && opts.OrphanDependents == nil {
+		registry.AddWarning(r.Context(), res.OrphanWarning)
+	}
 }
 
 // deleteQuery applies the DeleteOptions a client may pass as query

@@ -142,6 +142,10 @@ type Resource struct {
 	// the object's dependents (adds the "orphan" finalizer), as
 	// kube-apiserver's default garbage-collection policy of batch/v1 jobs.
 	OrphanByDefault bool
+	// OrphanWarning, when set, is the warning a DELETE or deletecollection
+	// that names no propagation policy answers with (an HTTP Warning
+	// header), as kube-apiserver warns that deleting a job keeps its pods.
+	OrphanWarning string
 	// NoGarbageCollection: deletion ignores the propagation policy (no
 	// orphan or foregroundDeletion finalizer is added, an existing one is
 	// removed), as kube-apiserver deletes kinds whose strategy's

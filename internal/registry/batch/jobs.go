@@ -49,6 +49,8 @@ func jobsResource() *registry.Resource {
 		// A DELETE without a propagation policy leaves the job's pods, as
 		// kube-apiserver's batch/v1 jobs do (kubectl asks for background).
 		OrphanByDefault: true,
+		OrphanWarning: "child pods are preserved by default when jobs are deleted; " +
+			"set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning",
 		Attrs: strategy.Attrs(true, func(j *batchv1.Job, set fields.Set) {
 			set["status.successful"] = strconv.Itoa(int(j.Status.Succeeded))
 		}),
