@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -142,7 +143,8 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 			registry.AddWarning(ctx, msg)
 		}
 	}
-	if !s.res.NoGeneration && !s.res.StaticGeneration && s.specChanged(obj, current) {
+	relabeled := s.res.LabelsInGeneration && !equality.Semantic.DeepEqual(m.GetLabels(), old.GetLabels())
+	if !s.res.NoGeneration && !s.res.StaticGeneration && (relabeled || s.specChanged(obj, current)) {
 		m.SetGeneration(old.GetGeneration() + 1)
 	}
 	value, err := s.encode(obj)

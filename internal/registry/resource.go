@@ -167,6 +167,10 @@ type Resource struct {
 	// metadata.generation to 1 on create and never moves it on update
 	// (priorityclasses): it stays 1 whatever changes.
 	StaticGeneration bool
+	// LabelsInGeneration: a change of metadata.labels moves
+	// metadata.generation as a spec change does, as kube-apiserver's
+	// endpointslices strategy counts it.
+	LabelsInGeneration bool
 	// Unstructured is true for custom resources: New and NewList return
 	// *unstructured.Unstructured and *unstructured.UnstructuredList, objects
 	// are stored as JSON, and the wire forms are JSON and YAML only (no
