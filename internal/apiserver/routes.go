@@ -94,7 +94,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = r.WithContext(withWarnings(r.Context(), w))
-	if e.res.Deprecation != "" && (e.res.Serves(info.Verb) || info.Verb == "watch" && e.res.Serves("list")) {
+	if e.res.Deprecation != "" && (e.res.Serves(info.Verb) || info.Verb == "watch" && e.res.Serves("list")) && routed(r, e, info) {
 		registry.AddWarning(r.Context(), e.res.Deprecation)
 	}
 	s.instrument(info, w, func(w http.ResponseWriter) {
@@ -113,6 +113,20 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 		s.dispatch(w, r.WithContext(ctx), e, info, mt)
 	})
+}
+
+// routed reports whether kube-apiserver's router would hand the request
+// to the resource's handler (which adds the deprecation warning): a PATCH
+// of a media type the route does not consume gets the router's own 415.
+func routed(r *http.Request, e *entry, info requestInfo) bool {
+	if info.Verb != "patch" {
+		return true
+	}
+	if sr := e.res.Subresource(info.Subresource); sr != nil && sr.Connect != nil {
+		return true
+	}
+	_, err := patchType(r, e.res.Unstructured)
+	return err == nil
 }
 
 // lookup finds the entry of a request, checking scope: a cluster-scoped
