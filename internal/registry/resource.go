@@ -113,6 +113,11 @@ type Resource struct {
 	Strategy Strategy
 	// Status is nil when the kind has no status subresource.
 	Status StatusStrategy
+	// ResetFields, when set, are the field paths a write of the main
+	// resource never takes ownership of in managedFields, as Kubernetes'
+	// GetResetFields (certificatesigningrequests: spec and status); unset,
+	// they are ["status"] for kinds with a status subresource, else none.
+	ResetFields [][]string
 	// Scale is nil for kinds without a scale subresource.
 	Scale ScaleAccessor
 	// Subresources are the kind's other subresources (hooks.go), in the
