@@ -50,11 +50,13 @@ func renderAllowlist(a *difftest.Allowlist) string {
 	for _, ns := range a.NotServed {
 		byOwner[ns.Owner] = append(byOwner[ns.Owner], "`"+ns.Resource+"`")
 	}
-	fmt.Fprintf(&b, "\n#### Resources not served yet (%d)\n\n", len(a.NotServed))
-	b.WriteString("Each is one difference of the `served` category; the cases of the resource run (and are compared) once it is served.\n\n")
-	b.WriteString("| owner | resources |\n|---|---|\n")
-	for _, o := range sortedKeys(byOwner) {
-		fmt.Fprintf(&b, "| %s | %s |\n", o, strings.Join(byOwner[o], ", "))
+	if len(a.NotServed) > 0 {
+		fmt.Fprintf(&b, "\n#### Resources not served yet (%d)\n\n", len(a.NotServed))
+		b.WriteString("Each is one difference of the `served` category; the cases of the resource run (and are compared) once it is served.\n\n")
+		b.WriteString("| owner | resources |\n|---|---|\n")
+		for _, o := range sortedKeys(byOwner) {
+			fmt.Fprintf(&b, "| %s | %s |\n", o, strings.Join(byOwner[o], ", "))
+		}
 	}
 	fmt.Fprintf(&b, "\n#### Differences (%d)\n\n", len(a.Differences))
 	b.WriteString("`case` and `path` are globs over the suite's case ids and the paths of the answers' values (`*` any text, `{a,b}` either).\n\n")
