@@ -30,11 +30,11 @@ func crdsResource() *registry.Resource {
 			PrepareUpdate: prepareCRDUpdate,
 			Defaults:      crdschema.SetCRDDefaults,
 			ValidateNew: func(c *apiextv1.CustomResourceDefinition) field.ErrorList {
-				errs := strategy.ValidateMeta(&c.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
+				errs := strategy.ValidateGenericMeta(&c.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
 				return append(errs, crdschema.ValidateCRD(c)...)
 			},
 			ValidateChange: func(c, old *apiextv1.CustomResourceDefinition) field.ErrorList {
-				errs := strategy.ValidateMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
+				errs := strategy.ValidateGenericMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
 				return append(errs, crdschema.ValidateCRDUpdate(c, old)...)
 			},
 		}},
@@ -46,7 +46,7 @@ func crdsResource() *registry.Resource {
 			ValidateChange: func(c, old *apiextv1.CustomResourceDefinition) field.ErrorList {
 				// The spec is old's; the status must keep a stored version
 				// for the storage version and name only versions of spec.
-				errs := strategy.ValidateMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
+				errs := strategy.ValidateGenericMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
 				return append(errs, crdschema.ValidateCRDStatus(c)...)
 			},
 		},

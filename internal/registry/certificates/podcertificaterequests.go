@@ -44,7 +44,7 @@ func podCertificateRequestsResource() *registry.Resource {
 			PrepareUpdate: func(r, old *certificatesv1.PodCertificateRequest) { r.Status = old.Status },
 			ValidateNew:   validatePCR,
 			ValidateChange: func(r, old *certificatesv1.PodCertificateRequest) field.ErrorList {
-				errs := strategy.ValidateMetaUpdate(&r.ObjectMeta, &old.ObjectMeta)
+				errs := strategy.ValidateGenericMetaUpdate(&r.ObjectMeta, &old.ObjectMeta)
 				if !apiequality.Semantic.DeepEqual(r.Spec, old.Spec) {
 					errs = append(errs, field.Invalid(field.NewPath("spec"), printedPCRSpec(&r.Spec), apivalidation.FieldImmutableErrorMsg))
 				}

@@ -24,11 +24,11 @@ func leasesResource() *registry.Resource {
 			PrepareCreate: func(l *coordinationv1.Lease) { dropLeaderElectionFields(l, nil) },
 			PrepareUpdate: dropLeaderElectionFields,
 			ValidateNew: func(l *coordinationv1.Lease) field.ErrorList {
-				errs := strategy.ValidateMeta(&l.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
+				errs := strategy.ValidateGenericMeta(&l.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
 				return append(errs, validateLeaseSpec(&l.Spec)...)
 			},
 			ValidateChange: func(l, old *coordinationv1.Lease) field.ErrorList {
-				errs := strategy.ValidateMetaUpdate(&l.ObjectMeta, &old.ObjectMeta)
+				errs := strategy.ValidateGenericMetaUpdate(&l.ObjectMeta, &old.ObjectMeta)
 				return append(errs, validateLeaseSpec(&l.Spec)...)
 			},
 		}},

@@ -24,7 +24,7 @@ func eventsResource() *registry.Resource {
 		Strategy: strategy.CreateOnUpdate[*corev1.Event]{Typed: strategy.Typed[*corev1.Event]{
 			ValidateNew: validateEvent,
 			ValidateChange: func(e, old *corev1.Event) field.ErrorList {
-				errs := strategy.ValidateMetaUpdate(&e.ObjectMeta, &old.ObjectMeta)
+				errs := strategy.ValidateGenericMetaUpdate(&e.ObjectMeta, &old.ObjectMeta)
 				return append(errs, validateEventBody(e)...)
 			},
 		}},
@@ -53,7 +53,7 @@ func eventFields(e *corev1.Event, set fields.Set) {
 }
 
 func validateEvent(e *corev1.Event) field.ErrorList {
-	errs := strategy.ValidateMeta(&e.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
+	errs := strategy.ValidateGenericMeta(&e.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
 	return append(errs, validateEventBody(e)...)
 }
 

@@ -30,7 +30,7 @@ func runtimeClassesResource() *registry.Resource {
 		Strategy: strategy.CreateOnUpdate[*nodev1.RuntimeClass]{Typed: strategy.Typed[*nodev1.RuntimeClass]{
 			ValidateNew: validateRuntimeClass,
 			ValidateChange: func(rc, old *nodev1.RuntimeClass) field.ErrorList {
-				errs := strategy.ValidateMetaUpdate(&rc.ObjectMeta, &old.ObjectMeta)
+				errs := strategy.ValidateGenericMetaUpdate(&rc.ObjectMeta, &old.ObjectMeta)
 				return append(errs, strategy.Immutable(field.NewPath("handler"), rc.Handler, old.Handler)...)
 			},
 		}},
@@ -40,7 +40,7 @@ func runtimeClassesResource() *registry.Resource {
 }
 
 func validateRuntimeClass(rc *nodev1.RuntimeClass) field.ErrorList {
-	errs := strategy.ValidateMeta(&rc.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
+	errs := strategy.ValidateGenericMeta(&rc.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
 	if rc.Handler == "" {
 		errs = append(errs, field.Required(field.NewPath("handler"), ""))
 	}
