@@ -25,7 +25,7 @@ const (
 // its core form: the checks every Event passes, then the new API's.
 func ValidateCreate(e *corev1.Event) field.ErrorList {
 	errs := ValidateLegacy(e)
-	errs = append(errs, strategy.ValidateGenericMeta(&e.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)...)
+	errs = append(errs, strategy.ValidateMeta(&e.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)...)
 	errs = append(errs, validateSeries(e)...)
 	if e.EventTime.IsZero() {
 		errs = append(errs, field.Required(field.NewPath("eventTime"), ""))
@@ -49,7 +49,7 @@ func ValidateCreate(e *corev1.Event) field.ErrorList {
 // but the series (and metadata) of an Event is immutable.
 func ValidateUpdate(e, old *corev1.Event) field.ErrorList {
 	errs := ValidateLegacy(e)
-	errs = append(errs, strategy.ValidateGenericMetaUpdate(&e.ObjectMeta, &old.ObjectMeta)...)
+	errs = append(errs, strategy.ValidateMetaUpdate(&e.ObjectMeta, &old.ObjectMeta)...)
 	if !apiequality.Semantic.DeepEqual(e.Series, old.Series) {
 		errs = append(errs, validateSeries(e)...)
 	}

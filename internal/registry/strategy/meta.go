@@ -27,7 +27,7 @@ func ValidateMeta(m *metav1.ObjectMeta, namespaced bool, nameFn apivalidation.Va
 // ValidateGenericMeta checks the metadata of a new object as
 // apimachinery does alone (kinds whose Kubernetes validation does not
 // add the core rules: admission registration, CRDs, APIServices, leases,
-// events, runtime classes, disruption budgets, pod certificate requests):
+// core/v1 events, runtime classes, disruption budgets, pod certificate requests):
 // name (by nameFn), namespace presence, labels, annotations, owner
 // references, finalizers and managed fields.
 func ValidateGenericMeta(m *metav1.ObjectMeta, namespaced bool, nameFn apivalidation.ValidateNameFunc) field.ErrorList {
