@@ -62,7 +62,7 @@ func TestDeploymentValidation(t *testing.T) {
 		mutate func(*appsv1.Deployment)
 		want   []string
 	}{
-		"no selector":       {func(d *appsv1.Deployment) { d.Spec.Selector = nil }, []string{"spec.selector:FieldValueRequired"}},
+		"no selector":       {func(d *appsv1.Deployment) { d.Spec.Selector = nil }, []string{"spec.selector:FieldValueRequired", "spec.template.metadata.labels:FieldValueInvalid"}},
 		"empty selector":    {func(d *appsv1.Deployment) { d.Spec.Selector = &metav1.LabelSelector{} }, []string{"spec.selector:FieldValueInvalid"}},
 		"selector mismatch": {func(d *appsv1.Deployment) { d.Spec.Template.Labels = map[string]string{"app": "other"} }, []string{"spec.template.metadata.labels:FieldValueInvalid"}},
 		"bad selector":      {func(d *appsv1.Deployment) { d.Spec.Selector.MatchLabels = map[string]string{"app": "a b"} }, []string{"spec.selector.matchLabels:FieldValueInvalid", "spec.selector:FieldValueInvalid"}},
