@@ -2,12 +2,14 @@ package compat
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -124,6 +126,9 @@ func createSamples(t testing.TB) ([]map[string]any, map[string]difftest.Pair) {
 			}
 			p := both(t, difftest.Request{Method: "POST", Path: objectPath(r, samplesNamespace), Body: marshal(obj)})
 			samplesOnce.created[r.ID()+"/"+name] = p
+			if r.Name == "customresourcedefinitions" {
+				waitEstablished(t, objectPath(r, "")+"/"+name)
+			}
 		}
 	})
 	if samplesOnce.err != nil {
@@ -149,4 +154,34 @@ func normFor(id string) difftest.Normalization {
 		}
 	}
 	return difftest.Normalization{}
+}
+
+// waitEstablished waits (up to 10 s) until both sides report the CRD at
+// path Established, as a client waits before it uses one: how soon each
+// server's controller gets there is not what the suite compares.
+func waitEstablished(t testing.TB, path string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, side := range []*difftest.Side{env.ref, env.sp} {
+		for {
+			resp, err := side.Do(context.Background(), difftest.Request{Path: path})
+			if err == nil && established(resp.JSON()) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %s is not Established after 10 s", side.Name, path)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+func established(crd any) bool {
+	conds, _ := difftest.Get(crd, "status.conditions").([]any)
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
 }
