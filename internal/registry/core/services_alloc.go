@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/setpoint-dev/setpoint/internal/allocator"
@@ -96,7 +97,14 @@ func admitService(ctx context.Context, env registry.Env, a *registry.Attributes)
 
 	oldIP, oldPorts := heldIP(old), heldPorts(old)
 	if needsClusterIP(svc) && (svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP != oldIP) {
-		ip, err := claimOrAllocate(ctx, alloc.ips, svc.Spec.ClusterIP, owner, field.NewPath("spec", "clusterIP"))
+		// As kube-apiserver, whose allocation comes before validation and
+		// checks first that the requested addresses are IPs.
+		for i, ip := range svc.Spec.ClusterIPs {
+			if errs := validation.IsValidIP(field.NewPath("spec", "clusterIPs").Index(i), ip); len(errs) > 0 {
+				return fail(apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name, errs))
+			}
+		}
+		ip, err := claimOrAllocate(ctx, alloc.ips, svc.Spec.ClusterIP, owner, svc.Name, field.NewPath("spec", "clusterIP"))
 		if err != nil {
 			return fail(err)
 		}
@@ -115,7 +123,7 @@ func admitService(ctx context.Context, env registry.Env, a *registry.Attributes)
 			if p.NodePort != 0 {
 				want = strconv.Itoa(int(p.NodePort))
 			}
-			v, err := claimOrAllocate(ctx, alloc.ports, want, owner, field.NewPath("spec", "ports").Index(i).Child("nodePort"))
+			v, err := claimOrAllocate(ctx, alloc.ports, want, owner, svc.Name, field.NewPath("spec", "ports").Index(i).Child("nodePort"))
 			if err != nil {
 				return fail(err)
 			}
@@ -138,7 +146,9 @@ func admitService(ctx context.Context, env registry.Env, a *registry.Attributes)
 	return &registry.Txn{Commit: commit, Revert: revert}, nil
 }
 
-func claimOrAllocate(ctx context.Context, a *allocator.Allocator, want, owner string, path *field.Path) (string, error) {
+// claimOrAllocate claims want for owner ("namespace/name"), or allocates
+// a value when want is empty; a refusal is the 422 of the service name.
+func claimOrAllocate(ctx context.Context, a *allocator.Allocator, want, owner, name string, path *field.Path) (string, error) {
 	gk := corev1.SchemeGroupVersion.WithKind("Service").GroupKind()
 	if want == "" {
 		v, err := a.Allocate(ctx, owner)
@@ -149,9 +159,9 @@ func claimOrAllocate(ctx context.Context, a *allocator.Allocator, want, owner st
 	}
 	switch err := a.Claim(ctx, want, owner); {
 	case errors.Is(err, allocator.ErrTaken):
-		return "", apierrors.NewInvalid(gk, owner, field.ErrorList{field.Invalid(path, want, "provided value is already allocated")})
+		return "", apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(path, want, "provided value is already allocated")})
 	case errors.Is(err, allocator.ErrOutOfRange):
-		return "", apierrors.NewInvalid(gk, owner, field.ErrorList{field.Invalid(path, want, "provided value is not in the valid range")})
+		return "", apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(path, want, "provided value is not in the valid range")})
 	case err != nil:
 		return "", apierrors.NewInternalError(err)
 	}

@@ -97,3 +97,23 @@ func TestServiceAllocationFollowsType(t *testing.T) {
 	}
 	do(t, s, http.MethodPost, svcs, `{"metadata":{"name":"g"},"spec":{"type":"NodePort","ports":[{"port":80,"nodePort":31999}]}}`, 201)
 }
+
+// TestServiceAllocationRefusals: as kube-apiserver, a requested cluster
+// IP that is not an IP is refused before allocation, and refusals name the
+// service (not its namespace); the store is unchanged.
+func TestServiceAllocationRefusals(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	for ip, want := range map[string]string{
+		"not-an-ip":     `Service \"web\" is invalid: spec.clusterIPs[0]: Invalid value: \"not-an-ip\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)`,
+		"192.168.77.77": `Service \"web\" is invalid: spec.clusterIP: Invalid value: \"192.168.77.77\": provided value is not in the valid range`,
+	} {
+		body := fmt.Sprintf(`{"metadata":{"name":"web"},"spec":{"clusterIP":%q,"ports":[{"port":80}]}}`, ip)
+		code, out, _ := s.Do(t, http.MethodPost, svcs, "application/json", strings.NewReader(body))
+		if code != http.StatusUnprocessableEntity || !strings.Contains(string(out), want) {
+			t.Errorf("cluster IP %q: %d %s", ip, code, out)
+		}
+		if code, _, _ := s.Do(t, http.MethodGet, svcs+"/web", "", nil); code != http.StatusNotFound {
+			t.Errorf("cluster IP %q: the service was stored (%d)", ip, code)
+		}
+	}
+}
