@@ -162,6 +162,17 @@ func (s *Store) checkPreconditions(m metav1.Object, p *metav1.Preconditions) err
 	if v := s.res.View; v != nil {
 		kind = schema.GroupResource{Group: v.Group, Resource: v.Kind}
 	}
+	if w := s.res.PreconditionFailed; w != "" {
+		gr := schema.GroupResource{Group: s.res.Group, Resource: s.res.Resource}
+		if p.UID != nil && *p.UID != m.GetUID() {
+			return apierrors.NewConflict(gr, m.GetName(), fmt.Errorf("%s: UID in precondition: %v, UID in object meta: %v", w, *p.UID, m.GetUID()))
+		}
+		if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
+			return apierrors.NewConflict(gr, m.GetName(), fmt.Errorf("%s: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v",
+				w, *p.ResourceVersion, m.GetResourceVersion()))
+		}
+		return nil
+	}
 	if p.UID != nil && *p.UID != m.GetUID() {
 		return apierrors.NewConflict(kind, m.GetName(), fmt.Errorf(
 			"the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *p.UID, m.GetUID()))

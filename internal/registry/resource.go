@@ -151,6 +151,12 @@ type Resource struct {
 	// that names no propagation policy answers with (an HTTP Warning
 	// header), as kube-apiserver warns that deleting a job keeps its pods.
 	OrphanWarning string
+	// PreconditionFailed, when set, words a failed delete precondition as
+	// the kinds whose Kubernetes storage checks them itself do
+	// (namespaces: "Precondition failed", CRDs: "precondition failed"):
+	// "<it>: UID in precondition: x, UID in object meta: y", a 409 naming
+	// the resource ("namespaces") rather than the kind.
+	PreconditionFailed string
 	// NoGarbageCollection: deletion ignores the propagation policy (no
 	// orphan or foregroundDeletion finalizer is added, an existing one is
 	// removed), as kube-apiserver deletes kinds whose strategy's

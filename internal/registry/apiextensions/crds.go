@@ -21,8 +21,9 @@ func crdsResource() *registry.Resource {
 		Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions",
 		Kind: "CustomResourceDefinition", ListKind: "CustomResourceDefinitionList",
 		Singular: "customresourcedefinition", ShortNames: []string{"crd", "crds"}, Categories: []string{"api-extensions"},
-		StorageVersion:        "v1beta1", // kube-apiserver's storage version: discovery's storageVersionHash
-		NoUnconditionalUpdate: true,      // as kube-apiserver: a PUT must name a resourceVersion
+		StorageVersion:        "v1beta1",             // kube-apiserver's storage version: discovery's storageVersionHash
+		NoUnconditionalUpdate: true,                  // as kube-apiserver: a PUT must name a resourceVersion
+		PreconditionFailed:    "precondition failed", // kube-apiserver's CRD storage checks them itself
 		New:                   func() runtime.Object { return &apiextv1.CustomResourceDefinition{} },
 		NewList:               func() runtime.Object { return &apiextv1.CustomResourceDefinitionList{} },
 		Strategy: crdStrategy{strategy.Typed[*apiextv1.CustomResourceDefinition]{

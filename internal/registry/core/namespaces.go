@@ -25,6 +25,7 @@ func namespacesResource() *registry.Resource {
 		// as kube-apiserver: a DELETE answers the namespace, Terminating
 		// or gone
 		ReturnDeletedObject: true,
+		PreconditionFailed:  "Precondition failed", // kube-apiserver's namespace storage checks them itself
 		New:                 func() runtime.Object { return &corev1.Namespace{} },
 		NewList:             func() runtime.Object { return &corev1.NamespaceList{} },
 		Strategy: namespaceStrategy{strategy.Typed[*corev1.Namespace]{

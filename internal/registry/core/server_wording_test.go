@@ -1,9 +1,12 @@
 package core_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 )
@@ -26,5 +29,23 @@ func TestDeprecationWarningRouted(t *testing.T) {
 	code, _, h = s.Do(t, http.MethodPatch, eps+"/web", "application/merge-patch+json", strings.NewReader(`{"metadata":{"labels":{"a":"b"}}}`))
 	if code != http.StatusOK || h.Get("Warning") != warning {
 		t.Errorf("merge patch: %d, warning %q", code, h.Get("Warning"))
+	}
+}
+
+// TestNamespacePreconditionWording: kube-apiserver's namespace storage
+// checks delete preconditions itself and words the 409 its own way.
+func TestNamespacePreconditionWording(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	if code, out, _ := s.Do(t, http.MethodPost, "/api/v1/namespaces", "application/json", strings.NewReader(`{"metadata":{"name":"team"}}`)); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, out)
+	}
+	code, out, _ := s.Do(t, http.MethodDelete, "/api/v1/namespaces/team", "application/json", strings.NewReader(`{"preconditions":{"resourceVersion":"1"}}`))
+	var st metav1.Status
+	if err := json.Unmarshal(out, &st); err != nil || code != http.StatusConflict || st.Details == nil || st.Details.Kind != "namespaces" ||
+		!strings.HasPrefix(st.Message, `Operation cannot be fulfilled on namespaces "team": Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: `) {
+		t.Errorf("delete with a stale resourceVersion: %d %s", code, out)
+	}
+	if code, _, _ := s.Do(t, http.MethodGet, "/api/v1/namespaces/team", "", nil); code != http.StatusOK {
+		t.Errorf("the namespace is gone after a refused delete (%d)", code)
 	}
 }
