@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -106,7 +108,7 @@ func admitService(ctx context.Context, env registry.Env, a *registry.Attributes)
 		}
 		ip, err := claimOrAllocate(ctx, alloc.ips, svc.Spec.ClusterIP, owner, svc.Name, field.NewPath("spec", "clusterIP"))
 		if err != nil {
-			return fail(err)
+			return fail(ipRefusal(err, svc))
 		}
 		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = ip, []string{ip}
 		claimed = append(claimed, func() { _ = alloc.ips.Release(context.Background(), ip) })
@@ -181,4 +183,20 @@ func releaseService(ctx context.Context, env registry.Env, obj runtime.Object) {
 	for port := range heldPorts(svc) {
 		_ = alloc.ports.Release(ctx, strconv.Itoa(int(port)))
 	}
+}
+
+// ipRefusal words a refused cluster IP as kube-apiserver's IP allocator
+// does: at spec.clusterIPs, the whole list as the value.
+func ipRefusal(err error, svc *corev1.Service) error {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) || st.Status().Reason != metav1.StatusReasonInvalid {
+		return err
+	}
+	ip := svc.Spec.ClusterIP
+	msg := fmt.Sprintf("failed to allocate IP %s: the provided network does not match the current range", ip)
+	if d := st.Status().Details; d != nil && len(d.Causes) > 0 && strings.Contains(d.Causes[0].Message, "already allocated") {
+		msg = fmt.Sprintf("failed to allocate IP %s: provided IP is already allocated", ip)
+	}
+	return apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name,
+		field.ErrorList{field.Invalid(field.NewPath("spec", "clusterIPs"), svc.Spec.ClusterIPs, msg)})
 }

@@ -105,7 +105,7 @@ func TestServiceAllocationRefusals(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	for ip, want := range map[string]string{
 		"not-an-ip":     `Service \"web\" is invalid: spec.clusterIPs[0]: Invalid value: \"not-an-ip\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)`,
-		"192.168.77.77": `Service \"web\" is invalid: spec.clusterIP: Invalid value: \"192.168.77.77\": provided value is not in the valid range`,
+		"192.168.77.77": `Service \"web\" is invalid: spec.clusterIPs: Invalid value: [\"192.168.77.77\"]: failed to allocate IP 192.168.77.77: the provided network does not match the current range`,
 	} {
 		body := fmt.Sprintf(`{"metadata":{"name":"web"},"spec":{"clusterIP":%q,"ports":[{"port":80}]}}`, ip)
 		code, out, _ := s.Do(t, http.MethodPost, svcs, "application/json", strings.NewReader(body))
@@ -115,5 +115,11 @@ func TestServiceAllocationRefusals(t *testing.T) {
 		if code, _, _ := s.Do(t, http.MethodGet, svcs+"/web", "", nil); code != http.StatusNotFound {
 			t.Errorf("cluster IP %q: the service was stored (%d)", ip, code)
 		}
+	}
+	a := do(t, s, http.MethodPost, svcs, `{"metadata":{"name":"a"},"spec":{"ports":[{"port":80}]}}`, http.StatusCreated)
+	body := fmt.Sprintf(`{"metadata":{"name":"b"},"spec":{"clusterIP":%q,"ports":[{"port":80}]}}`, a.Spec.ClusterIP)
+	code, out, _ := s.Do(t, http.MethodPost, svcs, "application/json", strings.NewReader(body))
+	if want := fmt.Sprintf(`spec.clusterIPs: Invalid value: [\"%s\"]: failed to allocate IP %s: provided IP is already allocated`, a.Spec.ClusterIP, a.Spec.ClusterIP); code != http.StatusUnprocessableEntity || !strings.Contains(string(out), want) {
+		t.Errorf("a taken cluster IP: %d %s", code, out)
 	}
 }
