@@ -86,6 +86,7 @@ func admitService(ctx context.Context, env registry.Env, a *registry.Attributes)
 	if !ok {
 		return nil, nil
 	}
+	defaultAddressing(&svc.Spec)
 	old, _ := a.Old.(*corev1.Service)
 	alloc := allocatorsOf(env.Storage())
 	owner := svc.Namespace + "/" + svc.Name

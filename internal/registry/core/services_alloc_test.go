@@ -123,3 +123,23 @@ func TestServiceAllocationRefusals(t *testing.T) {
 		t.Errorf("a taken cluster IP: %d %s", code, out)
 	}
 }
+
+// TestServiceAddressingNotOwned: as kube-apiserver, which fills them when it
+// allocates (after the field manager), the writer of a service does not own
+// its IP families, policy or cluster IPs; the service has them all the same.
+func TestServiceAddressingNotOwned(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	for _, body := range []string{
+		`{"metadata":{"name":"web"},"spec":{"ports":[{"port":80}]}}`,
+		`{"metadata":{"name":"headless"},"spec":{"clusterIP":"None","ports":[{"port":80}]}}`,
+	} {
+		svc := do(t, s, http.MethodPost, svcs+"?fieldManager=me", body, http.StatusCreated)
+		owned := string(svc.ManagedFields[0].FieldsV1.Raw)
+		if strings.Contains(owned, "f:ipFamilies") || strings.Contains(owned, "f:ipFamilyPolicy") || strings.Contains(owned, "f:clusterIPs") {
+			t.Errorf("%s: the writer owns %s", svc.Name, owned)
+		}
+		if len(svc.Spec.IPFamilies) != 1 || svc.Spec.IPFamilyPolicy == nil || len(svc.Spec.ClusterIPs) != 1 {
+			t.Errorf("%s: addressing %+v", svc.Name, svc.Spec)
+		}
+	}
+}
