@@ -24,9 +24,11 @@ unit:
 	cd conformance && $(GO) test -race -count=1 -timeout 20m ./...
 
 # The compat module: the real kube-apiserver v1.37.2 (package refcluster)
-# started beside setpoint. The first run builds the reference from the Go
-# module proxy into .bin/ (several minutes on 2 cores; cached afterwards),
-# as a step of its own so that no test timeout has to cover it.
+# started beside setpoint, and the differential suite (package compat) that
+# compares their answers. The first run builds the reference from the Go
+# module proxy into .bin/ (several minutes on 2 cores; cached afterwards,
+# keyed by a hash of its sources: keep .bin/ between CI runs), as a step of
+# its own so that no test timeout has to cover it.
 compat:
 	cd compat && $(GO) run ./cmd/refcluster -binaries
 	cd compat && $(GO) test -race -count=1 -timeout 20m ./...

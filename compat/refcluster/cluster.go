@@ -49,9 +49,11 @@ type Options struct {
 	AdvertiseAddress string
 	// Binaries are the executables; default FindBinaries().
 	Binaries *Binaries
-	// APIServerArgs, ControllerManagerArgs and SchedulerArgs are appended
-	// to the components' command lines (a later flag wins).
-	APIServerArgs, ControllerManagerArgs, SchedulerArgs []string
+	// EtcdArgs, APIServerArgs, ControllerManagerArgs and SchedulerArgs are
+	// appended to the components' command lines (a later flag wins); e.g.
+	// EtcdArgs: []string{"--unsafe-no-fsync"} for a test that writes much
+	// and never restarts the cluster.
+	EtcdArgs, APIServerArgs, ControllerManagerArgs, SchedulerArgs []string
 	// ReadyTimeout bounds the wait for each component (default 90 s).
 	ReadyTimeout time.Duration
 }

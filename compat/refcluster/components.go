@@ -12,10 +12,11 @@ import (
 	"time"
 )
 
-// etcdArgs: one member, data in Dir/etcd, fsync kept as in production.
+// etcdArgs: one member, data in Dir/etcd, fsync kept as in production
+// unless EtcdArgs says otherwise.
 func (c *Cluster) etcdArgs() []string {
 	peer := "http://127.0.0.1:" + strconv.Itoa(c.opts.Ports.EtcdPeer)
-	return []string{
+	args := []string{
 		c.opts.Binaries.Etcd,
 		"--name", "refcluster", "--data-dir", filepath.Join(c.opts.Dir, "etcd"),
 		"--listen-client-urls", c.etcdURL, "--advertise-client-urls", c.etcdURL,
@@ -23,6 +24,7 @@ func (c *Cluster) etcdArgs() []string {
 		"--initial-cluster", "refcluster=" + peer, "--initial-cluster-state", "new",
 		"--log-level", "warn",
 	}
+	return append(args, c.opts.EtcdArgs...)
 }
 
 // apiServerArgs are what kubeadm gives kube-apiserver that a loopback,

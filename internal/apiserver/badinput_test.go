@@ -63,7 +63,7 @@ func TestBadInput(t *testing.T) {
 		{"update of a missing object", "PUT", cmPath + "/nope", "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"nope"}}`, "", 404, "NotFound", ""},
 		{"body over 3 MiB", "POST", cmPath, "application/json", huge, "", 413, "RequestEntityTooLarge", ""},
 		{"unknown resource", "GET", "/api/v1/namespaces/default/widgets", "", "", "", 404, "NotFound", ""},
-		{"unknown group", "GET", "/apis/example.com/v1/widgets", "", "", "", 404, "NotFound", ""},
+		{"unknown version of a served group", "GET", "/apis/apps/v9/deployments", "", "", "", 404, "NotFound", ""},
 		{"cluster-scoped kind under a namespace", "GET", "/api/v1/namespaces/default/nodes", "", "", "", 404, "NotFound", ""},
 		{"missing token", "GET", cmPath, "", "", "-", 401, "Unauthorized", ""},
 		{"wrong token", "GET", cmPath, "", "", "not-a-token", 401, "Unauthorized", ""},
@@ -72,7 +72,11 @@ func TestBadInput(t *testing.T) {
 		{"invalid JSON patch", "PATCH", cmPath + "/existing", "application/json-patch+json", `{"op":"add"}`, "", 400, "BadRequest", ""},
 		{"JSON patch on a missing path", "PATCH", cmPath + "/existing", "application/json-patch+json", `[{"op":"replace","path":"/nope/x","value":1}]`, "", 422, "", ""},
 		{"unknown field, strict", "POST", cmPath + "?fieldValidation=Strict", "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u"},"spec":{}}`, "", 400, "BadRequest", ""},
-		{"bad fieldValidation", "POST", cmPath + "?fieldValidation=Loud", "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u"}}`, "", 400, "BadRequest", ""},
+		{"bad fieldValidation", "POST", cmPath + "?fieldValidation=Loud", "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u"}}`, "", 422, "Invalid", "fieldValidation"},
+		{"bad dryRun", "POST", cmPath + "?dryRun=Some", "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u"}}`, "", 422, "Invalid", "dryRun"},
+		{"bad propagationPolicy", "DELETE", cmPath + "/existing?propagationPolicy=Sideways", "", "", "", 422, "Invalid", "propagationPolicy"},
+		{"update with another uid", "PUT", cmPath + "/existing", "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"existing","uid":"6b5c8f27-0000-4000-8000-000000000000"}}`, "", 409, "Conflict", ""},
+		{"patch to another uid", "PATCH", cmPath + "/existing", "application/merge-patch+json", `{"metadata":{"uid":"6b5c8f27-0000-4000-8000-000000000000"}}`, "", 422, "Invalid", "metadata.uid"},
 		{"negative replicas", "POST", deployPath, "application/json", deployment("-1", "web", "web"), "", 422, "Invalid", "spec.replicas"},
 		{"selector does not match template", "POST", deployPath, "application/json", deployment("1", "web", "db"), "", 422, "Invalid", "spec.template.metadata.labels"},
 		{"bad label selector", "GET", cmPath + "?labelSelector=a%3D%3D%3Db", "", "", "", 400, "BadRequest", ""},
@@ -209,4 +213,14 @@ func metricsText(t *testing.T, s *testserver.Server) string {
 		t.Fatalf("/metrics: %d", code)
 	}
 	return string(body)
+}
+
+// TestUnknownGroupIsPlainNotFound: a group the server does not serve has no
+// handler in kube-apiserver, whose mux answers a plain-text 404.
+func TestUnknownGroupIsPlainNotFound(t *testing.T) {
+	s, _ := start(t, nil)
+	code, body, hdr := s.Do(t, http.MethodGet, "/apis/example.com/v1/widgets", "", nil)
+	if code != http.StatusNotFound || string(body) != "404 page not found\n" || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
+		t.Errorf("GET of an unknown group: %d %q (%s)", code, body, hdr.Get("Content-Type"))
+	}
 }

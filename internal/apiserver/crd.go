@@ -299,7 +299,12 @@ func (c *crdController) listObjects(ctx context.Context, e *entry) ([]runtime.Ob
 	return meta.ExtractList(list)
 }
 
-// writeStatus stores status on the CRD when it differs.
+// crdStatusManager is the field manager of the CRD controller's status
+// writes, as kube-apiserver names its own.
+const crdStatusManager = "kube-apiserver"
+
+// writeStatus stores status on the CRD when it differs, recording the
+// change in managedFields.
 func (c *crdController) writeStatus(ctx context.Context, e *entry, crd *apiextv1.CustomResourceDefinition, status *apiextv1.CustomResourceDefinitionStatus) error {
 	if equality.Semantic.DeepEqual(*status, crd.Status) {
 		return nil // the common case of a pass: nothing to read or write
@@ -309,11 +314,18 @@ func (c *crdController) writeStatus(ctx context.Context, e *entry, crd *apiextv1
 		if cur.UID != crd.UID {
 			return apierrors.NewConflict(crdGVR.GroupResource(), crd.Name, errors.New("recreated"))
 		}
+		live := cur.DeepCopy()
 		for _, cond := range status.Conditions {
 			setCRDCondition(&cur.Status, cond.Type, cond.Status, cond.Reason, cond.Message)
 		}
 		cur.Status.AcceptedNames = status.AcceptedNames
 		cur.Status.StoredVersions = status.StoredVersions
+		// kube-apiserver's CRD controllers write the status through its
+		// status subresource as the manager "kube-apiserver".
+		if e.fm != nil {
+			tracked := e.fm.Update(live, cur, crdStatusManager, "status").(*apiextv1.CustomResourceDefinition)
+			cur.ManagedFields = tracked.ManagedFields
+		}
 		return nil
 	}, objects.WriteOptions{})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {

@@ -83,7 +83,10 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 type crdObj struct {
 	Metadata struct {
-		Finalizers []string `json:"finalizers"`
+		Finalizers    []string `json:"finalizers"`
+		ManagedFields []struct {
+			Manager, Operation, Subresource string
+		} `json:"managedFields"`
 	} `json:"metadata"`
 	Status struct {
 		Conditions []struct {
@@ -116,6 +119,10 @@ func TestCRDServesItsResource(t *testing.T) {
 	if crd.Status.AcceptedNames.Plural != "widgets" || crd.Status.AcceptedNames.Kind != "Widget" ||
 		len(crd.Status.StoredVersions) != 1 || crd.Status.StoredVersions[0] != "v1" {
 		t.Errorf("CRD status = %+v", crd.Status)
+	}
+	// The controller's status writes are recorded as kube-apiserver's.
+	if mf := crd.Metadata.ManagedFields; len(mf) != 2 || mf[1].Manager != "kube-apiserver" || mf[1].Operation != "Update" || mf[1].Subresource != "status" {
+		t.Errorf("CRD managedFields = %+v, want the creator's and kube-apiserver's status entry", mf)
 	}
 
 	// Discovery lists both versions, v1 preferred, with the subresources.

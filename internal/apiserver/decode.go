@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -9,9 +10,11 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/setpoint-dev/setpoint/internal/registry"
 )
@@ -47,6 +50,9 @@ const (
 	validationIgnore fieldValidation = "Ignore"
 )
 
+// parseFieldValidation returns the ?fieldValidation= directive; an unknown
+// value is refused (as kube-apiserver's options validation refuses it, with
+// a 422, before this is asked).
 func parseFieldValidation(r *http.Request) (fieldValidation, error) {
 	switch v := r.URL.Query().Get("fieldValidation"); v {
 	case "", string(validationWarn):
@@ -54,7 +60,7 @@ func parseFieldValidation(r *http.Request) (fieldValidation, error) {
 	case string(validationStrict), string(validationIgnore):
 		return fieldValidation(v), nil
 	default:
-		return "", apierrors.NewBadRequest(fmt.Sprintf("fieldValidation must be one of Ignore, Warn or Strict, got %q", v))
+		return "", optionsInvalid(createOptions, metavalidation.ValidateFieldValidation(field.NewPath("fieldValidation"), v))
 	}
 }
 
@@ -73,7 +79,7 @@ func (s *Server) decodeObject(w http.ResponseWriter, r *http.Request, e *entry, 
 		mt, err = mimeJSON, nil
 	}
 	if err != nil {
-		return nil, unsupportedMediaType(ctype)
+		return nil, unsupportedMediaType(e.res.Unstructured)
 	}
 	var dec runtime.Decoder
 	switch mt {
@@ -83,11 +89,11 @@ func (s *Server) decodeObject(w http.ResponseWriter, r *http.Request, e *entry, 
 		dec = pick(fv, s.codecs.StrictYAML, s.codecs.YAML)
 	case mimeProtobuf:
 		if e.res.Unstructured {
-			return nil, unsupportedMediaType(ctype) // as Kubernetes: custom resources have no protobuf form
+			return nil, unsupportedMediaType(e.res.Unstructured) // as Kubernetes: custom resources have no protobuf form
 		}
 		dec = s.codecs.Proto
 	default:
-		return nil, unsupportedMediaType(ctype)
+		return nil, unsupportedMediaType(e.res.Unstructured)
 	}
 	return s.decodeInto(w, e, dec, fv, body)
 }
@@ -113,7 +119,7 @@ func (s *Server) optionsDecoder(r *http.Request) (runtime.Decoder, error) {
 		mt, err = mimeJSON, nil
 	}
 	if err != nil {
-		return nil, unsupportedMediaType(ctype)
+		return nil, unsupportedMediaType(false)
 	}
 	switch mt {
 	case mimeJSON:
@@ -123,7 +129,7 @@ func (s *Server) optionsDecoder(r *http.Request) (runtime.Decoder, error) {
 	case mimeProtobuf:
 		return s.codecs.Proto, nil
 	}
-	return nil, unsupportedMediaType(ctype)
+	return nil, unsupportedMediaType(false)
 }
 
 func pick(fv fieldValidation, strict, lax *json.Serializer) runtime.Decoder {
@@ -137,16 +143,10 @@ func pick(fv fieldValidation, strict, lax *json.Serializer) runtime.Decoder {
 // field-validation policy fv to strict-decoding errors.
 func (s *Server) decodeInto(w http.ResponseWriter, e *entry, dec runtime.Decoder, fv fieldValidation, body []byte) (runtime.Object, error) {
 	want := e.res.GVK()
-	if len(strings.TrimSpace(string(body))) == 0 {
-		return nil, apierrors.NewBadRequest("the request body is empty")
-	}
 	obj, gvk, err := dec.Decode(body, &want, e.res.New())
-	if err != nil && runtime.IsStrictDecodingError(err) && obj != nil {
-		serr, _ := runtime.AsStrictDecodingError(err)
-		switch fv {
-		case validationStrict:
-			return nil, apierrors.NewBadRequest(serr.Error())
-		case validationWarn:
+	if err != nil && runtime.IsStrictDecodingError(err) && obj != nil && fv != validationStrict {
+		if fv == validationWarn {
+			serr, _ := runtime.AsStrictDecodingError(err)
 			for _, msg := range serr.Errors() {
 				addWarning(w, msg.Error())
 			}
@@ -154,7 +154,7 @@ func (s *Server) decodeInto(w http.ResponseWriter, e *entry, dec runtime.Decoder
 		err = nil
 	}
 	if err != nil {
-		return nil, decodeError(want, err)
+		return nil, decodeError(want, gvk, body, err)
 	}
 	if gvk != nil && (gvk.Kind != want.Kind || gvk.GroupVersion() != want.GroupVersion()) {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf(
@@ -196,11 +196,35 @@ func (s *Server) pruneUnknown(w http.ResponseWriter, e *entry, fv fieldValidatio
 	return nil
 }
 
-func decodeError(want schema.GroupVersionKind, err error) error {
+// decodeError is kube-apiserver's answer to a body that does not decode
+// into the resource's kind: naming the kind and version the body gave when
+// it gave a kind, else the start of the body.
+func decodeError(want schema.GroupVersionKind, got *schema.GroupVersionKind, body []byte, err error) error {
 	var api apierrors.APIStatus
 	if errors.As(err, &api) {
 		return err
 	}
-	return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
-		want.Kind, want.GroupVersion().String(), want.Kind, err))
+	if got != nil && got.Kind != "" {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
+			got.Kind, got.Version, want.Kind, err))
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)",
+		want.Kind, err, summarizeBody(body, 30)))
+}
+
+// summarizeBody quotes the start of a body in an error as kube-apiserver
+// does: "<empty>", the text of a JSON object, else hex.
+func summarizeBody(b []byte, limit int) string {
+	more := ""
+	if len(b) > limit {
+		b, more = b[:limit], " ..."
+	}
+	switch {
+	case len(b) == 0:
+		return "<empty>"
+	case b[0] == '{':
+		return string(b) + more
+	default:
+		return hex.EncodeToString(b) + more
+	}
 }

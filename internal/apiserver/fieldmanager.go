@@ -51,11 +51,12 @@ func writeManager(r *http.Request, kind string) (string, error) {
 	return fieldmanager.ManagerName(fm, r.UserAgent()), nil
 }
 
-// patchOptions reads fieldManager and force and validates them for the
-// patch type: apply requires a manager, other patches may not force.
+// patchOptions reads and validates the PatchOptions of a patch for its
+// type, as kube-apiserver (422 on PatchOptions.meta.k8s.io): dryRun,
+// fieldValidation, fieldManager (required for apply), force (apply only).
 func patchOptions(r *http.Request, patchType string) (manager string, force bool, err error) {
 	q := r.URL.Query()
-	opts := &metav1.PatchOptions{FieldManager: q.Get("fieldManager")}
+	opts := &metav1.PatchOptions{FieldManager: q.Get("fieldManager"), DryRun: q["dryRun"], FieldValidation: q.Get("fieldValidation")}
 	if q.Has("force") {
 		b := queryBool(q, "force")
 		opts.Force = &b

@@ -10,8 +10,12 @@ type mediaType struct {
 	// Type is "application/json", "application/yaml" or
 	// "application/vnd.kubernetes.protobuf".
 	Type string
-	// As is "", "Table" or "PartialObjectMetadata" (meta.k8s.io/v1 views).
+	// As is "", "Table" or "PartialObjectMetadata" (meta.k8s.io views).
 	As string
+	// AsList is set when the client asked for PartialObjectMetadataList.
+	AsList bool
+	// AsVersion is the meta.k8s.io version of the view: v1 or v1beta1.
+	AsVersion string
 }
 
 const (
@@ -58,7 +62,7 @@ func negotiateFor(accept string, protobuf bool) (mediaType, bool) {
 			if as != "Table" && as != "PartialObjectMetadata" && as != "PartialObjectMetadataList" {
 				continue
 			}
-			mt.As = strings.TrimSuffix(as, "List")
+			mt.As, mt.AsList, mt.AsVersion = strings.TrimSuffix(as, "List"), strings.HasSuffix(as, "List"), params["v"]
 		}
 		return mt, true
 	}

@@ -9,6 +9,7 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -35,38 +36,51 @@ type patcher struct {
 	gr     schema.GroupResource
 }
 
-func newPatcher(r *http.Request, body []byte, obj runtime.Object, gr schema.GroupResource) (*patcher, error) {
-	ctype := r.Header.Get("Content-Type")
-	mt, _, err := mime.ParseMediaType(ctype)
+// patchType returns the patch type a PATCH names by its Content-Type, or
+// the 415 kube-apiserver's router answers for one its route does not
+// consume (custom resources take no strategic merge patch).
+func patchType(r *http.Request, custom bool) (string, error) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil {
-		return nil, unsupportedPatch(ctype)
+		return "", unsupportedPatch()
 	}
 	switch mt {
-	case patchJSON, patchMerge, patchStrategic, patchApply:
-	default:
-		return nil, unsupportedPatch(ctype)
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, apierrors.NewBadRequest("the patch body is empty")
-	}
-	if mt == patchApply {
-		return &patcher{kind: mt, body: body, schema: obj, gr: gr}, nil // YAML, decoded by the field manager
-	}
-	if !json.Valid(body) {
-		return nil, apierrors.NewBadRequest("the patch body is not valid JSON")
-	}
-	if mt == patchJSON {
-		if _, err := jsonpatch.DecodePatch(body); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid JSON patch: %v", err))
+	case patchJSON, patchMerge, patchApply:
+		return mt, nil
+	case patchStrategic:
+		if !custom {
+			return mt, nil
 		}
 	}
-	return &patcher{kind: mt, body: body, schema: obj, gr: gr}, nil
+	return "", unsupportedPatch()
 }
 
-func unsupportedPatch(ctype string) error {
-	return newStatusError(http.StatusUnsupportedMediaType, "UnsupportedMediaType", fmt.Sprintf(
-		"the body of the request was in an unknown format - accepted media types include: %s, %s, %s, %s (got %q)",
-		patchJSON, patchMerge, patchStrategic, patchApply, ctype))
+// unsupportedPatch is the router's 415 for a PATCH body of a media type the
+// route does not consume.
+func unsupportedPatch() error {
+	err := newStatusError(http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType, "415: Unsupported Media Type")
+	err.ErrStatus.Details = &metav1.StatusDetails{}
+	return err
+}
+
+// newPatcher checks a patch body of type kind: JSON for every type but
+// apply (YAML, decoded by the field manager).
+func newPatcher(kind string, body []byte, obj runtime.Object, gr schema.GroupResource) (*patcher, error) {
+	if kind == patchApply {
+		if len(bytes.TrimSpace(body)) == 0 {
+			return nil, apierrors.NewBadRequest("the patch body is empty")
+		}
+		return &patcher{kind: kind, body: body, schema: obj, gr: gr}, nil
+	}
+	if !json.Valid(body) {
+		return nil, apierrors.NewBadRequest("invalid JSON patch")
+	}
+	if kind == patchJSON {
+		if _, err := jsonpatch.DecodePatch(body); err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+	}
+	return &patcher{kind: kind, body: body, schema: obj, gr: gr}, nil
 }
 
 // apply patches the JSON document cur.
@@ -125,35 +139,36 @@ func (p *patcher) setsResourceVersion() bool {
 	return doc.Metadata.ResourceVersion != nil
 }
 
-func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
-	fv, err := parseFieldValidation(r)
-	var dry bool
-	var body []byte
-	if err == nil {
-		dry, body, err = s.readWrite(r)
+// readPatch checks a PATCH as kube-apiserver does, in its order: the
+// media type (415), the PatchOptions (422), then the body.
+func (s *Server) readPatch(r *http.Request, e *entry, obj runtime.Object) (p *patcher, manager string, dry bool, err error) {
+	kind, err := patchType(r, e.res.Unstructured)
+	if err != nil {
+		return nil, "", false, err
 	}
-	var p *patcher
+	if manager, _, err = patchOptions(r, kind); err != nil {
+		return nil, "", false, err
+	}
+	body, err := readBody(r, s.cfg.MaxBodyBytes)
+	if err != nil {
+		return nil, "", false, err
+	}
+	p, err = newPatcher(kind, body, obj, e.gr())
+	return p, manager, len(r.URL.Query()["dryRun"]) > 0, err
+}
+
+func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
+	p, manager, dry, err := s.readPatch(r, e, e.res.New())
+	var fv fieldValidation
 	if err == nil {
-		p, err = newPatcher(r, body, e.res.New(), e.gr())
+		fv, err = parseFieldValidation(r)
 	}
 	if err != nil {
 		s.resp.writeError(w, r, err)
-		return
-	}
-	if p.kind == patchStrategic && e.res.Unstructured {
-		// As Kubernetes: strategic merge needs a Go type's patch tags.
-		s.resp.writeError(w, r, newStatusError(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
-			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s",
-				patchJSON, patchMerge, patchApply)))
 		return
 	}
 	if p.kind == patchApply {
 		s.handleApply(w, r, e, info, mt, p, dry, fv)
-		return
-	}
-	manager, _, err := patchOptions(r, p.kind)
-	if err != nil {
-		s.resp.writeError(w, r, err)
 		return
 	}
 	conditional := p.setsResourceVersion()

@@ -29,7 +29,7 @@ func parseSelectors(q url.Values) (selectors, error) {
 	var sel selectors
 	var err error
 	if sel.label, err = labels.Parse(q.Get("labelSelector")); err != nil {
-		return sel, apierrors.NewBadRequest(err.Error())
+		return sel, apierrors.NewBadRequest(err.Error()) // "unable to parse requirement: ..."
 	}
 	if sel.field, err = fields.ParseSelector(q.Get("fieldSelector")); err != nil {
 		return sel, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
@@ -65,6 +65,16 @@ func checkFieldSelector(e *entry, sel fields.Selector) error {
 	return nil
 }
 
+// invalidResourceVersion is kube-apiserver's answer to a resourceVersion
+// that is no unsigned integer.
+func invalidResourceVersion(raw string) error {
+	_, err := strconv.ParseUint(raw, 10, 64)
+	if err == nil {
+		err = fmt.Errorf("strconv.ParseUint: parsing %q: value out of range", raw)
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: resourceVersion: Invalid value: %q: %v", raw, err))
+}
+
 // metadataFieldsOnly reports whether set holds no field but metadata.name
 // and metadata.namespace.
 func metadataFieldsOnly(set fields.Set) bool {
@@ -92,7 +102,7 @@ func parseReadVersion(q url.Values) (readVersion, error) {
 	if raw != "" {
 		n, ok := objects.ParseResourceVersion(raw)
 		if !ok {
-			return v, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q: must be a non-negative integer", raw))
+			return v, invalidResourceVersion(raw)
 		}
 		v.set, v.rv = true, n
 	}
@@ -158,6 +168,10 @@ func (s *Server) cachedGet(ctx context.Context, e *entry, info requestInfo, rv i
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
 	q := r.URL.Query()
 	v, err := parseReadVersion(q)
+	if err == nil && q.Has("sendInitialEvents") {
+		err = apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("ListOptions").GroupKind(), "", field.ErrorList{
+			field.Forbidden(field.NewPath("sendInitialEvents"), "sendInitialEvents is forbidden for list")})
+	}
 	if err != nil {
 		s.resp.writeError(w, r, err)
 		return
@@ -172,10 +186,11 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, e *entry, in
 	}
 	var limit int64
 	if l := q.Get("limit"); l != "" {
-		if limit, err = strconv.ParseInt(l, 10, 64); err != nil || limit < 0 {
-			s.resp.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid limit %q", l)))
+		if limit, err = strconv.ParseInt(l, 10, 64); err != nil {
+			s.resp.writeError(w, r, apierrors.NewBadRequest(err.Error()))
 			return
 		}
+		limit = max(limit, 0) // as kube-apiserver: a negative limit is no limit
 	}
 	cont := q.Get("continue")
 	var list runtime.Object

@@ -63,7 +63,9 @@ func (rs *responder) writeObject(w http.ResponseWriter, r *http.Request, code in
 }
 
 // statusOf converts any error to the Status Kubernetes clients expect:
-// kind Status and a code; details as the error has them.
+// kind Status and a code, with details as the error has them (as
+// kube-apiserver: a BadRequest from decoding has none, a NotFound names
+// what was not found).
 func statusOf(err error) *metav1.Status {
 	var api apierrors.APIStatus
 	var s metav1.Status

@@ -16,7 +16,8 @@ import (
 
 // Version is what /version reports: the Kubernetes API level served.
 var serverVersion = version.Info{
-	Major: "1", Minor: "37", GitVersion: "v1.37.0-setpoint", GitCommit: "", GitTreeState: "clean",
+	Major: "1", Minor: "37", EmulationMajor: "1", EmulationMinor: "37", MinCompatibilityMajor: "1", MinCompatibilityMinor: "36",
+	GitVersion: "v1.37.0-setpoint", GitCommit: "", GitTreeState: "clean",
 	BuildDate: "", GoVersion: runtime.Version(), Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH,
 }
 
@@ -75,6 +76,12 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 	}
 	e := s.lookup(info)
 	if e == nil {
+		if info.Group != "" && !s.servesGroup(info.Group) {
+			// As kube-apiserver: a group it does not serve has no handler
+			// at all, only the plain not-found of its mux.
+			http.NotFound(w, r)
+			return
+		}
 		s.resp.writeError(w, r, resourceNotFound())
 		return
 	}
@@ -83,11 +90,11 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		mt, ok = mediaType{Type: mimeJSON}, true // the backend's answer, whatever it is; errors in JSON
 	}
 	if !ok {
-		s.resp.writeError(w, r, notAcceptable())
+		s.resp.writeError(w, r, notAcceptable(e.res.Unstructured, info.Name == "" && info.Subresource == ""))
 		return
 	}
 	r = r.WithContext(withWarnings(r.Context(), w))
-	if e.res.Deprecation != "" && (e.res.Serves(info.Verb) || info.Verb == "watch" && e.res.Serves("list")) {
+	if e.res.Deprecation != "" && (e.res.Serves(info.Verb) || info.Verb == "watch" && e.res.Serves("list")) && routed(r, e, info) {
 		registry.AddWarning(r.Context(), e.res.Deprecation)
 	}
 	s.instrument(info, w, func(w http.ResponseWriter) {
@@ -108,6 +115,20 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// routed reports whether kube-apiserver's router would hand the request
+// to the resource's handler (which adds the deprecation warning): a PATCH
+// of a media type the route does not consume gets the router's own 415.
+func routed(r *http.Request, e *entry, info requestInfo) bool {
+	if info.Verb != "patch" {
+		return true
+	}
+	if sr := e.res.Subresource(info.Subresource); sr != nil && sr.Connect != nil {
+		return true
+	}
+	_, err := patchType(r, e.res.Unstructured)
+	return err == nil
+}
+
 // lookup finds the entry of a request, checking scope: a cluster-scoped
 // resource under a namespace path does not exist.
 func (s *Server) lookup(info requestInfo) *entry {
@@ -116,6 +137,16 @@ func (s *Server) lookup(info requestInfo) *entry {
 		return nil
 	}
 	return e
+}
+
+// servesGroup reports whether any served resource is in group.
+func (s *Server) servesGroup(group string) bool {
+	for gvr := range s.table.load() {
+		if gvr.Group == group {
+			return true
+		}
+	}
+	return false
 }
 
 // dispatch routes a non-watch request by subresource and verb.
@@ -135,10 +166,17 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, e *entry, info
 			return
 		}
 		s.handleCreate(w, r, e, info, mt)
-	case "update":
-		s.handleUpdate(w, r, e, info, mt)
-	case "patch":
-		s.handlePatch(w, r, e, info, mt)
+	case "update", "patch":
+		if info.Name == "" {
+			// As kube-apiserver: a collection has no PUT or PATCH.
+			s.resp.writeError(w, r, methodNotAllowed())
+			return
+		}
+		if info.Verb == "update" {
+			s.handleUpdate(w, r, e, info, mt)
+		} else {
+			s.handlePatch(w, r, e, info, mt)
+		}
 	case "delete":
 		s.handleDelete(w, r, e, info, mt)
 	case "deletecollection":

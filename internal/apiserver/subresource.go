@@ -82,7 +82,7 @@ func (s *Server) handleObjectView(w http.ResponseWriter, r *http.Request, e *ent
 // into the action's type, is handed to the kind, whose answer is sent with
 // 201 Created.
 func (s *Server) handleAction(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType, a *registry.Action) {
-	dry, body, err := s.readWrite(r)
+	dry, body, err := s.readWrite(r, createOptions)
 	if err != nil {
 		s.resp.writeError(w, r, err)
 		return
@@ -181,10 +181,14 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, e *entry, i
 		s.resp.writeError(w, r, methodNotAllowed())
 		return
 	}
-	dry, body, err := s.readWrite(r)
+	var dry bool
+	var body []byte
 	var p *patcher
-	if err == nil && info.Verb == "patch" {
-		p, err = newPatcher(r, body, &autoscalingv1.Scale{}, e.gr())
+	var err error
+	if info.Verb == "patch" {
+		p, _, dry, err = s.readPatch(r, e, &autoscalingv1.Scale{})
+	} else {
+		dry, body, err = s.readWrite(r, updateOptions)
 	}
 	if err != nil {
 		s.resp.writeError(w, r, err)

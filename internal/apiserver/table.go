@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -17,6 +18,10 @@ import (
 // writeResult sends an object or list in the negotiated view: as is, as a
 // Table (kubectl get), or as PartialObjectMetadata.
 func (s *Server) writeResult(w http.ResponseWriter, r *http.Request, code int, mt mediaType, e *entry, obj runtime.Object) {
+	if err := checkPartialShape(mt, e, obj); err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
 	out, err := s.view(r, mt, e, obj)
 	if err != nil {
 		s.resp.writeError(w, r, err)
@@ -25,15 +30,78 @@ func (s *Server) writeResult(w http.ResponseWriter, r *http.Request, code int, m
 	s.resp.writeObject(w, r, code, mt, out)
 }
 
-// view converts obj to the view mt asks for.
+// checkPartialShape refuses, as kube-apiserver (406), PartialObjectMetadata
+// for a list and PartialObjectMetadataList for an object, naming the
+// object's type as kube-apiserver's internal types are named.
+func checkPartialShape(mt mediaType, e *entry, obj runtime.Object) error {
+	if mt.As != "PartialObjectMetadata" || mt.AsList == meta.IsListType(obj) {
+		return nil
+	}
+	if mt.AsList {
+		return newStatusError(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable, fmt.Sprintf(
+			"you requested PartialObjectMetadataList, but the requested object is not a list (%s)", internalTypeName(e, e.res.Kind)))
+	}
+	return newStatusError(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable, fmt.Sprintf(
+		"you requested PartialObjectMetadata, but the requested object is a list (%s)", internalTypeName(e, e.res.ListKind)))
+}
+
+// internalTypeName is how kube-apiserver names the Go type of a kind in
+// messages: its internal package (the group's first label, "core" for the
+// legacy group and events.k8s.io) and the kind; custom resources are
+// unstructured.
+func internalTypeName(e *entry, kind string) string {
+	if e.res.Unstructured {
+		if strings.HasSuffix(kind, "List") {
+			return "*unstructured.UnstructuredList"
+		}
+		return "*unstructured.Unstructured"
+	}
+	pkg, _, _ := strings.Cut(e.res.Group, ".")
+	if pkg == "" || e.res.Group == "events.k8s.io" {
+		pkg = "core"
+	}
+	return "*" + pkg + "." + kind
+}
+
+// view converts obj to the view mt asks for, in the meta.k8s.io version it
+// names.
 func (s *Server) view(r *http.Request, mt mediaType, e *entry, obj runtime.Object) (runtime.Object, error) {
+	var out runtime.Object
+	var err error
 	switch mt.As {
 	case "Table":
-		return s.toTable(e, obj, r.URL.Query().Get("includeObject"))
+		out, err = s.toTable(e, obj, r.URL.Query().Get("includeObject"))
 	case "PartialObjectMetadata":
-		return toPartial(obj)
+		out, err = toPartial(obj)
+	default:
+		return obj, nil
 	}
-	return obj, nil
+	if err == nil && mt.AsVersion == "v1beta1" {
+		asV1beta1(out)
+	}
+	return out, err
+}
+
+// asV1beta1 relabels a view (and the metadata objects of a Table's rows)
+// as meta.k8s.io/v1beta1, whose Table and PartialObjectMetadata have v1's
+// shape.
+func asV1beta1(view runtime.Object) {
+	relabel := func(o runtime.Object) {
+		if o == nil {
+			return
+		}
+		gvk := o.GetObjectKind().GroupVersionKind()
+		if gvk.Group == metav1.GroupName {
+			gvk.Version = "v1beta1"
+			o.GetObjectKind().SetGroupVersionKind(gvk)
+		}
+	}
+	relabel(view)
+	if t, ok := view.(*metav1.Table); ok {
+		for i := range t.Rows {
+			relabel(t.Rows[i].Object.Object)
+		}
+	}
 }
 
 var (
@@ -129,7 +197,8 @@ func (s *Server) tableRow(e *entry, item runtime.Object, cells []interface{}, in
 		}
 		row.Object.Object = p
 	default:
-		return row, apierrors.NewBadRequest(fmt.Sprintf("includeObject: unsupported value %q", include))
+		return row, apierrors.NewBadRequest(fmt.Sprintf(
+			"Unable to convert to Table as requested: includeObject: Invalid value: %q: must be 'Metadata', 'Object', 'None', or empty", include))
 	}
 	return row, nil
 }

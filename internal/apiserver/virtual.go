@@ -27,7 +27,7 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request, e *entry,
 		err.ErrStatus.Details = &metav1.StatusDetails{Kind: e.res.Resource}
 		s.resp.writeError(w, r, err)
 	case info.Verb == "create" && info.Name == "" && v.Create != nil:
-		dry, obj, err := s.readObject(w, r, e)
+		dry, obj, err := s.readObject(w, r, e, createOptions)
 		var manager string
 		if err == nil {
 			manager, err = writeManager(r, "CreateOptions")

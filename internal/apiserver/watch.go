@@ -46,7 +46,7 @@ func (s *Server) watchOptions(r *http.Request, e *entry, info requestInfo) (watc
 	if rawRV != "" {
 		n, ok := objects.ParseResourceVersion(rawRV)
 		if !ok {
-			return opts, 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q: must be a non-negative integer", rawRV))
+			return opts, 0, invalidResourceVersion(rawRV)
 		}
 		rv = n
 	}
@@ -58,9 +58,9 @@ func (s *Server) watchOptions(r *http.Request, e *entry, info requestInfo) (watc
 			errs = append(errs, field.Forbidden(field.NewPath("resourceVersionMatch"),
 				"sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
 		}
-		if sie && !opts.AllowBookmarks {
-			errs = append(errs, field.Forbidden(field.NewPath("allowWatchBookmarks"),
-				"sendInitialEvents requires setting allowWatchBookmarks to true"))
+		if match != "" && match != metav1.ResourceVersionMatchNotOlderThan {
+			errs = append(errs, field.NotSupported(field.NewPath("resourceVersionMatch"), match,
+				[]string{string(metav1.ResourceVersionMatchNotOlderThan)}))
 		}
 	case match != "":
 		errs = append(errs, field.Forbidden(field.NewPath("resourceVersionMatch"),
@@ -71,7 +71,9 @@ func (s *Server) watchOptions(r *http.Request, e *entry, info requestInfo) (watc
 	}
 	switch {
 	case sie:
-		opts.Mode, opts.SendInitialEvents, opts.ResourceVersion = watchcache.InitialEvents, true, rv
+		// As kube-apiserver: the bookmark ending the initial events is a
+		// bookmark, sent only to a watch that allows them.
+		opts.Mode, opts.SendInitialEvents, opts.ResourceVersion = watchcache.InitialEvents, opts.AllowBookmarks, rv
 	case hasSIE || (rawRV != "" && rv > 0):
 		opts.Mode, opts.ResourceVersion = watchcache.FromRevision, rv
 	default: // "" or "0": initial state, then changes
@@ -92,7 +94,10 @@ func (s *Server) watchOptions(r *http.Request, e *entry, info requestInfo) (watc
 	timeout := time.Duration(minWatchTimeout.Seconds()*(1+rand.Float64())) * time.Second
 	if t := q.Get("timeoutSeconds"); t != "" {
 		n, err := strconv.ParseInt(t, 10, 64)
-		if err != nil || n < 0 {
+		if err != nil {
+			return opts, 0, apierrors.NewBadRequest(err.Error())
+		}
+		if n < 0 {
 			return opts, 0, apierrors.NewBadRequest(fmt.Sprintf("invalid timeoutSeconds %q", t))
 		}
 		if n > 0 {
@@ -108,7 +113,7 @@ func (s *Server) watchOptions(r *http.Request, e *entry, info requestInfo) (watc
 func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
 	if mt.Type != mimeJSON {
 		if mt, _ = negotiateWatch(r.Header.Get("Accept")); mt.Type != mimeJSON {
-			s.resp.writeError(w, r, notAcceptable())
+			s.resp.writeError(w, r, notAcceptable(e.res.Unstructured, true))
 			return
 		}
 	}

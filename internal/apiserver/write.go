@@ -8,28 +8,45 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/setpoint-dev/setpoint/internal/objects"
+	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
-// dryRun parses ?dryRun= (only "All" is defined).
-func dryRun(r *http.Request) (bool, error) {
-	vals := r.URL.Query()["dryRun"]
-	for _, v := range vals {
-		if v != "All" {
-			return false, apierrors.NewBadRequest(fmt.Sprintf("dryRun: unsupported value %q (only All is supported)", v))
-		}
+// Kinds of the options of write requests, named in their 422 answers.
+const (
+	createOptions = "CreateOptions"
+	updateOptions = "UpdateOptions"
+)
+
+// writeQuery validates the query of a create or update as kube-apiserver
+// validates its CreateOptions or UpdateOptions (dryRun, fieldManager,
+// fieldValidation: 422 on <kind>.meta.k8s.io), and returns dryRun.
+func writeQuery(r *http.Request, kind string) (dry bool, err error) {
+	q := r.URL.Query()
+	var errs field.ErrorList
+	if kind == updateOptions {
+		errs = metavalidation.ValidateUpdateOptions(&metav1.UpdateOptions{
+			DryRun: q["dryRun"], FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")})
+	} else {
+		errs = metavalidation.ValidateCreateOptions(&metav1.CreateOptions{
+			DryRun: q["dryRun"], FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")})
 	}
-	return len(vals) > 0, nil
+	if len(errs) > 0 {
+		return false, optionsInvalid(kind, errs)
+	}
+	return len(q["dryRun"]) > 0, nil
 }
 
-// readWrite parses ?dryRun= and reads the body of a write request.
-func (s *Server) readWrite(r *http.Request) (dry bool, body []byte, err error) {
-	if dry, err = dryRun(r); err != nil {
+// readWrite validates the query of a write request (its options of kind
+// kind) and reads its body.
+func (s *Server) readWrite(r *http.Request, kind string) (dry bool, body []byte, err error) {
+	if dry, err = writeQuery(r, kind); err != nil {
 		return false, nil, err
 	}
 	body, err = readBody(r, s.cfg.MaxBodyBytes)
@@ -38,8 +55,8 @@ func (s *Server) readWrite(r *http.Request) (dry bool, body []byte, err error) {
 
 // readObject reads a create or update request: dryRun and the decoded
 // object.
-func (s *Server) readObject(w http.ResponseWriter, r *http.Request, e *entry) (bool, runtime.Object, error) {
-	dry, body, err := s.readWrite(r)
+func (s *Server) readObject(w http.ResponseWriter, r *http.Request, e *entry, kind string) (bool, runtime.Object, error) {
+	dry, body, err := s.readWrite(r, kind)
 	if err != nil {
 		return false, nil, err
 	}
@@ -52,10 +69,10 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, e *entry, 
 		s.resp.writeError(w, r, errTerminatingCRD())
 		return
 	}
-	dry, obj, err := s.readObject(w, r, e)
+	dry, obj, err := s.readObject(w, r, e, createOptions)
 	var manager string
 	if err == nil {
-		manager, err = writeManager(r, "CreateOptions")
+		manager, err = writeManager(r, createOptions)
 	}
 	if err != nil {
 		s.resp.writeError(w, r, err)
@@ -71,10 +88,10 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, e *entry, 
 }
 
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
-	dry, obj, err := s.readObject(w, r, e)
+	dry, obj, err := s.readObject(w, r, e, updateOptions)
 	var manager string
 	if err == nil {
-		manager, err = writeManager(r, "UpdateOptions")
+		manager, err = writeManager(r, updateOptions)
 	}
 	if err != nil {
 		s.resp.writeError(w, r, err)
@@ -86,7 +103,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, e *entry, 
 		}
 		return e.trackUpdate(current, obj.DeepCopyObject(), manager, info.Subresource), nil
 	}
-	opts := objects.UpdateOptions{WriteOptions: objects.WriteOptions{DryRun: dry}, Subresource: info.Subresource,
+	opts := objects.UpdateOptions{WriteOptions: objects.WriteOptions{DryRun: dry}, Subresource: info.Subresource, UIDPrecondition: true,
 		RequireResourceVersion: e.res.NoUnconditionalUpdate}
 	out, created, err := e.store.Update(r.Context(), info.Namespace, info.Name, fn, opts)
 	if err != nil {
@@ -116,6 +133,9 @@ func (s *Server) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		return nil, err
 	}
 	if len(body) > 0 {
+		if err := checkDeleteOptionsKind(body); err != nil {
+			return nil, err
+		}
 		err := s.decodeOptionsBody(r, body, nil, opts)
 		if runtime.IsNotRegisteredError(err) {
 			// As Kubernetes: DeleteOptions come in any group's version
@@ -123,18 +143,16 @@ func (s *Server) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 			err = decodeAnyVersionDeleteOptions(body, opts)
 		}
 		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid DeleteOptions: %v", err))
+			return nil, apierrors.NewBadRequest(err.Error())
 		}
 	}
 	if err := deleteQuery(r, opts); err != nil {
 		return nil, err
 	}
-	if p := opts.PropagationPolicy; p != nil {
-		switch *p {
-		case metav1.DeletePropagationBackground, metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan:
-		default:
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("propagationPolicy: unsupported value %q", *p))
-		}
+	// As kube-apiserver: propagation policy, its conflict with
+	// orphanDependents, dryRun (422 on DeleteOptions.meta.k8s.io).
+	if errs := metavalidation.ValidateDeleteOptions(opts); len(errs) > 0 {
+		return nil, optionsInvalid("DeleteOptions", errs)
 	}
 	if opts.GracePeriodSeconds != nil && *opts.GracePeriodSeconds < 0 {
 		zero := int64(0)
@@ -149,6 +167,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, e *entry, 
 		s.resp.writeError(w, r, err)
 		return
 	}
+	warnOrphaning(r, e.res, opts)
 	out, gone, err := e.store.Delete(r.Context(), info.Namespace, info.Name, opts)
 	if err != nil {
 		s.resp.writeError(w, r, err)
@@ -174,6 +193,7 @@ func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, 
 		s.resp.writeError(w, r, err)
 		return
 	}
+	warnOrphaning(r, e.res, opts)
 	sel, err := parseSelectors(r.URL.Query())
 	if err != nil {
 		s.resp.writeError(w, r, err)
@@ -216,6 +236,16 @@ func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, 
 	s.writeResult(w, r, http.StatusOK, mt, e, result)
 }
 
+// warnOrphaning sends the resource's OrphanWarning when a deletion names
+// no propagation policy (whatever then becomes of it: kube-apiserver warns
+// before it looks the object up).
+func warnOrphaning(r *http.Request, res *registry.Resource, opts *metav1.DeleteOptions) {
+	//nolint:staticcheck // OrphanDependents is still honoured by Kubernetes
+	if res.OrphanWarning != "" && opts.PropagationPolicy == nil && opts.OrphanDependents == nil {
+		registry.AddWarning(r.Context(), res.OrphanWarning)
+	}
+}
+
 // deleteQuery applies the DeleteOptions a client may pass as query
 // parameters (kubectl does): gracePeriodSeconds, propagationPolicy,
 // orphanDependents and dryRun. They override the body's.
@@ -236,14 +266,21 @@ func deleteQuery(r *http.Request, opts *metav1.DeleteOptions) error {
 		b := queryBool(q, "orphanDependents")
 		opts.OrphanDependents = &b //nolint:staticcheck // still honoured by Kubernetes
 	}
-	dry, err := dryRun(r)
-	if err != nil {
-		return err
-	}
-	if dry {
-		opts.DryRun = []string{metav1.DryRunAll}
+	if dry := q["dryRun"]; len(dry) > 0 {
+		opts.DryRun = dry
 	}
 	return nil
+}
+
+// checkDeleteOptionsKind refuses a JSON or YAML body naming a kind other
+// than DeleteOptions as kube-apiserver's options scheme does (it knows the
+// options kinds only).
+func checkDeleteOptionsKind(body []byte) error {
+	var tm metav1.TypeMeta
+	if sigsyaml.Unmarshal(body, &tm) != nil || tm.Kind == "" || tm.Kind == "DeleteOptions" {
+		return nil
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("no kind %q is registered for version %q in scheme %q", tm.Kind, tm.APIVersion, "pkg/runtime/scheme.go:111"))
 }
 
 // decodeAnyVersionDeleteOptions reads a JSON or YAML DeleteOptions body

@@ -32,7 +32,8 @@ type subresource struct {
 }
 
 // subresources lists what r serves besides the main resource, sorted by
-// name as Kubernetes sorts them.
+// name as Kubernetes sorts them; a custom resource lists status before
+// scale, as kube-apiserver's CRD discovery does.
 func subresources(r *registry.Resource) []subresource {
 	var out []subresource
 	for _, sr := range r.Subresources {
@@ -46,7 +47,31 @@ func subresources(r *registry.Resource) []subresource {
 	if r.Status != nil {
 		out = append(out, subresource{"status", r.GVK(), []string{"get", "patch", "update"}})
 	}
+	if r.Unstructured {
+		sort.Slice(out, func(i, j int) bool { return out[i].name > out[j].name })
+		return out
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// customVerbs is the order in which kube-apiserver lists a custom
+// resource's verbs.
+var customVerbs = []string{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"}
+
+// verbs are r's verbs in the order kube-apiserver lists them: sorted for
+// built-in resources, customVerbs' order for custom resources.
+func verbs(r *registry.Resource) []string {
+	v := r.Verbs()
+	if !r.Unstructured {
+		return v
+	}
+	out := make([]string, 0, len(v))
+	for _, cv := range customVerbs {
+		if r.Serves(cv) {
+			out = append(out, cv)
+		}
+	}
 	return out
 }
 
@@ -113,7 +138,7 @@ func arrange(resources []*registry.Resource) (*groupVersions, error) {
 		g.add(r)
 	}
 	sort.SliceStable(out.groups, func(i, j int) bool {
-		return out.groups[i].name == "" && out.groups[j].name != ""
+		return groupRank(out.groups[i].name) < groupRank(out.groups[j].name)
 	})
 	for _, g := range out.groups {
 		sort.SliceStable(g.versions, func(i, j int) bool {
@@ -124,6 +149,33 @@ func arrange(resources []*registry.Resource) (*groupVersions, error) {
 		}
 	}
 	return out, nil
+}
+
+// builtinGroupOrder is the order in which kube-apiserver v1.37 lists its
+// built-in API groups after the core group (the priorities of their
+// APIServices, highest first).
+var builtinGroupOrder = []string{
+	"apiregistration.k8s.io", "apps", "events.k8s.io", "authentication.k8s.io",
+	"authorization.k8s.io", "autoscaling", "batch", "certificates.k8s.io",
+	"networking.k8s.io", "policy", "rbac.authorization.k8s.io", "storage.k8s.io",
+	"admissionregistration.k8s.io", "apiextensions.k8s.io", "scheduling.k8s.io",
+	"coordination.k8s.io", "node.k8s.io", "discovery.k8s.io", "resource.k8s.io",
+	"flowcontrol.apiserver.k8s.io", "storagemigration.k8s.io",
+}
+
+// groupRank orders groups as kube-apiserver does: the core group, then the
+// built-in groups by priority, then every other group (custom resources'
+// groups, which have the lowest priority) in input order.
+func groupRank(name string) int {
+	if name == "" {
+		return 0
+	}
+	for i, g := range builtinGroupOrder {
+		if g == name {
+			return i + 1
+		}
+	}
+	return len(builtinGroupOrder) + 1
 }
 
 func (g *group) add(r *registry.Resource) {
@@ -161,7 +213,7 @@ func resourceList(gvName string, resources []*registry.Resource) *metav1.APIReso
 	for _, r := range resources {
 		out.APIResources = append(out.APIResources, metav1.APIResource{
 			Name: r.Resource, SingularName: r.Singular, Namespaced: r.Namespaced, Kind: r.Kind,
-			Verbs: r.Verbs(), ShortNames: r.ShortNames, Categories: r.Categories,
+			Verbs: verbs(r), ShortNames: r.ShortNames, Categories: r.Categories,
 			StorageVersionHash: storageHash(r),
 		})
 		for _, s := range subresources(r) {
@@ -200,16 +252,28 @@ func aggregatedResource(r *registry.Resource) apidiscoveryv2.APIResourceDiscover
 		scope = apidiscoveryv2.ScopeNamespace
 	}
 	out := apidiscoveryv2.APIResourceDiscovery{
-		Resource: r.Resource, ResponseKind: gvkPtr(r.GVK()), Scope: scope,
-		SingularResource: r.Singular, Verbs: r.Verbs(),
+		Resource: r.Resource, ResponseKind: responseKind(r, r.GVK()), Scope: scope,
+		SingularResource: r.Singular, Verbs: verbs(r),
 		ShortNames: r.ShortNames, Categories: r.Categories,
 	}
 	for _, s := range subresources(r) {
 		out.Subresources = append(out.Subresources, apidiscoveryv2.APISubresourceDiscovery{
-			Subresource: s.name, ResponseKind: gvkPtr(s.kind), Verbs: s.verbs,
+			Subresource: s.name, ResponseKind: responseKind(r, s.kind), Verbs: s.verbs,
 		})
 	}
 	return out
+}
+
+// responseKind is the responseKind of a resource or subresource answering
+// gvk. kube-apiserver derives it for built-in resources from the legacy
+// APIResource entry, whose group and version are empty unless they differ
+// from the resource's own (autoscaling/v1 Scale); custom resources carry
+// their group and version always.
+func responseKind(r *registry.Resource, gvk schema.GroupVersionKind) *metav1.GroupVersionKind {
+	if !r.Unstructured && gvk.GroupVersion() == r.GroupVersion() {
+		return &metav1.GroupVersionKind{Kind: gvk.Kind}
+	}
+	return gvkPtr(gvk)
 }
 
 func gvkPtr(gvk schema.GroupVersionKind) *metav1.GroupVersionKind {

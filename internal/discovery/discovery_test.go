@@ -200,7 +200,7 @@ func TestAggregatedV2(t *testing.T) {
 	deployments := version.Resources[0]
 	wantDeployments := apidiscoveryv2.APIResourceDiscovery{
 		Resource:         "deployments",
-		ResponseKind:     &metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"},
+		ResponseKind:     &metav1.GroupVersionKind{Kind: "Deployment"}, // kube-apiserver leaves its own group-version out
 		Scope:            apidiscoveryv2.ScopeNamespace,
 		SingularResource: "deployment",
 		Verbs:            []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"},
@@ -209,7 +209,7 @@ func TestAggregatedV2(t *testing.T) {
 		Subresources: []apidiscoveryv2.APISubresourceDiscovery{
 			{Subresource: "scale", ResponseKind: &metav1.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"},
 				Verbs: []string{"get", "patch", "update"}},
-			{Subresource: "status", ResponseKind: &metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"},
+			{Subresource: "status", ResponseKind: &metav1.GroupVersionKind{Kind: "Deployment"},
 				Verbs: []string{"get", "patch", "update"}},
 		},
 	}
@@ -375,5 +375,65 @@ func TestStorageVersionHash(t *testing.T) {
 		if got := discovery.StorageVersionHash(gvk); got != want {
 			t.Errorf("StorageVersionHash(%v) = %s, want %s", gvk, got, want)
 		}
+	}
+}
+
+// TestGroupOrderAndCustomResponseKind: named groups come in kube-apiserver's
+// order whatever the input order, custom groups after them in input order;
+// a custom resource's responseKind names its group and version.
+func TestGroupOrderAndCustomResponseKind(t *testing.T) {
+	custom := &registry.Resource{
+		Group: "zz.example.com", Version: "v1", Resource: "widgets", Kind: "Widget", ListKind: "WidgetList",
+		Singular: "widget", Namespaced: true, Unstructured: true,
+	}
+	res := discoverytest.Resources()
+	// coordination.k8s.io before apps in the input; the custom group first.
+	in := []*registry.Resource{custom, res[4], res[3], res[0]}
+	_, srv := newServer(t, in)
+	var apis apidiscoveryv2.APIGroupDiscoveryList
+	getJSON(t, srv, "/apis", clientGoAccept, "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", &apis)
+	var names []string
+	for _, g := range apis.Items {
+		names = append(names, g.Name)
+	}
+	if want := []string{"apps", "coordination.k8s.io", "zz.example.com"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("group order = %v, want %v", names, want)
+	}
+	got := apis.Items[2].Versions[0].Resources[0].ResponseKind
+	if want := (metav1.GroupVersionKind{Group: "zz.example.com", Version: "v1", Kind: "Widget"}); got == nil || *got != want {
+		t.Errorf("custom responseKind = %v, want %v", got, want)
+	}
+	var legacy metav1.APIGroupList
+	getJSON(t, srv, "/apis", "application/json", "application/json", &legacy)
+	names = names[:0]
+	for _, g := range legacy.Groups {
+		names = append(names, g.Name)
+	}
+	if want := []string{"apps", "coordination.k8s.io", "zz.example.com"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("legacy group order = %v, want %v", names, want)
+	}
+}
+
+// TestCustomResourceVerbsAndSubresources: a custom resource's verbs and
+// subresources come in kube-apiserver's CRD discovery order.
+func TestCustomResourceVerbsAndSubresources(t *testing.T) {
+	custom := &registry.Resource{
+		Group: "zz.example.com", Version: "v1", Resource: "widgets", Kind: "Widget", ListKind: "WidgetList",
+		Singular: "widget", Namespaced: true, Unstructured: true,
+	}
+	res := discoverytest.Resources()
+	custom.Status, custom.Scale = res[3].Status, res[3].Scale
+	_, srv := newServer(t, []*registry.Resource{custom})
+	var list metav1.APIResourceList
+	getJSON(t, srv, "/apis/zz.example.com/v1", "application/json", "application/json", &list)
+	var names []string
+	for _, r := range list.APIResources {
+		names = append(names, r.Name)
+	}
+	if want := []string{"widgets", "widgets/status", "widgets/scale"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("resources = %v, want %v", names, want)
+	}
+	if want := []string{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"}; !reflect.DeepEqual([]string(list.APIResources[0].Verbs), want) {
+		t.Errorf("verbs = %v, want %v", list.APIResources[0].Verbs, want)
 	}
 }

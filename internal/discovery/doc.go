@@ -31,10 +31,15 @@
 //
 // # Invariants
 //
-//   - Order: the core group comes first in aggregated /api; named groups
-//     keep the order of their first resource in the input (the caller sets
-//     priority); versions within a group are sorted by Kubernetes version
-//     priority, highest (preferred) first; resources are sorted by name.
+//   - Order: the core group comes first in aggregated /api; the built-in
+//     named groups follow in kube-apiserver's order (its APIService
+//     priorities), then every other group in the order of its first
+//     resource in the input (the caller sorts custom groups by name);
+//     versions within a group are sorted by Kubernetes version priority,
+//     highest (preferred) first; resources are sorted by name.
+//   - Aggregated responseKind: built-in resources leave group and version
+//     empty where they are the resource's own (as kube-apiserver, which
+//     derives them from the legacy entries); custom resources fill them.
 //   - A Handler always serves a complete snapshot: Update builds all
 //     documents before swapping one atomic pointer; a failed Update leaves
 //     the previous snapshot in place.

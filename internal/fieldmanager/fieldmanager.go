@@ -67,19 +67,14 @@ func New(tc TypeConverter, scheme *runtime.Scheme, res *registry.Resource) (*Res
 			fieldpath.MakePathOrDie("metadata", "ownerReferences"),
 		)
 	}
+	if len(res.ResetFields) > 0 {
+		subresources[""] = pathSet(res.ResetFields)
+	}
 	for _, sr := range res.Subresources {
 		if sr.Update == nil {
 			continue
 		}
-		reset := fieldpath.NewSet()
-		for _, p := range sr.ResetFields {
-			elems := make([]interface{}, len(p))
-			for i, e := range p {
-				elems[i] = e
-			}
-			reset.Insert(fieldpath.MakePathOrDie(elems...))
-		}
-		subresources[sr.Name] = reset
+		subresources[sr.Name] = pathSet(sr.ResetFields)
 	}
 	for sub, reset := range subresources {
 		var filters map[fieldpath.APIVersion]fieldpath.Filter
@@ -217,4 +212,17 @@ func applyError(err error) error {
 		return apierrors.NewBadRequest(err.Error())
 	}
 	return err
+}
+
+// pathSet is the set of the field paths ps.
+func pathSet(ps [][]string) *fieldpath.Set {
+	set := fieldpath.NewSet()
+	for _, p := range ps {
+		elems := make([]interface{}, len(p))
+		for i, e := range p {
+			elems[i] = e
+		}
+		set.Insert(fieldpath.MakePathOrDie(elems...))
+	}
+	return set
 }

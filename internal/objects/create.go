@@ -3,7 +3,6 @@ package objects
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -90,7 +89,7 @@ func (s *Store) tryCreate(ctx context.Context, namespace string, obj runtime.Obj
 		if _, err := s.kv.Get(ctx, key); err == nil {
 			return nil, apierrors.NewAlreadyExists(s.gr, m.GetName())
 		}
-		return obj, nil
+		return s.asRead(obj), nil
 	}
 	rev, err := s.kv.Create(ctx, key, value)
 	if err != nil {
@@ -100,7 +99,17 @@ func (s *Store) tryCreate(ctx context.Context, namespace string, obj runtime.Obj
 	if err := setRV(obj, rev); err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	return obj, nil
+	return s.asRead(obj), nil
+}
+
+// asRead gives the answer of a create what a read of the stored object
+// gives (registry.StoredDefaulter), as kube-apiserver answers with the
+// object it decodes from storage.
+func (s *Store) asRead(obj runtime.Object) runtime.Object {
+	if d, ok := s.res.Strategy.(registry.StoredDefaulter); ok {
+		d.DefaultStored(obj)
+	}
+	return obj
 }
 
 // checkNamespace refuses a body whose namespace differs from the URL's.
@@ -108,8 +117,7 @@ func (s *Store) checkNamespace(inBody, inURL string) error {
 	if !s.res.Namespaced || inBody == "" || inBody == inURL {
 		return nil
 	}
-	return apierrors.NewBadRequest(fmt.Sprintf(
-		"the namespace of the provided object does not match the namespace sent on the request (%q != %q)", inBody, inURL))
+	return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 }
 
 // validateCreate runs the strategy's create validation, with the request's

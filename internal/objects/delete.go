@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/setpoint-dev/setpoint/internal/registry"
 	"github.com/setpoint-dev/setpoint/internal/storage"
@@ -71,7 +72,7 @@ func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.
 	}
 	dryRun := len(opts.DryRun) > 0
 	grace := s.gracePeriod(obj, m, opts)
-	finalizers := deletionFinalizers(m.GetFinalizers(), opts, s.res.OrphanByDefault)
+	finalizers := deletionFinalizers(m.GetFinalizers(), opts, s.res)
 	changed := !slices.Equal(finalizers, m.GetFinalizers())
 	m.SetFinalizers(finalizers)
 	beginning := m.GetDeletionTimestamp() == nil
@@ -80,7 +81,7 @@ func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.
 			h.PrepareForDelete(obj)
 		}
 	}
-	if _, graceful := s.res.Strategy.(registry.GracefulDeleteStrategy); !graceful && beginning && !s.holdsDeletion(obj, m) {
+	if _, graceful := s.res.Strategy.(registry.GracefulDeleteStrategy); !graceful && beginning && !changed && !s.holdsDeletion(obj, m) {
 		// As Kubernetes: an object of a kind without graceful deletion
 		// that nothing holds is removed as it is, never marked deleting.
 		return s.removeNow(ctx, kv, obj, dryRun)
@@ -149,17 +150,36 @@ func (s *Store) removeNow(ctx context.Context, kv storage.KeyValue, obj runtime.
 	return obj, true, setRV(obj, rev)
 }
 
+// checkPreconditions checks a deletion's preconditions as kube-apiserver's
+// rest.BeforeDelete does: a 409 Conflict naming the kind (Deployment.apps),
+// for a view the stored kind (events.k8s.io/v1 Events: Event, of the core
+// group).
 func (s *Store) checkPreconditions(m metav1.Object, p *metav1.Preconditions) error {
 	if p == nil {
 		return nil
 	}
+	kind := schema.GroupResource{Group: s.gvk.Group, Resource: s.gvk.Kind}
+	if v := s.res.View; v != nil {
+		kind = schema.GroupResource{Group: v.Group, Resource: v.Kind}
+	}
+	if w := s.res.PreconditionFailed; w != "" {
+		gr := schema.GroupResource{Group: s.res.Group, Resource: s.res.Resource}
+		if p.UID != nil && *p.UID != m.GetUID() {
+			return apierrors.NewConflict(gr, m.GetName(), fmt.Errorf("%s: UID in precondition: %v, UID in object meta: %v", w, *p.UID, m.GetUID()))
+		}
+		if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
+			return apierrors.NewConflict(gr, m.GetName(), fmt.Errorf("%s: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v",
+				w, *p.ResourceVersion, m.GetResourceVersion()))
+		}
+		return nil
+	}
 	if p.UID != nil && *p.UID != m.GetUID() {
-		return apierrors.NewConflict(s.gr, m.GetName(), fmt.Errorf(
-			"Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, m.GetUID()))
+		return apierrors.NewConflict(kind, m.GetName(), fmt.Errorf(
+			"the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *p.UID, m.GetUID()))
 	}
 	if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
-		return apierrors.NewConflict(s.gr, m.GetName(), fmt.Errorf(
-			"Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
+		return apierrors.NewConflict(kind, m.GetName(), fmt.Errorf(
+			"the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, m.GetResourceVersion()))
 	}
 	return nil
 }
@@ -191,17 +211,20 @@ func (s *Store) gracePeriod(obj runtime.Object, m metav1.Object, opts *metav1.De
 // collector's finalizers: Orphan adds "orphan", Foreground adds
 // "foregroundDeletion", Background removes both; no policy keeps what the
 // object has, or orphans for kinds that orphan by default (unless the
-// object already has either finalizer).
-func deletionFinalizers(current []string, opts *metav1.DeleteOptions, orphanByDefault bool) []string {
+// object already has either finalizer). Kinds without garbage collection
+// (res.NoGarbageCollection) are always deleted as Background.
+func deletionFinalizers(current []string, opts *metav1.DeleteOptions, res *registry.Resource) []string {
 	var policy metav1.DeletionPropagation
 	switch {
+	case res.NoGarbageCollection:
+		policy = metav1.DeletePropagationBackground
 	case opts.PropagationPolicy != nil:
 		policy = *opts.PropagationPolicy
 	case opts.OrphanDependents != nil && *opts.OrphanDependents: //nolint:staticcheck // still honoured by Kubernetes
 		policy = metav1.DeletePropagationOrphan
 	case opts.OrphanDependents != nil: //nolint:staticcheck
 		policy = metav1.DeletePropagationBackground
-	case orphanByDefault && !slices.Contains(current, FinalizerOrphan) && !slices.Contains(current, FinalizerForeground):
+	case res.OrphanByDefault && !slices.Contains(current, FinalizerOrphan) && !slices.Contains(current, FinalizerForeground):
 		policy = metav1.DeletePropagationOrphan
 	default:
 		return current

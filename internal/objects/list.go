@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/setpoint-dev/setpoint/internal/storage"
 )
@@ -73,7 +74,7 @@ func (s *Store) List(ctx context.Context, opts ListOptions) (runtime.Object, err
 	if opts.Continue != "" {
 		c, err := decodeContinue(opts.Continue)
 		if err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
+			return nil, apierrors.NewBadRequest("invalid continue token: " + err.Error())
 		}
 		rev, start = c.ResourceVersion, c.StartKey
 	}
@@ -160,5 +161,16 @@ func (s *Store) newList(items []runtime.Object, rev int64, next string) (runtime
 	lm.SetResourceVersion(strconv.FormatInt(rev, 10))
 	lm.SetContinue(next)
 	list.GetObjectKind().SetGroupVersionKind(s.gvk.GroupVersion().WithKind(s.res.ListKind))
+	if !s.res.Unstructured {
+		// As kube-apiserver: the items of a built-in kind's list carry no
+		// apiVersion and kind (the list's say them). SetList copied the
+		// items into the list, so the shared objects keep theirs.
+		if err := meta.EachListItem(list, func(o runtime.Object) error {
+			o.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+			return nil
+		}); err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+	}
 	return list, nil
 }

@@ -134,7 +134,7 @@ func newTooLargeRV(err error) error {
 // NewTooLargeResourceVersion builds the error for a read that asked for a
 // revision the server has not reached.
 func NewTooLargeResourceVersion(requested, current int64) error {
-	return newTooLargeRV(fmt.Errorf("requested %d, current %d", requested, current))
+	return newTooLargeRV(fmt.Errorf("%d, current: %d", requested, current))
 }
 
 func accessor(obj runtime.Object) metav1.Object {

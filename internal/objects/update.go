@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -35,6 +36,11 @@ type UpdateOptions struct {
 	// AllowCreate lets fn create a missing object of any kind (server-side
 	// apply), not only of kinds whose strategy allows create on update.
 	AllowCreate bool
+	// UIDPrecondition makes a uid in the new object a precondition checked
+	// against the stored one first (a 409, as kube-apiserver treats the uid
+	// of a PUT body); otherwise a changed uid is refused by validation (422,
+	// as for a patch).
+	UIDPrecondition bool
 }
 
 // retryConflict tells whether a write that lost a compare-and-swap race
@@ -99,6 +105,13 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 		return nil, false, err
 	}
 	m.SetNamespace(old.GetNamespace())
+	if uid := m.GetUID(); opts.UIDPrecondition && uid != "" && uid != old.GetUID() {
+		// As kube-apiserver: a uid in the body is a precondition of the
+		// update, checked in storage before anything else.
+		return nil, false, apierrors.NewConflict(s.gr, m.GetName(), fmt.Errorf(
+			"StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %v, UID in object meta: %v",
+			kubeStorageKey(s.res, old.GetNamespace(), old.GetName()), uid, old.GetUID()))
+	}
 	conditional := m.GetResourceVersion() != ""
 	if conditional {
 		rv, ok := ParseResourceVersion(m.GetResourceVersion())
@@ -130,7 +143,8 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 			registry.AddWarning(ctx, msg)
 		}
 	}
-	if !s.res.NoGeneration && !s.res.StaticGeneration && s.specChanged(obj, current) {
+	relabeled := s.res.LabelsInGeneration && !equality.Semantic.DeepEqual(m.GetLabels(), old.GetLabels())
+	if !s.res.NoGeneration && !s.res.StaticGeneration && (relabeled || s.specChanged(obj, current)) {
 		m.SetGeneration(old.GetGeneration() + 1)
 	}
 	value, err := s.encode(obj)

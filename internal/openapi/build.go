@@ -17,8 +17,14 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
-// title is the info.title of every document.
-const title = "Kubernetes"
+// title is the info.title of every document but those of custom
+// resources' group-versions, which kube-apiserver's CRD builder titles
+// customTitle with info.version customVersion.
+const (
+	title         = "Kubernetes"
+	customTitle   = "Kubernetes CRD Swagger"
+	customVersion = "v0.1.0"
+)
 
 // document is one encoded response body.
 type document struct {
@@ -206,9 +212,14 @@ func (g *groupVersion) hasTyped() bool {
 	return false
 }
 
-// routes returns all routes of one group-version.
+// routes returns all routes of one group-version (the resource list only
+// for group-versions of typed kinds: kube-apiserver publishes none for
+// custom resources).
 func (g *groupVersion) routes() []route {
-	out := []route{resourceListRoute(g.gv)}
+	var out []route
+	if g.hasTyped() {
+		out = append(out, resourceListRoute(g.gv))
+	}
 	for _, k := range g.kinds {
 		out = append(out, k.routes()...)
 	}
@@ -241,7 +252,7 @@ func (p *plan) renderV3(version string, prev *v3Set) (*v3Set, error) {
 		if gen.err != nil {
 			return nil, gen.err
 		}
-		defs := gen.closure(r.roots)
+		defs := perDocumentKinds(gen.closure(r.roots), g)
 		key := p.docKey(version, g, defs)
 		doc, reused := document{}, false
 		if prev != nil {
@@ -249,12 +260,26 @@ func (p *plan) renderV3(version string, prev *v3Set) (*v3Set, error) {
 		}
 		if !reused {
 			var err error
-			if doc, err = encodeJSON(v3Document(title, version, paths, defs)); err != nil {
+			t, v := title, version
+			if !g.hasTyped() {
+				t, v = customTitle, customVersion
+			}
+			if doc, err = encodeJSON(v3Document(t, v, paths, defs)); err != nil {
 				return nil, err
 			}
 		}
 		out.byKey[key] = doc
 		path := gvPath(g.gv)
+		out.docs[path] = doc
+		disco.Paths[path] = discoveryV3Entry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + doc.hash}
+	}
+	for path, rt := range p.discoveryRoutes() {
+		r := &v3Renderer{gen: gen}
+		paths := r.paths([]route{rt})
+		doc, err := encodeJSON(v3Document(title, version, paths, gen.closure(r.roots)))
+		if err != nil {
+			return nil, err
+		}
 		out.docs[path] = doc
 		disco.Paths[path] = discoveryV3Entry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + doc.hash}
 	}
@@ -264,6 +289,58 @@ func (p *plan) renderV3(version string, prev *v3Set) (*v3Set, error) {
 	}
 	out.schemas = gen.defs
 	return out, nil
+}
+
+// discoveryRoutes are the documents of kube-apiserver's OpenAPI v3 that
+// are no group-version, by path: "api", "apis", "apis/<group>" for each
+// group serving a typed kind, and "version".
+func (p *plan) discoveryRoutes() map[string]route {
+	out := map[string]route{"api": coreVersionsRoute(), "apis": apiVersionsRoute(), "version": versionRoute()}
+	for _, g := range p.gvs {
+		if g.gv.Group != "" && g.hasTyped() {
+			out["apis/"+g.gv.Group] = groupRoute(g.gv.Group)
+		}
+	}
+	return out
+}
+
+// perDocumentKinds narrows, in one group-version's OpenAPI v3 document,
+// the group-version-kinds of DeleteOptions and WatchEvent to the core
+// group-version and the document's own (for a group-version of typed
+// kinds), as kube-apiserver publishes them. defs is not modified: the
+// result is a copy when it differs.
+func perDocumentKinds(defs map[string]*spec.Schema, g *groupVersion) map[string]*spec.Schema {
+	gvs := []schema.GroupVersion{{Version: "v1"}}
+	if g.gv.Group != "" && g.hasTyped() {
+		gvs = append(gvs, g.gv)
+	}
+	out := defs
+	for _, t := range []reflect.Type{deleteOptionsType, watchEventType} {
+		name := ModelName(t)
+		s, ok := defs[name]
+		if !ok {
+			continue
+		}
+		ext := make([]any, 0, len(gvs))
+		for _, gv := range gvs {
+			ext = append(ext, map[string]any{"group": gv.Group, "version": gv.Version, "kind": t.Name()})
+		}
+		c := *s
+		c.Extensions = make(spec.Extensions, len(s.Extensions))
+		for k, v := range s.Extensions {
+			c.Extensions[k] = v
+		}
+		c.Extensions[extGVK] = ext
+		if &out == &defs || len(out) == len(defs) && out[name] == defs[name] {
+			copied := make(map[string]*spec.Schema, len(defs))
+			for k, v := range out {
+				copied[k] = v
+			}
+			out = copied
+		}
+		out[name] = &c
+	}
+	return out
 }
 
 // discoveryV3 is the body of /openapi/v3.
@@ -283,6 +360,9 @@ func (p *plan) renderV2(version string) (document, error) {
 	paths := &spec.Paths{Paths: map[string]spec.PathItem{}}
 	for _, g := range p.gvs {
 		r.addPaths(paths, g.routes())
+	}
+	for _, rt := range p.discoveryRoutes() {
+		r.addPaths(paths, []route{rt})
 	}
 	if gen.err != nil {
 		return document{}, gen.err

@@ -111,7 +111,7 @@ func TestCustomResourceV3(t *testing.T) {
 		cronTabV1Model, cronTabV1Model + "List", objectMeta, listMeta,
 		"io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry", "io.k8s.apimachinery.pkg.apis.meta.v1.Time",
 		"io.k8s.apimachinery.pkg.apis.meta.v1.Status", "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
-		"io.k8s.apimachinery.pkg.apis.meta.v1.Patch", "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent",
+		"io.k8s.apimachinery.pkg.apis.meta.v1.Patch",
 		"io.k8s.api.autoscaling.v1.Scale",
 	} {
 		if schemas[name] == nil {
@@ -169,7 +169,9 @@ func checkCronTabPaths(t *testing.T, doc *spec3.OpenAPI) {
 	t.Helper()
 	const ns = "/apis/stable.example.com/v1/namespaces/{namespace}/crontabs"
 	crontab := schema.GroupVersionKind{Group: "stable.example.com", Version: "v1", Kind: "CronTab"}
-	scale := schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
+	// kube-apiserver's CRD builder names the custom kind on the scale
+	// operations too.
+	scale := crontab
 	type want struct {
 		path, method, id, action string
 		gvk                      schema.GroupVersionKind
@@ -189,9 +191,6 @@ func checkCronTabPaths(t *testing.T, doc *spec3.OpenAPI) {
 		{ns + "/{name}/scale", "put", "replaceStableExampleComV1NamespacedCronTabScale", "put", scale},
 		{ns + "/{name}/scale", "patch", "patchStableExampleComV1NamespacedCronTabScale", "patch", scale},
 		{"/apis/stable.example.com/v1/crontabs", "get", "listStableExampleComV1CronTabForAllNamespaces", "list", crontab},
-		{"/apis/stable.example.com/v1/watch/namespaces/{namespace}/crontabs", "get", "watchStableExampleComV1NamespacedCronTabList", "watchlist", crontab},
-		{"/apis/stable.example.com/v1/watch/namespaces/{namespace}/crontabs/{name}", "get", "watchStableExampleComV1NamespacedCronTab", "watch", crontab},
-		{"/apis/stable.example.com/v1/watch/crontabs", "get", "watchStableExampleComV1CronTabListForAllNamespaces", "watchlist", crontab},
 	} {
 		path := doc.Paths.Paths[w.path]
 		if path == nil {
@@ -210,7 +209,27 @@ func checkCronTabPaths(t *testing.T, doc *spec3.OpenAPI) {
 		}
 	}
 
+	// As kube-apiserver's CRD builder: no deprecated watch paths, no
+	// resource list; reads take resourceVersion, patches answer 200 only,
+	// deletecollection takes the list options and no body.
+	for _, p := range []string{"/apis/stable.example.com/v1/watch/crontabs", "/apis/stable.example.com/v1/"} {
+		if doc.Paths.Paths[p] != nil {
+			t.Errorf("custom resources publish %s", p)
+		}
+	}
+	if doc.Info.Title != "Kubernetes CRD Swagger" || doc.Info.Version != "v0.1.0" {
+		t.Errorf("info = %+v", doc.Info)
+	}
 	item := doc.Paths.Paths[ns+"/{name}"]
+	if len(item.Get.Parameters) != 1 || item.Get.Parameters[0].Name != "resourceVersion" {
+		t.Errorf("GET CronTab parameters = %v", item.Get.Parameters)
+	}
+	if _, ok := item.Patch.Responses.StatusCodeResponses[201]; ok {
+		t.Error("PATCH CronTab documents a 201")
+	}
+	if dc := doc.Paths.Paths[ns].Delete; dc.RequestBody != nil || !slices.ContainsFunc(dc.Parameters, func(p *spec3.Parameter) bool { return p.Name == "watch" }) {
+		t.Errorf("deletecollection: body %v, parameters %v", dc.RequestBody, dc.Parameters)
+	}
 	var patchTypes []string
 	for mt := range item.Patch.RequestBody.Content {
 		patchTypes = append(patchTypes, mt)

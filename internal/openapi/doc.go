@@ -16,8 +16,13 @@
 //     without one carry descriptions written here).
 //   - patchStrategy/patchMergeKey tags become x-kubernetes-patch-strategy
 //     and x-kubernetes-patch-merge-key; lists get x-kubernetes-list-type
-//     (map keyed by the merge key, set for merged scalars, and the
-//     exceptions of listFacts).
+//     (map keyed by the merge key, set for merged scalars).
+//   - What Kubernetes takes from comments on its Go types (enum values,
+//     list and map types, list map keys, required properties, unions,
+//     defaults) comes from zz_generated_facts.go, generated from
+//     kube-apiserver's own documents by compat/cmd/openapifacts (facts.go);
+//     for the built-in models it replaces the guesses above. Defaults are
+//     published in OpenAPI v3 only, as kube-apiserver does.
 //   - Types with a custom JSON form use their own OpenAPI methods
 //     (metav1.Time: string/date-time; intstr.IntOrString: int-or-string;
 //     resource.Quantity: string, in v3 oneOf string/number); RawExtension
@@ -25,8 +30,9 @@
 //     additionalProperties.
 //   - Top-level kinds carry x-kubernetes-group-version-kind (a list).
 //   - In v3 a property referring to a definition wraps the $ref in a
-//     one-element allOf, so its description and extensions are not $ref
-//     siblings; in v2 they sit next to $ref. Both forms are what kubectl
+//     one-element allOf when it has a description, default or extensions,
+//     so that they are not $ref siblings (a bare $ref otherwise); in v2
+//     they sit next to $ref. Both forms are what kubectl
 //     explain, kubectl apply (strategic merge) and the server-side-apply
 //     type converter read.
 //
@@ -41,14 +47,23 @@
 // Each version is its own Resource with its own model. Their operations
 // are those of typed kinds, with the media types custom resources are
 // served as (JSON and YAML, no strategic merge patch), and delete
-// documented as answering a Status. In Swagger 2.0 the schema is reduced
+// documented as answering a Status (as is the delete of a typed kind
+// unless it returns the deleted object). In Swagger 2.0 the schema is reduced
 // to what v2 and kubectl's v2 parser can hold (see customSchema: no
 // nullable, no oneOf/anyOf/not, no defaults; a root preserving unknown
-// fields becomes a bare object). DeleteOptions and WatchEvent list the
-// group-versions of typed kinds only, as in Kubernetes, so custom
-// resources coming and going leave the built-in documents unchanged.
+// fields becomes a bare object). DeleteOptions and WatchEvent list, as in
+// Kubernetes, every group-version of kube-apiserver's scheme in Swagger
+// 2.0 (generated facts), and in each v3 document the core group-version
+// and the document's own (of typed kinds only), so custom resources
+// coming and going leave the built-in documents unchanged.
 //
 // # Operations
+//
+// Besides one document per group-version, /openapi/v3 names those of
+// /api/, /apis/, each built-in group's /apis/<group>/ and /version/, as
+// kube-apiserver does; info.version is the major.minor version.
+// Parameters shared by every operation of a path sit at the path level,
+// and every parameter says uniqueItems, as kube-apiserver publishes them.
 //
 // Every resource gets the operations of kube-apiserver: list, watch
 // (including the deprecated /watch/ paths), create, get, update, patch,

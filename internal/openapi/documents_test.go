@@ -88,10 +88,12 @@ func v3URLs(t *testing.T, srv *httptest.Server) map[string]string {
 func TestV3DiscoveryAndCaching(t *testing.T) {
 	_, srv := newOpenAPIServer(t)
 	urls := v3URLs(t, srv)
-	if len(urls) != 3 {
+	// The group-versions, and as kube-apiserver the documents of /api/,
+	// /apis/, each group's /apis/<group>/ and /version/.
+	if len(urls) != 8 {
 		t.Fatalf("/openapi/v3 paths = %v", urls)
 	}
-	for _, key := range []string{"api/v1", "apis/apps/v1", "apis/coordination.k8s.io/v1"} {
+	for _, key := range []string{"api/v1", "apis/apps/v1", "apis/coordination.k8s.io/v1", "api", "apis", "apis/apps", "apis/coordination.k8s.io", "version"} {
 		if !strings.HasPrefix(urls[key], "/openapi/v3/"+key+"?hash=") {
 			t.Errorf("%s: serverRelativeURL %q", key, urls[key])
 		}
@@ -132,7 +134,7 @@ func TestV3DiscoveryAndCaching(t *testing.T) {
 	if resp.StatusCode != http.StatusNotModified {
 		t.Errorf("If-None-Match: %d, want 304", resp.StatusCode)
 	}
-	for _, path := range []string{"/openapi/v3/apis/nope/v1", "/openapi/v3/apis/apps"} {
+	for _, path := range []string{"/openapi/v3/apis/nope/v1", "/openapi/v3/apis/nope"} {
 		if resp, _ := fetch(t, srv, path, nil); resp.StatusCode != http.StatusNotFound {
 			t.Errorf("GET %s: %d, want 404", path, resp.StatusCode)
 		}
@@ -181,7 +183,7 @@ func paramNames(params []*spec3.Parameter) []string {
 func TestV3Operations(t *testing.T) {
 	_, srv := newOpenAPIServer(t)
 	doc := v3Doc(t, srv, "apis/apps/v1")
-	if doc.Version != "3.0.0" || doc.Info.Version != "v1.37.0-setpoint" {
+	if doc.Version != "3.0.0" || doc.Info.Version != "1.37" { // major.minor, as kube-apiserver
 		t.Errorf("openapi %q, info.version %q", doc.Version, doc.Info.Version)
 	}
 	deployment := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
@@ -389,10 +391,10 @@ func TestUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	after := v3URLs(t, srv)
-	// api/v1 changes too: DeleteOptions and WatchEvent name one GVK per
-	// served group-version.
-	if len(after) != 1 || after["api/v1"] == "" || after["api/v1"] == before["api/v1"] {
-		t.Errorf("after Update: %v; want only api/v1, with a new hash", after)
+	// api/v1 stays as it was: its DeleteOptions and WatchEvent name the
+	// core group-version only.
+	if len(after) != 4 || after["api/v1"] != before["api/v1"] || after["apis/apps"] != "" {
+		t.Errorf("after Update: %v; want api/v1 unchanged, api, apis and version", after)
 	}
 	if resp, _ := fetch(t, srv, before["apis/apps/v1"], nil); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("old apps/v1 URL after Update: %d, want 404", resp.StatusCode)
@@ -407,7 +409,7 @@ func TestUpdate(t *testing.T) {
 	if err := s.Update(bad); err == nil {
 		t.Fatal("Update accepted a resource without NewList")
 	}
-	if got := v3URLs(t, srv); len(got) != 1 {
+	if got := v3URLs(t, srv); len(got) != 4 {
 		t.Errorf("a failed Update changed the documents: %v", got)
 	}
 }

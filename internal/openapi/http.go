@@ -73,8 +73,7 @@ func (s *Service) ServeV3(w http.ResponseWriter, r *http.Request) {
 	key, ok := strings.CutPrefix(path, v3GroupVersionPath)
 	doc, found := snap.v3.docs[key]
 	if !ok || !found {
-		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound,
-			"no OpenAPI v3 document for "+r.URL.Path)
+		w.WriteHeader(http.StatusNotFound) // as kube-apiserver: no body
 		return
 	}
 	w.Header().Set("Vary", "Accept")

@@ -1,5 +1,10 @@
 package openapi
 
+import (
+	"slices"
+	"strings"
+)
+
 // param is one path or query parameter.
 type param struct {
 	name string
@@ -38,6 +43,8 @@ var (
 		"Which version of the data a read may return; see the resourceVersion semantics of the Kubernetes API. Defaults to the latest (a consistent read).")
 	resourceVersionMatch = query("resourceVersionMatch", "string",
 		"How resourceVersion applies to a list: NotOlderThan or Exact. Only valid when resourceVersion is set.")
+	shardSelector = query("shardSelector", "string",
+		"Restrict a list or watch to a shard of the objects. Served for compatibility and ignored, as kube-apiserver ignores it while its ShardedListAndWatch feature is off.")
 	sendInitialEvents = query("sendInitialEvents", "boolean",
 		"With watch=true, start the watch with synthetic ADDED events for the current objects, followed by a bookmark marking the end of that state.")
 	timeoutSeconds = query("timeoutSeconds", "integer",
@@ -69,7 +76,7 @@ var (
 var (
 	listParams = []param{
 		allowWatchBookmarks, continueParam, fieldSelector, labelSelector, limit,
-		resourceVersion, resourceVersionMatch, sendInitialEvents, timeoutSeconds, watch,
+		resourceVersion, resourceVersionMatch, sendInitialEvents, shardSelector, timeoutSeconds, watch,
 	}
 	writeParams  = []param{dryRun, fieldManager, fieldValidation}
 	patchParams  = []param{dryRun, fieldManager, fieldValidation, force}
@@ -79,6 +86,53 @@ var (
 	deleteCollectionParams = []param{
 		continueParam, dryRun, fieldSelector, gracePeriodSeconds, ignoreStoreReadError, labelSelector,
 		limit, orphanDependents, propagationPolicy, resourceVersion, resourceVersionMatch,
-		sendInitialEvents, timeoutSeconds,
+		sendInitialEvents, shardSelector, timeoutSeconds,
 	}
 )
+
+// hoist splits a route's parameters as Kubernetes publishes them: the
+// route's own parameters, then every query parameter all of its operations
+// share, at the path level; each operation keeps the rest.
+func hoist(rt route) (pathParams []param, opParams [][]param) {
+	pathParams = append(pathParams, rt.params...)
+	opParams = make([][]param, len(rt.ops))
+	if len(rt.ops) == 0 {
+		return pathParams, opParams
+	}
+	shared := map[param]bool{}
+	for _, p := range rt.ops[0].query {
+		shared[p] = true
+	}
+	for _, op := range rt.ops[1:] {
+		in := map[param]bool{}
+		for _, p := range op.query {
+			in[p] = true
+		}
+		for p := range shared {
+			if !in[p] {
+				delete(shared, p)
+			}
+		}
+	}
+	for _, p := range rt.ops[0].query {
+		if shared[p] {
+			pathParams = append(pathParams, p)
+		}
+	}
+	for i, op := range rt.ops {
+		for _, p := range op.query {
+			if !shared[p] {
+				opParams[i] = append(opParams[i], p)
+			}
+		}
+		sortParams(opParams[i])
+	}
+	sortParams(pathParams)
+	return pathParams, opParams
+}
+
+// sortParams orders parameters by name, path and query ones mixed, as
+// kube-apiserver lists them.
+func sortParams(ps []param) {
+	slices.SortStableFunc(ps, func(a, b param) int { return strings.Compare(a.name, b.name) })
+}

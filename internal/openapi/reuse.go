@@ -64,9 +64,9 @@ func (p *plan) docKey(version string, g *groupVersion, closure map[string]*spec.
 // writeKindKey writes the descriptor fields that routes and models read.
 func writeKindKey(b *strings.Builder, k kindInfo) {
 	r := k.r
-	fmt.Fprintf(b, "%q %q %q %q %q ns=%t status=%t scale=%t subresources=%s verbs=%v custom=%t %q %q",
+	fmt.Fprintf(b, "%q %q %q %q %q ns=%t status=%t scale=%t subresources=%s verbs=%v custom=%t deleted=%t %q %q",
 		r.Group, r.Version, r.Resource, r.Kind, r.ListKind, r.Namespaced, r.Status != nil, r.Scale != nil,
-		subresourceKey(r), r.Verbs(), r.Unstructured, modelKey(k.obj), modelKey(k.objList))
+		subresourceKey(r), r.Verbs(), r.Unstructured, r.ReturnDeletedObject, modelKey(k.obj), modelKey(k.objList))
 	if r.Unstructured {
 		fmt.Fprintf(b, " schema=%p", r.Schema)
 	}

@@ -8,6 +8,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/setpoint-dev/setpoint/internal/registry"
 )
@@ -95,6 +96,10 @@ var (
 	watchEventType    = reflect.TypeFor[metav1.WatchEvent]()
 	patchType         = reflect.TypeFor[metav1.Patch]()
 	resourceListType  = reflect.TypeFor[metav1.APIResourceList]()
+	apiVersionsType   = reflect.TypeFor[metav1.APIVersions]()
+	apiGroupListType  = reflect.TypeFor[metav1.APIGroupList]()
+	apiGroupType      = reflect.TypeFor[metav1.APIGroup]()
+	versionInfoType   = reflect.TypeFor[version.Info]()
 	scaleType         = reflect.TypeFor[autoscalingv1.Scale]()
 )
 
@@ -159,11 +164,11 @@ func (k kindInfo) routes() []route {
 			k.patch("patch"+k.gvPrefix+scope+r.Kind, "partially update the specified "+r.Kind, r.GVK(), k.obj),
 			k.delete(scope),
 		}},
-		{path: prefix + "/watch" + ns + "/" + r.Resource, params: base, ops: []operation{
+		{path: prefix + "/watch" + ns + "/" + r.Resource, params: with(base, prettyParam), ops: []operation{
 			k.watch("watch"+k.gvPrefix+scope+r.Kind+"List", "watchlist",
 				"watch individual changes to a list of "+r.Kind+"; deprecated: use the 'watch' parameter with a list operation instead"),
 		}},
-		{path: prefix + "/watch" + ns + "/" + r.Resource + "/{name}", params: itemParams, ops: []operation{
+		{path: prefix + "/watch" + ns + "/" + r.Resource + "/{name}", params: with(itemParams, prettyParam), ops: []operation{
 			k.watch("watch"+k.gvPrefix+scope+r.Kind, "watch",
 				"watch changes to an object of kind "+r.Kind+"; deprecated: use the 'watch' parameter with a list operation filtered to one item by 'fieldSelector' instead"),
 		}},
@@ -173,10 +178,21 @@ func (k kindInfo) routes() []route {
 			route{path: prefix + "/" + r.Resource, params: []param{prettyParam}, ops: []operation{
 				k.list("list"+k.gvPrefix+r.Kind+"ForAllNamespaces", "list or watch objects of kind "+r.Kind+" in all namespaces"),
 			}},
-			route{path: prefix + "/watch/" + r.Resource, ops: []operation{
+			route{path: prefix + "/watch/" + r.Resource, params: []param{prettyParam}, ops: []operation{
 				k.watch("watch"+k.gvPrefix+r.Kind+"ListForAllNamespaces", "watchlist",
 					"watch individual changes to a list of "+r.Kind+" in all namespaces; deprecated: use the 'watch' parameter with a list operation instead"),
 			}})
+	}
+	if r.Unstructured {
+		// kube-apiserver's CRD builder publishes no deprecated /watch/
+		// paths for custom resources.
+		kept := out[:0]
+		for _, rt := range out {
+			if !strings.Contains(rt.path, "/watch/") {
+				kept = append(kept, rt)
+			}
+		}
+		out = kept
 	}
 	return append(out, k.subresourceRoutes(item, itemParams, scope)...)
 }
@@ -219,6 +235,9 @@ func (k kindInfo) subresourceRoutes(item string, itemParams []param, scope strin
 		scale := typeModel(scaleType)
 		read := k.read("read"+name, "read scale of the specified "+r.Kind, scale)
 		replace := k.replace("replace"+name, "replace scale of the specified "+r.Kind, scale)
+		if r.Unstructured {
+			gvk = r.GVK() // kube-apiserver's CRD builder names the custom kind
+		}
 		read.gvk, replace.gvk = gvk, gvk
 		out = append(out, route{path: item + "/scale", params: with(itemParams, prettyParam), ops: []operation{
 			read, replace, k.patch("patch"+name, "partially update scale of the specified "+r.Kind, gvk, scale),
@@ -267,17 +286,29 @@ func (k kindInfo) patchTypes() []string {
 	return patchMediaTypes
 }
 
+// op is an operation of the kind. Custom resources' operations are
+// published as kube-apiserver's CRD builder publishes them: consuming JSON
+// and YAML even without a body.
 func (k kindInfo) op(method, action, id, desc string) operation {
-	return operation{
+	op := operation{
 		method: method, action: action, id: id, desc: desc,
-		tag: gvTag(k.r.GroupVersion()), gvk: k.r.GVK(), produces: k.objectTypes(),
+		tag: gvTag(k.r.GroupVersion()), gvk: k.r.GVK(), produces: k.objectTypes(), consumes: anyMediaType,
 	}
+	if k.r.Unstructured {
+		op.consumes = customMediaTypes
+	}
+	return op
 }
 
+// list produces the watch streams too, but for custom resources (whose
+// list operations kube-apiserver publishes with JSON and YAML only).
 func (k kindInfo) list(id, desc string) operation {
 	op := k.op("get", "list", id, desc)
 	op.query = listParams
 	op.produces = k.watchTypes()
+	if k.r.Unstructured {
+		op.produces = customMediaTypes
+	}
 	op.responses = []response{{200, "OK", k.objList}}
 	return op
 }
@@ -298,8 +329,13 @@ func (k kindInfo) create() operation {
 	return op
 }
 
+// read takes a resourceVersion parameter for custom resources, as
+// kube-apiserver's CRD builder publishes it.
 func (k kindInfo) read(id, desc string, m model) operation {
 	op := k.op("get", "get", id, desc)
+	if k.r.Unstructured {
+		op.query = []param{resourceVersion}
+	}
 	op.responses = []response{{200, "OK", m}}
 	return op
 }
@@ -318,18 +354,22 @@ func (k kindInfo) patch(id, desc string, gvk schema.GroupVersionKind, m model) o
 	op.query = patchParams
 	op.body, op.consumes = typeModel(patchType), k.patchTypes()
 	op.responses = []response{{200, "OK", m}, {201, "Created", m}}
+	if k.r.Unstructured {
+		op.responses = op.responses[:1] // a custom resource's patch answers 200 only
+	}
 	return op
 }
 
-// delete answers with the object for typed kinds; custom resources
-// document a Status, as Kubernetes publishes them.
+// delete answers with the object for typed kinds that return the deleted
+// object (registry.Resource.ReturnDeletedObject), else with a Status, as
+// Kubernetes publishes them.
 func (k kindInfo) delete(scope string) operation {
 	op := k.op("delete", "delete", "delete"+k.gvPrefix+scope+k.r.Kind, "delete a "+k.r.Kind)
 	op.query = deleteParams
 	op.body, op.consumes = typeModel(deleteOptionsType), k.bodyTypes()
-	answer := k.obj
-	if k.r.Unstructured {
-		answer = typeModel(statusType)
+	answer := typeModel(statusType)
+	if k.r.ReturnDeletedObject && !k.r.Unstructured {
+		answer = k.obj
 	}
 	op.responses = []response{{200, "OK", answer}, {202, "Accepted", answer}}
 	return op
@@ -340,6 +380,10 @@ func (k kindInfo) deleteCollection(scope string) operation {
 		"delete collection of "+k.r.Kind)
 	op.query = deleteCollectionParams
 	op.body, op.consumes = typeModel(deleteOptionsType), k.bodyTypes()
+	if k.r.Unstructured {
+		// As kube-apiserver's CRD builder: the list options, no body.
+		op.query, op.body, op.consumes = listParams, model{}, customMediaTypes
+	}
 	op.responses = []response{{200, "OK", typeModel(statusType)}}
 	return op
 }
@@ -363,10 +407,39 @@ func scopeOf(r *registry.Resource) string {
 
 // resourceListRoute is GET /<gv path>/, the group-version's resource list.
 func resourceListRoute(gv schema.GroupVersion) route {
-	return route{path: "/" + gvPath(gv) + "/", ops: []operation{{
-		method: "get", id: "get" + gvPrefix(gv) + "APIResources",
-		desc: "get available resources", tag: gvTag(gv), produces: objectMediaTypes,
-		responses: []response{{200, "OK", typeModel(resourceListType)}},
+	return discoveryRoute("/"+gvPath(gv)+"/", "get"+gvPrefix(gv)+"APIResources", "get available resources",
+		gvTag(gv), resourceListType)
+}
+
+// discoveryRoute is the GET of one discovery document.
+func discoveryRoute(path, id, desc, tag string, t reflect.Type) route {
+	return route{path: path, ops: []operation{{
+		method: "get", id: id, desc: desc, tag: tag,
+		produces: objectMediaTypes, consumes: objectMediaTypes,
+		responses: []response{{200, "OK", typeModel(t)}},
+	}}}
+}
+
+// Routes of the documents that are no group-version: /api/, /apis/,
+// /apis/<group>/ and /version/.
+func coreVersionsRoute() route {
+	return discoveryRoute("/api/", "getCoreAPIVersions", "get available API versions", "core", apiVersionsType)
+}
+
+func apiVersionsRoute() route {
+	return discoveryRoute("/apis/", "getAPIVersions", "get available API versions", "apis", apiGroupListType)
+}
+
+func groupRoute(group string) route {
+	return discoveryRoute("/apis/"+group+"/", "get"+groupCamel(group)+"APIGroup", "get information of a group",
+		lowerFirst(groupCamel(group)), apiGroupType)
+}
+
+func versionRoute() route {
+	json := []string{"application/json"}
+	return route{path: "/version/", ops: []operation{{
+		method: "get", id: "getCodeVersion", desc: "get the version information for this server", tag: "version",
+		produces: json, consumes: json, responses: []response{{200, "OK", typeModel(versionInfoType)}},
 	}}}
 }
 

@@ -39,7 +39,6 @@ const (
 	extPatchMergeKey  = "x-kubernetes-patch-merge-key"
 	extListType       = "x-kubernetes-list-type"
 	extListMapKeys    = "x-kubernetes-list-map-keys"
-	extIntOrString    = "x-kubernetes-int-or-string"
 	extPreserveFields = "x-kubernetes-preserve-unknown-fields"
 )
 
@@ -118,7 +117,17 @@ func (g *generator) definition(t reflect.Type) spec.Schema {
 		return s
 	}
 	s := g.structSchema(t)
-	if gvks := g.kinds[t]; len(gvks) > 0 {
+	g.applyFacts(ModelName(t), &s)
+	if g.dialect == openapi3 {
+		unwrapBareRefs(&s)
+	}
+	gvks := g.kinds[t]
+	if f, ok := generatedFacts[ModelName(t)]; ok && len(f.gvks) > 0 {
+		// The meta kinds list what kube-apiserver lists (in OpenAPI v3,
+		// DeleteOptions and WatchEvent are narrowed per document).
+		gvks = f.gvks
+	}
+	if len(gvks) > 0 {
 		ext := make([]any, 0, len(gvks))
 		for _, gvk := range gvks {
 			ext = append(ext, map[string]any{"group": gvk.Group, "version": gvk.Version, "kind": gvk.Kind})
@@ -135,7 +144,6 @@ func (g *generator) structSchema(t reflect.Type) spec.Schema {
 	s.Type = spec.StringOrArray{"object"}
 	s.Description = typeDocs(t)[""]
 	g.addFields(&s, t)
-	addStructType(&s, t)
 	return s
 }
 
@@ -160,7 +168,7 @@ func (g *generator) addFields(s *spec.Schema, t reflect.Type) {
 		if name == "" {
 			name = f.Name
 		}
-		prop := g.fieldSchema(f, docs[name], ModelName(t))
+		prop := g.fieldSchema(f, docs[name])
 		if s.Properties == nil {
 			s.Properties = map[string]spec.Schema{}
 		}
@@ -173,7 +181,7 @@ func (g *generator) addFields(s *spec.Schema, t reflect.Type) {
 
 // fieldSchema is the schema of one struct field: its type's schema plus
 // the description and the merge extensions of the field.
-func (g *generator) fieldSchema(f reflect.StructField, desc, owner string) spec.Schema {
+func (g *generator) fieldSchema(f reflect.StructField, desc string) spec.Schema {
 	t := deref(f.Type)
 	var s spec.Schema
 	if isDefinition(t) {
@@ -187,12 +195,7 @@ func (g *generator) fieldSchema(f reflect.StructField, desc, owner string) spec.
 		s = g.inline(t)
 	}
 	s.Description = desc
-	name := parseJSONTag(f.Tag.Get("json")).name
-	addMergeExtensions(&s, f, owner+"."+name)
-	addMapType(&s, f, owner+"."+name)
-	if d, ok := fieldDefaults[owner+"."+name]; ok {
-		s.Default = d
-	}
+	addMergeExtensions(&s, f)
 	return s
 }
 

@@ -2,6 +2,7 @@ package openapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
@@ -142,8 +143,8 @@ func TestSpecialSchemas(t *testing.T) {
 		"io.k8s.apimachinery.pkg.runtime.RawExtension":   `{"type":"object"}`,
 		"io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1":  `{"type":"object"}`,
 		"io.k8s.apimachinery.pkg.api.resource.Quantity":  `{"oneOf":[{"type":"string"},{"type":"number"}]}`,
-		"io.k8s.apimachinery.pkg.util.intstr.IntOrString": `{"format":"int-or-string","oneOf":[{"type":"integer"},{"type":"string"}],` +
-			`"x-kubernetes-int-or-string":true}`,
+		// kube-apiserver marks IntOrString by its format only.
+		"io.k8s.apimachinery.pkg.util.intstr.IntOrString": `{"format":"int-or-string","oneOf":[{"type":"integer"},{"type":"string"}]}`,
 	} {
 		s := *schemaOf(t, schemas, name)
 		if s.Description == "" {
@@ -175,9 +176,11 @@ func TestSpecialSchemas(t *testing.T) {
 	if !slices.Equal(replicas.Type, spec.StringOrArray{"integer"}) || replicas.Format != "int32" {
 		t.Errorf("DeploymentSpec.replicas = %+v", replicas)
 	}
+	// DeleteOptions lists every group-version of kube-apiserver's scheme
+	// (generated facts); each v3 document narrows it to its own.
 	deleteOptions := schemaOf(t, schemas, "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions")
-	if n := len(deleteOptions.Extensions["x-kubernetes-group-version-kind"].([]any)); n != 3 {
-		t.Errorf("DeleteOptions has %d GVKs, want one per served group-version (3)", n)
+	if n := len(deleteOptions.Extensions["x-kubernetes-group-version-kind"].([]any)); n != 62 {
+		t.Errorf("DeleteOptions has %d GVKs, want kube-apiserver's 62", n)
 	}
 }
 
@@ -259,5 +262,32 @@ func TestNewRejectsBadResources(t *testing.T) {
 	clash[1].Kind = "Pod" // configmaps' Go type claiming v1 Pod
 	if _, err := openapi.New(clash, openapi.Options{}); err == nil {
 		t.Error("New accepted two Go types for v1 Pod")
+	}
+}
+
+// TestGeneratedFacts: the facts kube-apiserver takes from comments are
+// published in both dialects (defaults in OpenAPI v3 only), and a
+// reference without siblings stays bare in v3.
+func TestGeneratedFacts(t *testing.T) {
+	schemas := newService(t).Schemas()
+	container := schemaOf(t, schemas, "io.k8s.api.core.v1.Container")
+	if got := property(t, container, "imagePullPolicy").Enum; fmt.Sprint(got) != "[Always IfNotPresent Never]" {
+		t.Errorf("Container.imagePullPolicy enum = %v", got)
+	}
+	if got := container.Required; fmt.Sprint(got) != "[name]" {
+		t.Errorf("Container.required = %v", got)
+	}
+	if got := property(t, container, "args").Extensions["x-kubernetes-list-type"]; got != "atomic" {
+		t.Errorf("Container.args list type = %v", got)
+	}
+	port := schemaOf(t, schemas, "io.k8s.api.core.v1.ContainerPort")
+	if got := property(t, port, "protocol").Default; got != "TCP" {
+		t.Errorf("ContainerPort.protocol default = %v", got)
+	}
+	if got := schemaOf(t, schemas, "io.k8s.api.core.v1.ConfigMapKeySelector").Extensions["x-kubernetes-map-type"]; got != "atomic" {
+		t.Errorf("ConfigMapKeySelector map type = %v", got)
+	}
+	if got := property(t, schemaOf(t, schemas, "io.k8s.api.core.v1.PodSpec"), "nodeSelector").Extensions["x-kubernetes-map-type"]; got != "atomic" {
+		t.Errorf("PodSpec.nodeSelector map type = %v", got)
 	}
 }

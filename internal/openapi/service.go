@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"log/slog"
+	"regexp"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,9 +14,10 @@ import (
 
 // Options configures a Service.
 type Options struct {
-	// Version is the info.version of every document, normally the
-	// server's git version (e.g. "v1.37.0-setpoint"); "unversioned" when
-	// empty (info.version is required).
+	// Version is the server's git version (e.g. "v1.37.0-setpoint");
+	// info.version of every document is its major.minor ("1.37"), as
+	// kube-apiserver publishes it, or the whole string when it has no
+	// such form; "unversioned" when empty (info.version is required).
 	Version string
 	// Now returns the current time; it stamps Last-Modified and the
 	// Expires header of immutable responses. time.Now when nil.
@@ -56,9 +58,7 @@ type snapshot struct {
 // Schema is kept and must not be modified afterwards (registry.Resource
 // promises that).
 func New(resources []*registry.Resource, opts Options) (*Service, error) {
-	if opts.Version == "" {
-		opts.Version = "unversioned"
-	}
+	opts.Version = infoVersion(opts.Version)
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -114,4 +114,17 @@ func (snap *snapshot) v2(version string, log *slog.Logger) (jsonDoc, protoDoc do
 		}
 	})
 	return snap.v2JSON, snap.v2Proto, snap.v2Err
+}
+
+var majorMinor = regexp.MustCompile(`^v?(\d+)\.(\d+)(\.|$)`)
+
+// infoVersion is the info.version published for a server version.
+func infoVersion(v string) string {
+	if m := majorMinor.FindStringSubmatch(v); m != nil {
+		return m[1] + "." + m[2]
+	}
+	if v == "" {
+		return "unversioned"
+	}
+	return v
 }

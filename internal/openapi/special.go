@@ -38,9 +38,6 @@ func specialType(t reflect.Type) (spec.Schema, bool) {
 		if f, ok := v.(schemaFormatter); ok {
 			s.Format = f.OpenAPISchemaFormat()
 		}
-		if s.Format == "int-or-string" {
-			s.AddExtension(extIntOrString, true)
-		}
 		return s, true
 	}
 	switch t {
@@ -91,48 +88,12 @@ func oneOfForm(t reflect.Type, s spec.Schema) spec.Schema {
 	return s
 }
 
-// listFact is how one list field merges, when its patch tags alone do not
-// tell (from the +listType/+listMapKey markers of the k8s.io/api types).
-type listFact struct {
-	listType string
-	keys     []string
-}
-
-// listFacts is keyed by "<model name of the declaring struct>.<json
-// name>". Lists without an entry follow the patch tags: a
-// patchMergeKey makes a map keyed by it, a merge strategy without key a
-// set; other lists are atomic (and say nothing, atomic is the default).
-var listFacts = map[string]listFact{
-	"io.k8s.api.core.v1.Container.ports":                                 {"map", []string{"containerPort", "protocol"}},
-	"io.k8s.api.core.v1.EphemeralContainerCommon.ports":                  {"map", []string{"containerPort", "protocol"}},
-	"io.k8s.api.core.v1.ServiceSpec.ports":                               {"map", []string{"port", "protocol"}},
-	"io.k8s.api.core.v1.PodSpec.topologySpreadConstraints":               {"map", []string{"topologyKey", "whenUnsatisfiable"}},
-	"io.k8s.api.core.v1.PodStatus.hostIPs":                               {"atomic", nil},
-	"io.k8s.api.core.v1.PodStatus.volumeHealth":                          {"map", []string{"name"}},
-	"io.k8s.api.core.v1.PodVolumeHealth.healthConditions":                {"map", []string{"status", "reason"}},
-	"io.k8s.api.core.v1.VolumeHealthStatus.healthConditions":             {"map", []string{"status", "reason"}},
-	"io.k8s.api.core.v1.ResourceRequirements.claims":                     {"map", []string{"name"}},
-	"io.k8s.api.core.v1.ResourceStatus.resources":                        {"map", []string{"resourceID"}},
-	"io.k8s.api.core.v1.ContainerRestartRuleOnExitCodes.values":          {"set", nil},
-	"io.k8s.api.core.v1.NodeAllocatableResourceClaimStatus.containers":   {"set", nil},
-	"io.k8s.api.core.v1.NodePodPreemptionPolicy.disableResizePreemption": {"set", nil},
-	"io.k8s.api.core.v1.VolumeMount.bindMountOptions":                    {"set", nil},
-}
-
-// fieldDefaults are the defaults Kubernetes publishes for the key fields
-// of associative lists ("+default" on the Go field), keyed like listFacts.
-// Server-side apply needs them: an applied list element that omits such a
-// key (a container port without protocol) is keyed with the default, so it
-// matches the defaulted element stored.
-var fieldDefaults = map[string]any{
-	"io.k8s.api.core.v1.ContainerPort.protocol": "TCP",
-	"io.k8s.api.core.v1.ServicePort.protocol":   "TCP",
-}
-
 // addMergeExtensions copies a field's patchStrategy and patchMergeKey tags
-// into x-kubernetes-patch-* extensions and adds the list type of list
-// fields (key is "<declaring model>.<json name>").
-func addMergeExtensions(s *spec.Schema, f reflect.StructField, key string) {
+// into x-kubernetes-patch-* extensions and guesses the list type of list
+// fields from them (a patchMergeKey makes a map keyed by it, a merge
+// strategy without key a set; other lists say nothing, atomic being the
+// default). The facts of the built-in models (facts.go) replace the guess.
+func addMergeExtensions(s *spec.Schema, f reflect.StructField) {
 	strategy, mergeKey := f.Tag.Get("patchStrategy"), f.Tag.Get("patchMergeKey")
 	if strategy != "" {
 		s.AddExtension(extPatchStrategy, strategy)
@@ -144,22 +105,11 @@ func addMergeExtensions(s *spec.Schema, f reflect.StructField, key string) {
 	if t.Kind() != reflect.Slice || t.Elem().Kind() == reflect.Uint8 {
 		return
 	}
-	fact, known := listFacts[key]
 	switch {
-	case known:
 	case mergeKey != "":
-		fact = listFact{"map", []string{mergeKey}}
+		s.AddExtension(extListType, "map")
+		s.AddExtension(extListMapKeys, []any{mergeKey})
 	case strings.Contains(strategy, "merge"):
-		fact = listFact{"set", nil}
-	default:
-		return
-	}
-	s.AddExtension(extListType, fact.listType)
-	if len(fact.keys) > 0 {
-		keys := make([]any, len(fact.keys))
-		for i, k := range fact.keys {
-			keys[i] = k
-		}
-		s.AddExtension(extListMapKeys, keys)
+		s.AddExtension(extListType, "set")
 	}
 }

@@ -59,7 +59,9 @@ func (k kindInfo) connectRoutes(sr registry.Subresource, path string, itemParams
 	if slices.Equal(sr.Verbs, []string{"get"}) && !c.Subpath {
 		op := k.op("get", "get", "read"+k.gvPrefix+suffix, "read "+sr.Name+" of the specified "+k.r.Kind)
 		op.gvk = sr.Kind
-		op.query = opts
+		// As kube-apiserver, which serves it as a get: with pretty.
+		op.query = append(opts, prettyParam)
+		slices.SortFunc(op.query, func(a, b param) int { return strings.Compare(a.name, b.name) })
 		op.produces = []string{"text/plain", "application/json", "application/yaml", "application/vnd.kubernetes.protobuf"}
 		op.responses = []response{{200, "OK", stringModel}}
 		return []route{{path: path, params: itemParams, ops: []operation{op}}}
@@ -92,18 +94,24 @@ func (k kindInfo) connectRoutes(sr registry.Subresource, path string, itemParams
 }
 
 // optionParams are the query parameters of a connect subresource: the
-// fields of its options type, by JSON name, with their documentation.
+// fields of its options type, by JSON name, with their documentation;
+// a list is typed by its items, and struct-typed fields (PodLogOptions'
+// sinceTime) are left out, as kube-apiserver publishes them.
 func optionParams(t reflect.Type) []param {
 	docs := typeDocs(t)
 	var out []param
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if f.Anonymous || name == "" || name == "-" {
+		ft := deref(f.Type)
+		if ft.Kind() == reflect.Slice {
+			ft = deref(ft.Elem())
+		}
+		if f.Anonymous || name == "" || name == "-" || ft.Kind() == reflect.Struct {
 			continue
 		}
 		typ := "string"
-		switch deref(f.Type).Kind() {
+		switch ft.Kind() {
 		case reflect.Bool:
 			typ = "boolean"
 		case reflect.Int, reflect.Int32, reflect.Int64:

@@ -19,10 +19,12 @@ func (v *v2Renderer) ref(m model) *spec.Schema {
 func (v *v2Renderer) addPaths(paths *spec.Paths, routes []route) {
 	for _, rt := range routes {
 		item := spec.PathItem{}
-		for _, prm := range rt.params {
+		pathParams, opParams := hoist(rt)
+		for _, prm := range pathParams {
 			item.Parameters = append(item.Parameters, parameter2(prm))
 		}
-		for _, op := range rt.ops {
+		for i, op := range rt.ops {
+			op.query = opParams[i]
 			o := v.operation(op)
 			switch op.method {
 			case "get":
@@ -35,6 +37,10 @@ func (v *v2Renderer) addPaths(paths *spec.Paths, routes []route) {
 				item.Patch = o
 			case "delete":
 				item.Delete = o
+			case "head":
+				item.Head = o
+			case "options":
+				item.Options = o
 			}
 		}
 		paths.Paths[rt.path] = item
@@ -81,6 +87,7 @@ func parameter2(p param) spec.Parameter {
 		Name: p.name, In: p.in, Description: p.desc, Required: p.required,
 	}}
 	out.Type = p.typ
+	out.UniqueItems = true // as kube-apiserver publishes every parameter
 	return out
 }
 

@@ -27,10 +27,12 @@ func (v *v3Renderer) paths(routes []route) *spec3.Paths {
 	out := &spec3.Paths{Paths: map[string]*spec3.Path{}}
 	for _, rt := range routes {
 		p := &spec3.Path{}
-		for _, prm := range rt.params {
+		pathParams, opParams := hoist(rt)
+		for _, prm := range pathParams {
 			p.Parameters = append(p.Parameters, parameter3(prm))
 		}
-		for _, op := range rt.ops {
+		for i, op := range rt.ops {
+			op.query = opParams[i]
 			o := v.operation(op)
 			switch op.method {
 			case "get":
@@ -43,6 +45,10 @@ func (v *v3Renderer) paths(routes []route) *spec3.Paths {
 				p.Patch = o
 			case "delete":
 				p.Delete = o
+			case "head":
+				p.Head = o
+			case "options":
+				p.Options = o
 			}
 		}
 		out.Paths[rt.path] = p
@@ -93,6 +99,7 @@ func (v *v3Renderer) content(mediaTypes []string, m model) map[string]*spec3.Med
 
 func parameter3(p param) *spec3.Parameter {
 	s := typed(p.typ, "")
+	s.UniqueItems = true // as kube-apiserver publishes every parameter
 	return &spec3.Parameter{ParameterProps: spec3.ParameterProps{
 		Name: p.name, In: p.in, Description: p.desc, Required: p.required, Schema: &s,
 	}}
@@ -113,6 +120,5 @@ func v3Document(title, version string, paths *spec3.Paths, schemas map[string]*s
 				},
 			}},
 		},
-		SecurityRequirement: []map[string][]string{{"BearerToken": {}}},
 	}
 }

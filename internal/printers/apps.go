@@ -37,11 +37,13 @@ func appsTable(kind string, now func() time.Time) registry.TableConvertor {
 	return nil
 }
 
+// deploymentColumns: kube-apiserver v1.37 declares Up-to-date and
+// Available string columns (their cells are numbers all the same).
 var deploymentColumns = []metav1.TableColumnDefinition{
 	nameColumn(0),
 	column("Ready", "string", "Number of ready replicas out of the desired number."),
-	column("Up-to-date", "integer", "Total number of non-terminated pods that have the desired template spec."),
-	column("Available", "integer", "Total number of available pods (ready for at least minReadySeconds)."),
+	column("Up-to-date", "string", "Total number of non-terminated pods that have the desired template spec."),
+	column("Available", "string", "Total number of available pods (ready for at least minReadySeconds)."),
 	ageColumn, containersColumn, imagesColumn, selectorColumn,
 }
 

@@ -113,6 +113,11 @@ type Resource struct {
 	Strategy Strategy
 	// Status is nil when the kind has no status subresource.
 	Status StatusStrategy
+	// ResetFields, when set, are the field paths a write of the main
+	// resource never takes ownership of in managedFields, as Kubernetes'
+	// GetResetFields (certificatesigningrequests: spec and status); unset,
+	// they are ["status"] for kinds with a status subresource, else none.
+	ResetFields [][]string
 	// Scale is nil for kinds without a scale subresource.
 	Scale ScaleAccessor
 	// Subresources are the kind's other subresources (hooks.go), in the
@@ -142,6 +147,21 @@ type Resource struct {
 	// the object's dependents (adds the "orphan" finalizer), as
 	// kube-apiserver's default garbage-collection policy of batch/v1 jobs.
 	OrphanByDefault bool
+	// OrphanWarning, when set, is the warning a DELETE or deletecollection
+	// that names no propagation policy answers with (an HTTP Warning
+	// header), as kube-apiserver warns that deleting a job keeps its pods.
+	OrphanWarning string
+	// PreconditionFailed, when set, words a failed delete precondition as
+	// the kinds whose Kubernetes storage checks them itself do
+	// (namespaces: "Precondition failed", CRDs: "precondition failed"):
+	// "<it>: UID in precondition: x, UID in object meta: y", a 409 naming
+	// the resource ("namespaces") rather than the kind.
+	PreconditionFailed string
+	// NoGarbageCollection: deletion ignores the propagation policy (no
+	// orphan or foregroundDeletion finalizer is added, an existing one is
+	// removed), as kube-apiserver deletes kinds whose strategy's
+	// DefaultGarbageCollectionPolicy is Unsupported (events).
+	NoGarbageCollection bool
 	// NoDeleteCollection is true for kinds kube-apiserver serves no
 	// deletecollection for (namespaces: DELETE on the collection is 405).
 	NoDeleteCollection bool
@@ -158,6 +178,10 @@ type Resource struct {
 	// metadata.generation to 1 on create and never moves it on update
 	// (priorityclasses): it stays 1 whatever changes.
 	StaticGeneration bool
+	// LabelsInGeneration: a change of metadata.labels moves
+	// metadata.generation as a spec change does, as kube-apiserver's
+	// endpointslices strategy counts it.
+	LabelsInGeneration bool
 	// Unstructured is true for custom resources: New and NewList return
 	// *unstructured.Unstructured and *unstructured.UnstructuredList, objects
 	// are stored as JSON, and the wire forms are JSON and YAML only (no
@@ -175,6 +199,10 @@ type Resource struct {
 	// StorageVersion is the version objects are stored at when it is not
 	// Version (a custom resource served at several versions); empty means
 	// Version. Versions of one group/resource share one storage prefix.
+	// Typed resources are stored in the protobuf of their Go type whatever
+	// it says; for them it names the version kube-apiserver stores them
+	// at (v1beta1 for ClusterTrustBundles), which discovery publishes as
+	// the storageVersionHash.
 	StorageVersion string
 	// Bootstrap returns the objects of the kind that exist from the start
 	// (the system namespaces, the kubernetes service): the server creates

@@ -72,7 +72,7 @@ func (e *TooLargeError) Status() metav1.Status {
 	return metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusFailure,
-		Message:  e.Error(),
+		Message:  "Timeout: " + e.Error(), // as kube-apiserver's timeout errors
 		Reason:   metav1.StatusReasonTimeout,
 		Code:     http.StatusGatewayTimeout,
 		Details: &metav1.StatusDetails{

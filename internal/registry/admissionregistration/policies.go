@@ -32,12 +32,12 @@ func validatingAdmissionPoliciesResource() *registry.Resource {
 				defaultMatchResources(p.Spec.MatchConstraints)
 			},
 			ValidateNew: func(p *vap) field.ErrorList {
-				errs := strategy.ValidateMeta(&p.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
+				errs := strategy.ValidateGenericMeta(&p.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
 				errs = append(errs, validateValidatingPolicySpec(p, policyOptions{})...)
 				return append(errs, validateStaticSuffix(p.Name)...)
 			},
 			ValidateChange: func(p, old *vap) field.ErrorList {
-				errs := strategy.ValidateMetaUpdate(&p.ObjectMeta, &old.ObjectMeta)
+				errs := strategy.ValidateGenericMetaUpdate(&p.ObjectMeta, &old.ObjectMeta)
 				return append(errs, validateValidatingPolicySpec(p, validatingPolicyUpdateOptions(p, old))...)
 			},
 		},
@@ -47,7 +47,7 @@ func validatingAdmissionPoliciesResource() *registry.Resource {
 				strategy.ResetMetaForStatus(&p.ObjectMeta, &old.ObjectMeta)
 			},
 			ValidateChange: func(p, old *vap) field.ErrorList {
-				errs := strategy.ValidateMetaUpdate(&p.ObjectMeta, &old.ObjectMeta)
+				errs := strategy.ValidateGenericMetaUpdate(&p.ObjectMeta, &old.ObjectMeta)
 				return append(errs, validateValidatingPolicyStatus(&p.Status)...)
 			},
 		},
@@ -76,12 +76,12 @@ func validatingAdmissionPolicyBindingsResource() *registry.Resource {
 		Strategy: strategy.Typed[*binding]{
 			Defaults: func(b *binding) { defaultMatchResources(b.Spec.MatchResources) },
 			ValidateNew: func(b *binding) field.ErrorList {
-				errs := strategy.ValidateMeta(&b.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
+				errs := strategy.ValidateGenericMeta(&b.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
 				errs = append(errs, validate(b)...)
 				return append(errs, validateStaticSuffix(b.Name)...)
 			},
 			ValidateChange: func(b, old *binding) field.ErrorList {
-				return append(strategy.ValidateMetaUpdate(&b.ObjectMeta, &old.ObjectMeta), validate(b)...)
+				return append(strategy.ValidateGenericMetaUpdate(&b.ObjectMeta, &old.ObjectMeta), validate(b)...)
 			},
 		},
 		Attrs:           strategy.Attrs(false, strategy.NamespaceField[*binding]),
@@ -107,12 +107,12 @@ func mutatingAdmissionPoliciesResource() *registry.Resource {
 				defaultMatchResources(p.Spec.MatchConstraints)
 			},
 			ValidateNew: func(p *mp) field.ErrorList {
-				errs := strategy.ValidateMeta(&p.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
+				errs := strategy.ValidateGenericMeta(&p.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
 				errs = append(errs, validateMutatingPolicySpec(p, policyOptions{})...)
 				return append(errs, validateStaticSuffix(p.Name)...)
 			},
 			ValidateChange: func(p, old *mp) field.ErrorList {
-				errs := strategy.ValidateMetaUpdate(&p.ObjectMeta, &old.ObjectMeta)
+				errs := strategy.ValidateGenericMetaUpdate(&p.ObjectMeta, &old.ObjectMeta)
 				return append(errs, validateMutatingPolicySpec(p, mutatingPolicyUpdateOptions(p, old))...)
 			},
 		},
@@ -141,12 +141,12 @@ func mutatingAdmissionPolicyBindingsResource() *registry.Resource {
 		Strategy: strategy.Typed[*binding]{
 			Defaults: func(b *binding) { defaultMatchResources(b.Spec.MatchResources) },
 			ValidateNew: func(b *binding) field.ErrorList {
-				errs := strategy.ValidateMeta(&b.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
+				errs := strategy.ValidateGenericMeta(&b.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
 				errs = append(errs, validate(b)...)
 				return append(errs, validateStaticSuffix(b.Name)...)
 			},
 			ValidateChange: func(b, old *binding) field.ErrorList {
-				return append(strategy.ValidateMetaUpdate(&b.ObjectMeta, &old.ObjectMeta), validate(b)...)
+				return append(strategy.ValidateGenericMetaUpdate(&b.ObjectMeta, &old.ObjectMeta), validate(b)...)
 			},
 		},
 		Attrs:           strategy.Attrs(false, strategy.NamespaceField[*binding]),

@@ -28,12 +28,12 @@ func validatingWebhookConfigurationsResource() *registry.Resource {
 				}
 			},
 			ValidateNew: func(c *admissionv1.ValidatingWebhookConfiguration) field.ErrorList {
-				errs := strategy.ValidateMeta(&c.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
+				errs := strategy.ValidateGenericMeta(&c.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
 				errs = append(errs, validateWebhooks(validatingHooks(c.Webhooks), newWebhookOptions())...)
 				return append(errs, validateStaticSuffix(c.Name)...)
 			},
 			ValidateChange: func(c, old *admissionv1.ValidatingWebhookConfiguration) field.ErrorList {
-				errs := strategy.ValidateMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
+				errs := strategy.ValidateGenericMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
 				hooks := validatingHooks(c.Webhooks)
 				return append(errs, validateWebhooks(hooks, updateWebhookOptions(hooks, validatingHooks(old.Webhooks)))...)
 			},
@@ -63,12 +63,12 @@ func mutatingWebhookConfigurationsResource() *registry.Resource {
 				}
 			},
 			ValidateNew: func(c *admissionv1.MutatingWebhookConfiguration) field.ErrorList {
-				errs := strategy.ValidateMeta(&c.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
+				errs := strategy.ValidateGenericMeta(&c.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
 				errs = append(errs, validateWebhooks(mutatingHooks(c.Webhooks), newWebhookOptions())...)
 				return append(errs, validateStaticSuffix(c.Name)...)
 			},
 			ValidateChange: func(c, old *admissionv1.MutatingWebhookConfiguration) field.ErrorList {
-				errs := strategy.ValidateMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
+				errs := strategy.ValidateGenericMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
 				hooks := mutatingHooks(c.Webhooks)
 				return append(errs, validateWebhooks(hooks, updateWebhookOptions(hooks, mutatingHooks(old.Webhooks)))...)
 			},

@@ -21,18 +21,21 @@ func crdsResource() *registry.Resource {
 		Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions",
 		Kind: "CustomResourceDefinition", ListKind: "CustomResourceDefinitionList",
 		Singular: "customresourcedefinition", ShortNames: []string{"crd", "crds"}, Categories: []string{"api-extensions"},
-		New:     func() runtime.Object { return &apiextv1.CustomResourceDefinition{} },
-		NewList: func() runtime.Object { return &apiextv1.CustomResourceDefinitionList{} },
+		StorageVersion:        "v1beta1",             // kube-apiserver's storage version: discovery's storageVersionHash
+		NoUnconditionalUpdate: true,                  // as kube-apiserver: a PUT must name a resourceVersion
+		PreconditionFailed:    "precondition failed", // kube-apiserver's CRD storage checks them itself
+		New:                   func() runtime.Object { return &apiextv1.CustomResourceDefinition{} },
+		NewList:               func() runtime.Object { return &apiextv1.CustomResourceDefinitionList{} },
 		Strategy: crdStrategy{strategy.Typed[*apiextv1.CustomResourceDefinition]{
 			PrepareCreate: prepareCRDCreate,
 			PrepareUpdate: prepareCRDUpdate,
 			Defaults:      crdschema.SetCRDDefaults,
 			ValidateNew: func(c *apiextv1.CustomResourceDefinition) field.ErrorList {
-				errs := strategy.ValidateMeta(&c.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
+				errs := strategy.ValidateGenericMeta(&c.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
 				return append(errs, crdschema.ValidateCRD(c)...)
 			},
 			ValidateChange: func(c, old *apiextv1.CustomResourceDefinition) field.ErrorList {
-				errs := strategy.ValidateMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
+				errs := strategy.ValidateGenericMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
 				return append(errs, crdschema.ValidateCRDUpdate(c, old)...)
 			},
 		}},
@@ -44,7 +47,7 @@ func crdsResource() *registry.Resource {
 			ValidateChange: func(c, old *apiextv1.CustomResourceDefinition) field.ErrorList {
 				// The spec is old's; the status must keep a stored version
 				// for the storage version and name only versions of spec.
-				errs := strategy.ValidateMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
+				errs := strategy.ValidateGenericMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
 				return append(errs, crdschema.ValidateCRDStatus(c)...)
 			},
 		},

@@ -42,12 +42,12 @@ func apiServicesResource(served func() []schema.GroupVersion) *registry.Resource
 				}
 			},
 			ValidateNew: func(s *apiregv1.APIService) field.ErrorList {
-				errs := strategy.ValidateMeta(&s.ObjectMeta, false, apiServiceName(s))
+				errs := strategy.ValidateGenericMeta(&s.ObjectMeta, false, apiServiceName(s))
 				return append(errs, validateAPIServiceSpec(&s.Spec)...)
 			},
 			ValidateChange: func(s, old *apiregv1.APIService) field.ErrorList {
-				errs := strategy.ValidateMetaUpdate(&s.ObjectMeta, &old.ObjectMeta)
-				errs = append(errs, strategy.ValidateMeta(&s.ObjectMeta, false, apiServiceName(s))...)
+				errs := strategy.ValidateGenericMetaUpdate(&s.ObjectMeta, &old.ObjectMeta)
+				errs = append(errs, strategy.ValidateGenericMeta(&s.ObjectMeta, false, apiServiceName(s))...)
 				return append(errs, validateAPIServiceSpec(&s.Spec)...)
 			},
 		},
@@ -57,7 +57,7 @@ func apiServicesResource(served func() []schema.GroupVersion) *registry.Resource
 				strategy.ResetMetaForStatus(&s.ObjectMeta, &old.ObjectMeta)
 			},
 			ValidateChange: func(s, old *apiregv1.APIService) field.ErrorList {
-				errs := strategy.ValidateMetaUpdate(&s.ObjectMeta, &old.ObjectMeta)
+				errs := strategy.ValidateGenericMetaUpdate(&s.ObjectMeta, &old.ObjectMeta)
 				for i, c := range s.Status.Conditions {
 					switch c.Status {
 					case apiregv1.ConditionTrue, apiregv1.ConditionFalse, apiregv1.ConditionUnknown:

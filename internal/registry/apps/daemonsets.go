@@ -81,6 +81,12 @@ func prepareDaemonSetUpdate(ds, old *appsv1.DaemonSet) {
 }
 
 func defaultDaemonSet(ds *appsv1.DaemonSet) {
+	if _, ok := ds.Annotations[appsv1.DeprecatedTemplateGeneration]; !ok {
+		// As kube-apiserver, whose apps/v1 form always carries the
+		// template generation (0 until the strategy sets it): the
+		// writer owns the annotation in managedFields.
+		setTemplateGeneration(ds, 0)
+	}
 	us := &ds.Spec.UpdateStrategy
 	if us.Type == "" {
 		us.Type = appsv1.RollingUpdateDaemonSetStrategyType

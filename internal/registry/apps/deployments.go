@@ -123,7 +123,9 @@ func validateDeploymentStrategy(s *appsv1.DeploymentStrategy, p *field.Path) fie
 		}
 		return errs
 	default:
-		return field.ErrorList{field.NotSupported(p.Child("type"), s.Type,
+		// As kube-apiserver: reported at the strategy, its value in the
+		// internal form.
+		return field.ErrorList{field.NotSupported(p, strategy.GoNamed{V: internalDeploymentStrategy(s)},
 			[]string{string(appsv1.RecreateDeploymentStrategyType), string(appsv1.RollingUpdateDeploymentStrategyType)})}
 	}
 }
@@ -136,22 +138,39 @@ func validateDeploymentUpdate(d, old *appsv1.Deployment) field.ErrorList {
 	return append(errs, apivalidation.ValidateImmutableField(d.Spec.Selector, old.Spec.Selector, strategy.SpecPath.Child("selector"))...)
 }
 
+// validateDeploymentStatusUpdate checks the counters in kube-apiserver's
+// order: each non-negative, then updated, ready and available replicas
+// within status.replicas and available within ready; a collision count
+// never goes down.
 func validateDeploymentStatusUpdate(d, old *appsv1.Deployment) field.ErrorList {
 	errs := strategy.ValidateMetaUpdate(&d.ObjectMeta, &old.ObjectMeta)
 	s := &d.Status
 	sp := field.NewPath("status")
-	errs = append(errs, podspec.ReplicaCounts{
-		Replicas: s.Replicas, Ready: s.ReadyReplicas, Available: s.AvailableReplicas,
-		Others: map[string]int32{"updatedReplicas": s.UpdatedReplicas, "unavailableReplicas": s.UnavailableReplicas},
-	}.Validate(sp)...)
 	errs = append(errs, apivalidation.ValidateNonnegativeField(s.ObservedGeneration, sp.Child("observedGeneration"))...)
-	errs = append(errs, strategy.ValidateNonNegative(sp.Child("collisionCount"), s.CollisionCount)...)
+	for _, c := range []struct {
+		name string
+		n    int32
+	}{{"replicas", s.Replicas}, {"updatedReplicas", s.UpdatedReplicas}, {"readyReplicas", s.ReadyReplicas},
+		{"availableReplicas", s.AvailableReplicas}, {"unavailableReplicas", s.UnavailableReplicas}} {
+		errs = append(errs, apivalidation.ValidateNonnegativeField(int64(c.n), sp.Child(c.name))...)
+	}
 	errs = append(errs, strategy.ValidateNonNegative(sp.Child("terminatingReplicas"), s.TerminatingReplicas)...)
+	errs = append(errs, strategy.ValidateNonNegative(sp.Child("collisionCount"), s.CollisionCount)...)
+	const overReplicas = "cannot be greater than status.replicas"
+	if s.UpdatedReplicas > s.Replicas {
+		errs = append(errs, field.Invalid(sp.Child("updatedReplicas"), s.UpdatedReplicas, overReplicas))
+	}
+	if s.ReadyReplicas > s.Replicas {
+		errs = append(errs, field.Invalid(sp.Child("readyReplicas"), s.ReadyReplicas, overReplicas))
+	}
+	if s.AvailableReplicas > s.Replicas {
+		errs = append(errs, field.Invalid(sp.Child("availableReplicas"), s.AvailableReplicas, overReplicas))
+	}
+	if s.AvailableReplicas > s.ReadyReplicas {
+		errs = append(errs, field.Invalid(sp.Child("availableReplicas"), s.AvailableReplicas, "cannot be greater than readyReplicas"))
+	}
 	if s.CollisionCount != nil && old.Status.CollisionCount != nil && *s.CollisionCount < *old.Status.CollisionCount {
 		errs = append(errs, field.Invalid(sp.Child("collisionCount"), *s.CollisionCount, "cannot be decremented"))
-	}
-	if s.UpdatedReplicas > s.Replicas {
-		errs = append(errs, field.Invalid(sp.Child("updatedReplicas"), s.UpdatedReplicas, "cannot be greater than status.replicas"))
 	}
 	return errs
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 func newTemplate() corev1.PodTemplateSpec {
@@ -62,7 +63,7 @@ func TestDeploymentValidation(t *testing.T) {
 		mutate func(*appsv1.Deployment)
 		want   []string
 	}{
-		"no selector":       {func(d *appsv1.Deployment) { d.Spec.Selector = nil }, []string{"spec.selector:FieldValueRequired"}},
+		"no selector":       {func(d *appsv1.Deployment) { d.Spec.Selector = nil }, []string{"spec.selector:FieldValueRequired", "spec.template.metadata.labels:FieldValueInvalid"}},
 		"empty selector":    {func(d *appsv1.Deployment) { d.Spec.Selector = &metav1.LabelSelector{} }, []string{"spec.selector:FieldValueInvalid"}},
 		"selector mismatch": {func(d *appsv1.Deployment) { d.Spec.Template.Labels = map[string]string{"app": "other"} }, []string{"spec.template.metadata.labels:FieldValueInvalid"}},
 		"bad selector":      {func(d *appsv1.Deployment) { d.Spec.Selector.MatchLabels = map[string]string{"app": "a b"} }, []string{"spec.selector.matchLabels:FieldValueInvalid", "spec.selector:FieldValueInvalid"}},
@@ -70,7 +71,7 @@ func TestDeploymentValidation(t *testing.T) {
 		"both zero":         {func(d *appsv1.Deployment) { ru(d, intstr.FromInt32(0), intstr.FromString("0%")) }, []string{"spec.strategy.rollingUpdate.maxUnavailable:FieldValueInvalid"}},
 		"bad percent":       {func(d *appsv1.Deployment) { ru(d, intstr.FromString("25"), intstr.FromInt32(1)) }, []string{"spec.strategy.rollingUpdate.maxSurge:FieldValueInvalid"}},
 		"over 100%":         {func(d *appsv1.Deployment) { ru(d, intstr.FromInt32(1), intstr.FromString("150%")) }, []string{"spec.strategy.rollingUpdate.maxUnavailable:FieldValueInvalid"}},
-		"bad strategy type": {func(d *appsv1.Deployment) { d.Spec.Strategy.Type = "BlueGreen" }, []string{"spec.strategy.type:FieldValueNotSupported"}},
+		"bad strategy type": {func(d *appsv1.Deployment) { d.Spec.Strategy.Type = "BlueGreen" }, []string{"spec.strategy:FieldValueNotSupported"}},
 		"recreate with rolling": {func(d *appsv1.Deployment) {
 			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{}}
 		}, []string{"spec.strategy.rollingUpdate:FieldValueForbidden"}},
@@ -141,6 +142,11 @@ func TestDeploymentStatusUpdate(t *testing.T) {
 	bad.Status = appsv1.DeploymentStatus{Replicas: 1, ReadyReplicas: 2, AvailableReplicas: -1}
 	expectErrors(t, updateStatus(r, bad, old),
 		"status.availableReplicas:FieldValueInvalid", "status.readyReplicas:FieldValueInvalid")
+	// kube-apiserver's order: the non-negative checks, then updated,
+	// ready and available against status.replicas.
+	bad.Status = appsv1.DeploymentStatus{Replicas: -1}
+	expectErrors(t, updateStatus(r, bad, old), "status.replicas:FieldValueInvalid",
+		"status.updatedReplicas:FieldValueInvalid", "status.readyReplicas:FieldValueInvalid", "status.availableReplicas:FieldValueInvalid")
 }
 
 func TestDeploymentScaleAndAttrs(t *testing.T) {
@@ -162,4 +168,22 @@ func TestDeploymentScaleAndAttrs(t *testing.T) {
 		t.Errorf("unset replicas read as %d, want 1", spec)
 	}
 	expectFields(t, r, d, fields.Set{"metadata.name": "web", "metadata.namespace": "default"})
+}
+
+// TestDeploymentStrategyTypeMessage: as kube-apiserver, an unknown
+// strategy type shows the whole strategy in its internal form.
+func TestDeploymentStrategyTypeMessage(t *testing.T) {
+	for _, c := range []struct {
+		strategy appsv1.DeploymentStrategy
+		want     string
+	}{
+		{appsv1.DeploymentStrategy{Type: "Gradual"}, `spec.strategy: Unsupported value: {"Type":"Gradual","RollingUpdate":null}: supported values: "Recreate", "RollingUpdate"`},
+		{appsv1.DeploymentStrategy{Type: "Gradual", RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: new(intstr.FromString("25%"))}},
+			`spec.strategy: Unsupported value: {"Type":"Gradual","RollingUpdate":{"MaxUnavailable":0,"MaxSurge":"25%"}}: supported values: "Recreate", "RollingUpdate"`},
+	} {
+		errs := validateDeploymentStrategy(&c.strategy, field.NewPath("spec", "strategy"))
+		if len(errs) != 1 || errs[0].Error() != c.want {
+			t.Errorf("errors %v, want %s", errs, c.want)
+		}
+	}
 }

@@ -95,3 +95,27 @@ func intOrPercentValue(v *intstr.IntOrString) int {
 	}
 	return v.IntValue()
 }
+
+type internalDeployRollingUpdate struct {
+	MaxUnavailable intstr.IntOrString
+	MaxSurge       intstr.IntOrString
+}
+
+type internalDeployStrategy struct {
+	Type          appsv1.DeploymentStrategyType
+	RollingUpdate *internalDeployRollingUpdate
+}
+
+func internalDeploymentStrategy(s *appsv1.DeploymentStrategy) internalDeployStrategy {
+	out := internalDeployStrategy{Type: s.Type}
+	if ru := s.RollingUpdate; ru != nil {
+		out.RollingUpdate = &internalDeployRollingUpdate{}
+		if ru.MaxUnavailable != nil {
+			out.RollingUpdate.MaxUnavailable = *ru.MaxUnavailable
+		}
+		if ru.MaxSurge != nil {
+			out.RollingUpdate.MaxSurge = *ru.MaxSurge
+		}
+	}
+	return out
+}

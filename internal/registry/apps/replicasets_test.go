@@ -33,7 +33,7 @@ func TestReplicaSet(t *testing.T) {
 		want   []string
 	}{
 		"negative replicas": {func(rs *appsv1.ReplicaSet) { rs.Spec.Replicas = new(int32(-2)) }, []string{"spec.replicas:FieldValueInvalid"}},
-		"no selector":       {func(rs *appsv1.ReplicaSet) { rs.Spec.Selector = nil }, []string{"spec.selector:FieldValueRequired"}},
+		"no selector":       {func(rs *appsv1.ReplicaSet) { rs.Spec.Selector = nil }, []string{"spec.selector:FieldValueRequired", "spec.template.metadata.labels:FieldValueInvalid"}},
 		"mismatch":          {func(rs *appsv1.ReplicaSet) { rs.Spec.Template.Labels = nil }, []string{"spec.template.metadata.labels:FieldValueInvalid"}},
 		"bad operator": {func(rs *appsv1.ReplicaSet) { rs.Spec.Selector.MatchExpressions[0].Operator = "Like" },
 			[]string{"spec.selector.matchExpressions[0].operator:FieldValueInvalid", "spec.selector:FieldValueInvalid"}},

@@ -3,6 +3,7 @@ package authorization
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -138,8 +139,10 @@ func decide(ctx context.Context, env registry.Env, user authorizer.User,
 	st := authorizationv1.SubjectAccessReviewStatus{
 		Allowed: d == authorizer.DecisionAllow, Denied: d == authorizer.DecisionDeny, Reason: reason,
 	}
+	var notes []string
 	if err != nil {
-		st.EvaluationError = err.Error()
+		notes = append(notes, err.Error())
 	}
+	st.EvaluationError = strings.Join(append(notes, selectorNotes(res)...), "; ")
 	return st
 }

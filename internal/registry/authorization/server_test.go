@@ -109,3 +109,24 @@ func TestAuthorizerDecides(t *testing.T) {
 		t.Errorf("rules review: %+v", rr.Status)
 	}
 }
+
+// TestSelectorParseErrors: selectors that do not parse are noted in
+// status.evaluationError, worded as kube-apiserver words them.
+func TestSelectorParseErrors(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	for _, c := range []struct{ selectors, want string }{
+		{`"fieldSelector":{"requirements":[{"key":"a","operator":"Near"}]}`, "spec.resourceAttributes.fieldSelector ignored due to parse error"},
+		{`"fieldSelector":{"requirements":[{"key":"a","operator":"In","values":["b"]},{"key":"c","operator":"Exists"}]}`, "spec.resourceAttributes.fieldSelector partially ignored due to parse error"},
+		{`"labelSelector":{"requirements":[{"key":"a","operator":"Near"}]}`, "spec.resourceAttributes.labelSelector ignored due to parse error"},
+		{`"labelSelector":{"rawSelector":"a in (b"},"fieldSelector":{"rawSelector":"a==b"}`, "spec.resourceAttributes.labelSelector ignored due to parse error"},
+		{`"fieldSelector":{"requirements":[{"key":"a","operator":"NotIn","values":["b","c"]}]},"labelSelector":{"requirements":[{"key":"a","operator":"Exists"},{"key":"b","operator":"Near"}]}`,
+			"spec.resourceAttributes.fieldSelector ignored due to parse error; spec.resourceAttributes.labelSelector partially ignored due to parse error"},
+		{`"labelSelector":{"requirements":[{"key":"a","operator":"Exists"}]}`, ""},
+	} {
+		var ssar authorizationv1.SelfSubjectAccessReview
+		apitest.Must(t, s, http.MethodPost, ssars, `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"resourceAttributes":{"verb":"list","resource":"pods",`+c.selectors+`}}}`, 201, &ssar)
+		if ssar.Status.EvaluationError != c.want || !ssar.Status.Allowed {
+			t.Errorf("%s: status %+v, want evaluationError %q", c.selectors, ssar.Status, c.want)
+		}
+	}
+}

@@ -25,14 +25,22 @@ func TestJobDeleteOrphansByDefault(t *testing.T) {
 			t.Fatalf("create %s: %d %s", name, code, out)
 		}
 	}
-	code, out, _ := s.Do(t, http.MethodDelete, jobs+"/a", "", nil)
+	code, out, h := s.Do(t, http.MethodDelete, jobs+"/a", "", nil)
 	var j batchv1.Job
 	if code != 200 || json.Unmarshal(out, &j) != nil || j.DeletionTimestamp == nil || !slices.Equal(j.Finalizers, []string{"orphan"}) {
 		t.Fatalf("delete without a policy: %d %s", code, out)
 	}
-	code, out, _ = s.Do(t, http.MethodDelete, jobs+"/b", "application/json", strings.NewReader(`{"propagationPolicy":"Background"}`))
-	if code != 200 || !strings.Contains(string(out), `"kind":"Status"`) {
-		t.Fatalf("delete in the background: %d %s", code, out)
+	// As kube-apiserver: a deletion naming no policy warns, found or not.
+	const warning = `299 - "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning"`
+	if w := h.Values("Warning"); !slices.Equal(w, []string{warning}) {
+		t.Errorf("delete without a policy warns %q", w)
+	}
+	if code, _, h := s.Do(t, http.MethodDelete, jobs+"/missing", "", nil); code != 404 || !slices.Equal(h.Values("Warning"), []string{warning}) {
+		t.Errorf("delete of a missing job: %d, warnings %q", code, h.Values("Warning"))
+	}
+	code, out, h = s.Do(t, http.MethodDelete, jobs+"/b", "application/json", strings.NewReader(`{"propagationPolicy":"Background"}`))
+	if code != 200 || !strings.Contains(string(out), `"kind":"Status"`) || len(h.Values("Warning")) != 0 {
+		t.Fatalf("delete in the background: %d %s, warnings %q", code, out, h.Values("Warning"))
 	}
 	if code, _, _ := s.Do(t, http.MethodGet, jobs+"/b", "", nil); code != 404 {
 		t.Fatalf("job b after a background delete: %d", code)

@@ -30,17 +30,16 @@ func jobsResource() *registry.Resource {
 		Singular: "job", Categories: []string{"all"}, Namespaced: true,
 		New:     func() runtime.Object { return &batchv1.Job{} },
 		NewList: func() runtime.Object { return &batchv1.JobList{} },
-		Strategy: strategy.Typed[*batchv1.Job]{
+		Strategy: jobStrategy{strategy.Typed[*batchv1.Job]{
 			PrepareCreate: func(j *batchv1.Job) {
 				generateSelector(j)
-				labelsFromTemplate(j)
 				j.Status = batchv1.JobStatus{}
 			},
 			PrepareUpdate:  func(j, old *batchv1.Job) { j.Status = old.Status },
 			Defaults:       defaultJob,
 			ValidateNew:    validateJob,
 			ValidateChange: validateJobUpdate,
-		},
+		}},
 		// The job controller's status writes: spec kept, metadata as sent.
 		Status: strategy.TypedStatus[*batchv1.Job]{
 			PrepareUpdate:  func(j, old *batchv1.Job) { j.Spec = old.Spec },
@@ -49,6 +48,8 @@ func jobsResource() *registry.Resource {
 		// A DELETE without a propagation policy leaves the job's pods, as
 		// kube-apiserver's batch/v1 jobs do (kubectl asks for background).
 		OrphanByDefault: true,
+		OrphanWarning: "child pods are preserved by default when jobs are deleted; " +
+			"set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning",
 		Attrs: strategy.Attrs(true, func(j *batchv1.Job, set fields.Set) {
 			set["status.successful"] = strconv.Itoa(int(j.Status.Succeeded))
 		}),
@@ -109,6 +110,17 @@ func defaultTemplateJobSpec(s *batchv1.JobSpec) {
 		}
 	}
 	podspec.DefaultPodSpec(&s.Template.Spec)
+}
+
+// jobStrategy gives a stored job without labels its template's (after
+// validation, as kube-apiserver does when it decodes the job).
+type jobStrategy struct{ strategy.Typed[*batchv1.Job] }
+
+// DefaultStored implements registry.StoredDefaulter.
+func (jobStrategy) DefaultStored(obj runtime.Object) {
+	if j, ok := obj.(*batchv1.Job); ok {
+		labelsFromTemplate(j)
+	}
 }
 
 // labelsFromTemplate gives a job without labels its template's labels map

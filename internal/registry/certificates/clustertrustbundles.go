@@ -31,7 +31,8 @@ func clusterTrustBundlesResource() *registry.Resource {
 	return &registry.Resource{
 		Group: group, Version: "v1", Resource: "clustertrustbundles", Kind: "ClusterTrustBundle",
 		ListKind: "ClusterTrustBundleList", Singular: "clustertrustbundle",
-		NoGeneration:          true, // as kube-apiserver: no metadata.generation
+		StorageVersion:        "v1beta1", // kube-apiserver's storage version: discovery's storageVersionHash
+		NoGeneration:          true,      // as kube-apiserver: no metadata.generation
 		NoUnconditionalUpdate: true,
 		New:                   func() runtime.Object { return &certificatesv1.ClusterTrustBundle{} },
 		NewList:               func() runtime.Object { return &certificatesv1.ClusterTrustBundleList{} },

@@ -25,8 +25,11 @@ func csrResource() *registry.Resource {
 		Group: group, Version: "v1", Resource: csrResourceName, Kind: "CertificateSigningRequest",
 		ListKind: "CertificateSigningRequestList", Singular: "certificatesigningrequest", ShortNames: []string{"csr"},
 		NoGeneration: true, // as kube-apiserver: no metadata.generation
-		New:          func() runtime.Object { return &certificatesv1.CertificateSigningRequest{} },
-		NewList:      func() runtime.Object { return &certificatesv1.CertificateSigningRequestList{} },
+		// As kube-apiserver's strategy: a write of the request owns
+		// neither its spec (which the server fills and freezes) nor status.
+		ResetFields: [][]string{{"spec"}, {"status"}},
+		New:         func() runtime.Object { return &certificatesv1.CertificateSigningRequest{} },
+		NewList:     func() runtime.Object { return &certificatesv1.CertificateSigningRequestList{} },
 		Strategy: strategy.Typed[*certificatesv1.CertificateSigningRequest]{
 			PrepareCreate: func(csr *certificatesv1.CertificateSigningRequest) {
 				csr.Status = certificatesv1.CertificateSigningRequestStatus{}

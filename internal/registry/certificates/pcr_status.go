@@ -30,7 +30,7 @@ var (
 // Issued, Denied and Failed conditions (all True, nothing else), then one
 // transition to a terminal state, after which the status never changes.
 func validatePCRStatus(r, old *certificatesv1.PodCertificateRequest, now time.Time) field.ErrorList {
-	if errs := strategy.ValidateMetaUpdate(&r.ObjectMeta, &old.ObjectMeta); len(errs) > 0 {
+	if errs := strategy.ValidateGenericMetaUpdate(&r.ObjectMeta, &old.ObjectMeta); len(errs) > 0 {
 		return errs
 	}
 	errs := validatePCRConditions(r.Status.Conditions)

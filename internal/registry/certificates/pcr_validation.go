@@ -37,7 +37,7 @@ var (
 // bound and the stub PKCS#10 request.
 func validatePCR(r *certificatesv1.PodCertificateRequest) field.ErrorList {
 	s := &r.Spec
-	errs := strategy.ValidateMeta(&r.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
+	errs := strategy.ValidateGenericMeta(&r.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
 	errs = append(errs, validateSignerName(pcrSpecPath.Child("signerName"), s.SignerName)...)
 	if s.UnverifiedUserAnnotations != nil {
 		errs = append(errs, validateUserAnnotations(s.UnverifiedUserAnnotations)...)

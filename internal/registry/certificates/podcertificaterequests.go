@@ -27,7 +27,8 @@ func podCertificateRequestsResource() *registry.Resource {
 	return &registry.Resource{
 		Group: group, Version: "v1", Resource: "podcertificaterequests", Kind: "PodCertificateRequest",
 		ListKind: "PodCertificateRequestList", Singular: "podcertificaterequest", Namespaced: true,
-		NoGeneration:          true, // as kube-apiserver: no metadata.generation
+		StorageVersion:        "v1beta1", // kube-apiserver's storage version: discovery's storageVersionHash
+		NoGeneration:          true,      // as kube-apiserver: no metadata.generation
 		NoUnconditionalUpdate: true,
 		New:                   func() runtime.Object { return &certificatesv1.PodCertificateRequest{} },
 		NewList:               func() runtime.Object { return &certificatesv1.PodCertificateRequestList{} },
@@ -43,7 +44,7 @@ func podCertificateRequestsResource() *registry.Resource {
 			PrepareUpdate: func(r, old *certificatesv1.PodCertificateRequest) { r.Status = old.Status },
 			ValidateNew:   validatePCR,
 			ValidateChange: func(r, old *certificatesv1.PodCertificateRequest) field.ErrorList {
-				errs := strategy.ValidateMetaUpdate(&r.ObjectMeta, &old.ObjectMeta)
+				errs := strategy.ValidateGenericMetaUpdate(&r.ObjectMeta, &old.ObjectMeta)
 				if !apiequality.Semantic.DeepEqual(r.Spec, old.Spec) {
 					errs = append(errs, field.Invalid(field.NewPath("spec"), printedPCRSpec(&r.Spec), apivalidation.FieldImmutableErrorMsg))
 				}

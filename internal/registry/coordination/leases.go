@@ -16,16 +16,19 @@ func leasesResource() *registry.Resource {
 	return &registry.Resource{
 		Group: "coordination.k8s.io", Version: "v1", Resource: "leases", Kind: "Lease", ListKind: "LeaseList",
 		Singular: "lease", Namespaced: true,
-		NoGeneration: true, // as kube-apiserver: no metadata.generation
-		New:          func() runtime.Object { return &coordinationv1.Lease{} },
-		NewList:      func() runtime.Object { return &coordinationv1.LeaseList{} },
+		NoGeneration:          true, // as kube-apiserver: no metadata.generation
+		NoUnconditionalUpdate: true, // as kube-apiserver: a PUT must name a resourceVersion
+		New:                   func() runtime.Object { return &coordinationv1.Lease{} },
+		NewList:               func() runtime.Object { return &coordinationv1.LeaseList{} },
 		Strategy: strategy.CreateOnUpdate[*coordinationv1.Lease]{Typed: strategy.Typed[*coordinationv1.Lease]{
+			PrepareCreate: func(l *coordinationv1.Lease) { dropLeaderElectionFields(l, nil) },
+			PrepareUpdate: dropLeaderElectionFields,
 			ValidateNew: func(l *coordinationv1.Lease) field.ErrorList {
-				errs := strategy.ValidateMeta(&l.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
+				errs := strategy.ValidateGenericMeta(&l.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
 				return append(errs, validateLeaseSpec(&l.Spec)...)
 			},
 			ValidateChange: func(l, old *coordinationv1.Lease) field.ErrorList {
-				errs := strategy.ValidateMetaUpdate(&l.ObjectMeta, &old.ObjectMeta)
+				errs := strategy.ValidateGenericMetaUpdate(&l.ObjectMeta, &old.ObjectMeta)
 				return append(errs, validateLeaseSpec(&l.Spec)...)
 			},
 		}},
@@ -51,4 +54,16 @@ func validateLeaseSpec(s *coordinationv1.LeaseSpec) field.ErrorList {
 		errs = append(errs, field.Forbidden(strategy.SpecPath.Child("preferredHolder"), "may only be specified if `strategy` is defined"))
 	}
 	return errs
+}
+
+// dropLeaderElectionFields drops spec.strategy and spec.preferredHolder
+// unless old has them, as kube-apiserver does while its
+// CoordinatedLeaderElection feature is off (the default of v1.37).
+func dropLeaderElectionFields(l, old *coordinationv1.Lease) {
+	if old == nil || old.Spec.Strategy == nil {
+		l.Spec.Strategy = nil
+	}
+	if old == nil || old.Spec.PreferredHolder == nil {
+		l.Spec.PreferredHolder = nil
+	}
 }

@@ -23,7 +23,6 @@ func TestLease(t *testing.T) {
 	}{
 		"zero duration":        {func(l *coordinationv1.Lease) { l.Spec.LeaseDurationSeconds = new(int32(0)) }, []string{"spec.leaseDurationSeconds:FieldValueInvalid"}},
 		"negative transitions": {func(l *coordinationv1.Lease) { l.Spec.LeaseTransitions = new(int32(-1)) }, []string{"spec.leaseTransitions:FieldValueInvalid"}},
-		"holder w/o strategy":  {func(l *coordinationv1.Lease) { l.Spec.PreferredHolder = new("x") }, []string{"spec.preferredHolder:FieldValueForbidden"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			l := newLease()
@@ -35,5 +34,19 @@ func TestLease(t *testing.T) {
 	l := old.DeepCopy()
 	l.Spec.HolderIdentity = new("sched-2")
 	expectValid(t, update(r, l, old))
+
+	// As kube-apiserver with CoordinatedLeaderElection off: a new lease
+	// loses strategy and preferredHolder; an update keeps those old had
+	// (and then validates them).
+	l = newLease()
+	l.Spec.Strategy, l.Spec.PreferredHolder = new(coordinationv1.OldestEmulationVersion), new("x")
+	expectValid(t, create(r, l))
+	if l.Spec.Strategy != nil || l.Spec.PreferredHolder != nil {
+		t.Errorf("created with strategy %v, preferredHolder %v", l.Spec.Strategy, l.Spec.PreferredHolder)
+	}
+	old = newLease()
+	old.Spec.PreferredHolder = new("x")
+	l = old.DeepCopy()
+	expectErrors(t, update(r, l, old), "spec.preferredHolder:FieldValueForbidden")
 	expectFields(t, r, old, fields.Set{"metadata.name": "kube-scheduler", "metadata.namespace": "kube-system"})
 }

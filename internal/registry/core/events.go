@@ -1,11 +1,14 @@
 package core
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/setpoint-dev/setpoint/internal/printers"
@@ -17,13 +20,14 @@ func eventsResource() *registry.Resource {
 	return &registry.Resource{
 		Version: "v1", Resource: "events", Kind: "Event", ListKind: "EventList", Singular: "event",
 		ShortNames: []string{"ev"}, Namespaced: true,
-		NoGeneration: true, // as kube-apiserver: no metadata.generation
-		New:          func() runtime.Object { return &corev1.Event{} },
-		NewList:      func() runtime.Object { return &corev1.EventList{} },
+		NoGeneration:        true, // as kube-apiserver: no metadata.generation
+		NoGarbageCollection: true, // as kube-apiserver: events are owned by nothing
+		New:                 func() runtime.Object { return &corev1.Event{} },
+		NewList:             func() runtime.Object { return &corev1.EventList{} },
 		Strategy: strategy.CreateOnUpdate[*corev1.Event]{Typed: strategy.Typed[*corev1.Event]{
 			ValidateNew: validateEvent,
 			ValidateChange: func(e, old *corev1.Event) field.ErrorList {
-				errs := strategy.ValidateMetaUpdate(&e.ObjectMeta, &old.ObjectMeta)
+				errs := strategy.ValidateGenericMetaUpdate(&e.ObjectMeta, &old.ObjectMeta)
 				return append(errs, validateEventBody(e)...)
 			},
 		}},
@@ -51,29 +55,83 @@ func eventFields(e *corev1.Event, set fields.Set) {
 	set["type"] = e.Type
 }
 
+// validateEvent checks a new core/v1 event as kube-apiserver does: the
+// metadata by the generic rules every write gets (any name that is a path
+// segment), then validateEventBody.
 func validateEvent(e *corev1.Event) field.ErrorList {
-	errs := strategy.ValidateMeta(&e.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
+	errs := strategy.ValidateGenericMeta(&e.ObjectMeta, true, path.ValidatePathSegmentName)
 	return append(errs, validateEventBody(e)...)
 }
+
+// Limits of the fields of an event with an eventTime, as kube-apiserver's.
+const (
+	eventReportingInstanceLimit = 128
+	eventActionLimit            = 128
+	eventReasonLimit            = 128
+	eventNoteLimit              = 1024
+)
 
 // validateEventBody checks what core/v1 checks of an event: that the
 // involved object's namespace agrees with the event's (an event about a
 // cluster-scoped object lives in "default", or in "kube-system" for events
-// with an eventTime).
+// with an eventTime, which need not agree otherwise); an event with an eventTime must name its reporting
+// controller (reported as "source" in core/v1), instance, action and
+// reason, within their limits; the namespace must be a DNS subdomain.
 func validateEventBody(e *corev1.Event) field.ErrorList {
 	p := field.NewPath("involvedObject", "namespace")
 	ns, ins := e.Namespace, e.InvolvedObject.Namespace
 	var ok bool
 	switch {
+	case !e.EventTime.IsZero():
+		// As kube-apiserver: an event with an eventTime about a
+		// namespaced object may live anywhere.
+		ok = ins != "" || ns == metav1.NamespaceDefault || ns == metav1.NamespaceSystem
 	case ins != "":
 		ok = ns == ins
-	case e.EventTime.IsZero():
-		ok = ns == metav1.NamespaceNone || ns == metav1.NamespaceDefault
 	default:
-		ok = ns == metav1.NamespaceDefault || ns == metav1.NamespaceSystem
+		ok = ns == metav1.NamespaceNone || ns == metav1.NamespaceDefault
 	}
+	var errs field.ErrorList
 	if !ok {
-		return field.ErrorList{field.Invalid(p, ins, "does not match event.namespace")}
+		errs = append(errs, field.Invalid(p, ins, "does not match event.namespace"))
 	}
-	return nil
+	if !e.EventTime.IsZero() {
+		errs = append(errs, validateReportedEvent(e)...)
+	}
+	for _, msg := range validation.IsDNS1123Subdomain(ns) {
+		errs = append(errs, field.Invalid(field.NewPath("namespace"), ns, msg))
+	}
+	return errs
+}
+
+// validateReportedEvent checks the fields an event with an eventTime must
+// have.
+func validateReportedEvent(e *corev1.Event) field.ErrorList {
+	var errs field.ErrorList
+	source := field.NewPath("source")
+	if e.ReportingController == "" {
+		errs = append(errs, field.Required(source, ""))
+	}
+	for _, msg := range validation.IsQualifiedName(e.ReportingController) {
+		errs = append(errs, field.Invalid(source, e.ReportingController, msg))
+	}
+	for _, f := range []struct {
+		name, value string
+		limit       int
+	}{
+		{"reportingInstance", e.ReportingInstance, eventReportingInstanceLimit},
+		{"action", e.Action, eventActionLimit},
+		{"reason", e.Reason, eventReasonLimit},
+	} {
+		if f.value == "" {
+			errs = append(errs, field.Required(field.NewPath(f.name), ""))
+		}
+		if len(f.value) > f.limit {
+			errs = append(errs, field.Invalid(field.NewPath(f.name), "", fmt.Sprintf("can have at most %d characters", f.limit)))
+		}
+	}
+	if len(e.Message) > eventNoteLimit {
+		errs = append(errs, field.Invalid(field.NewPath("message"), "", fmt.Sprintf("can have at most %d characters", eventNoteLimit)))
+	}
+	return errs
 }

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,7 +34,24 @@ func TestEvent(t *testing.T) {
 		"new-style in kube-system": {func(e *corev1.Event) {
 			e.Namespace, e.InvolvedObject = "kube-system", corev1.ObjectReference{Kind: "Node", Name: "node-1"}
 			e.EventTime = metav1.NowMicro()
+			e.ReportingController, e.ReportingInstance, e.Action = "example.com/c", "i", "Pulling"
 		}, nil},
+		"new-style elsewhere": {func(e *corev1.Event) {
+			e.Namespace, e.EventTime = "team", metav1.NowMicro()
+			e.ReportingController, e.ReportingInstance, e.Action = "example.com/c", "i", "Pulling"
+		}, nil},
+		// As kube-apiserver: an event with an eventTime names its reporter
+		// (at "source" in core/v1), instance, action and reason.
+		"new-style without reporter": {func(e *corev1.Event) { e.EventTime, e.Reason = metav1.NowMicro(), "" },
+			[]string{"source:FieldValueRequired", "source:FieldValueInvalid", "source:FieldValueInvalid",
+				"reportingInstance:FieldValueRequired", "action:FieldValueRequired", "reason:FieldValueRequired"}},
+		"new-style action too long": {func(e *corev1.Event) {
+			e.EventTime = metav1.NowMicro()
+			e.ReportingController, e.ReportingInstance, e.Action = "example.com/c", "i", strings.Repeat("a", 129)
+		}, []string{"action:FieldValueInvalid"}},
+		// Any name that is a path segment, as kube-apiserver.
+		"name not a subdomain": {func(e *corev1.Event) { e.Name = "Bad_Name!" }, nil},
+		"name a dot":           {func(e *corev1.Event) { e.Name = "." }, []string{"metadata.name:FieldValueInvalid"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEvent()

@@ -28,8 +28,11 @@ func limitRangesResource() *registry.Resource {
 			Defaults:    defaultLimitRange,
 			ValidateNew: validateLimitRange,
 			ValidateChange: func(lr, old *corev1.LimitRange) field.ErrorList {
-				// As kube-apiserver: an update is checked as a new object.
-				return validateLimitRange(lr)
+				// As kube-apiserver: an update is checked as a new object,
+				// after the metadata checks every update gets (uid,
+				// name... immutable).
+				errs := strategy.ValidateMetaUpdate(&lr.ObjectMeta, &old.ObjectMeta)
+				return append(errs, validateLimitRange(lr)...)
 			},
 		}}},
 		Attrs: strategy.Attrs[*corev1.LimitRange](true, nil),

@@ -85,4 +85,8 @@ func TestLimitRangeValidation(t *testing.T) {
 	upd := old.DeepCopy()
 	upd.Spec.Limits[0].Min = list("cpu", "2")
 	expectErrors(t, update(r, upd, old), "spec.limits[0].min[cpu]:FieldValueInvalid", "spec.limits[0].defaultRequest[cpu]:FieldValueInvalid", "spec.limits[0].default[cpu]:FieldValueInvalid")
+	// As kube-apiserver: the metadata an update may not change.
+	upd = old.DeepCopy()
+	upd.UID = "6b5c8f27-0000-4000-8000-000000000000"
+	expectErrors(t, update(r, upd, old), "metadata.uid:FieldValueInvalid")
 }

@@ -25,6 +25,7 @@ func namespacesResource() *registry.Resource {
 		// as kube-apiserver: a DELETE answers the namespace, Terminating
 		// or gone
 		ReturnDeletedObject: true,
+		PreconditionFailed:  "Precondition failed", // kube-apiserver's namespace storage checks them itself
 		New:                 func() runtime.Object { return &corev1.Namespace{} },
 		NewList:             func() runtime.Object { return &corev1.NamespaceList{} },
 		Strategy: namespaceStrategy{strategy.Typed[*corev1.Namespace]{
@@ -133,15 +134,15 @@ func validateNamespaceUpdate(ns, old *corev1.Namespace) field.ErrorList {
 }
 
 // validateSpecFinalizers requires each finalizer to be a qualified name,
-// and a name without a domain to be a standard one ("kubernetes").
+// and a name without a domain to be a standard one ("kubernetes"); the
+// errors name the list, not the entry, as kube-apiserver's.
 func validateSpecFinalizers(finalizers []corev1.FinalizerName) field.ErrorList {
 	var errs field.ErrorList
 	p := strategy.SpecPath.Child("finalizers")
-	for i, f := range finalizers {
-		idx := p.Index(i)
-		errs = append(errs, apivalidation.ValidateFinalizerName(string(f), idx)...)
+	for _, f := range finalizers {
+		errs = append(errs, apivalidation.ValidateFinalizerName(string(f), p)...)
 		if !strings.Contains(string(f), "/") && f != corev1.FinalizerKubernetes {
-			errs = append(errs, field.Invalid(idx, f, "name is neither a standard finalizer name nor is it fully qualified"))
+			errs = append(errs, field.Invalid(p, f, "name is neither a standard finalizer name nor is it fully qualified"))
 		}
 	}
 	return errs

@@ -47,7 +47,7 @@ func TestNamespaceValidation(t *testing.T) {
 			[]string{"metadata.namespace:FieldValueForbidden"}},
 		"bad spec finalizer": {&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a"},
 			Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"custom"}}},
-			[]string{"spec.finalizers[0]:FieldValueInvalid"}},
+			[]string{"spec.finalizers:FieldValueInvalid"}},
 		"qualified spec finalizer": {&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a"},
 			Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"example.com/cleanup"}}}, nil},
 	} {
@@ -100,5 +100,5 @@ func TestNamespaceDeletion(t *testing.T) {
 	bad := ns.DeepCopy()
 	bad.Spec.Finalizers = []corev1.FinalizerName{"nope"}
 	fin.PrepareForUpdate(bad, ns)
-	expectErrors(t, fin.ValidateUpdate(bad, ns), "spec.finalizers[0]:FieldValueInvalid")
+	expectErrors(t, fin.ValidateUpdate(bad, ns), "spec.finalizers:FieldValueInvalid")
 }

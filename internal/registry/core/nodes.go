@@ -1,8 +1,8 @@
 package core
 
 import (
-	"net"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -86,29 +86,35 @@ func validateNode(n *corev1.Node) field.ErrorList {
 func validateNodeSpec(s *corev1.NodeSpec) field.ErrorList {
 	var errs field.ErrorList
 	for i, c := range s.PodCIDRs {
-		if _, _, err := net.ParseCIDR(c); err != nil {
-			errs = append(errs, field.Invalid(strategy.SpecPath.Child("podCIDRs").Index(i), c, "must be a valid CIDR"))
-		}
+		errs = append(errs, validation.IsValidCIDR(strategy.SpecPath.Child("podCIDRs").Index(i), c)...)
 	}
 	if len(s.PodCIDRs) > 2 {
 		errs = append(errs, field.Invalid(strategy.SpecPath.Child("podCIDRs"), s.PodCIDRs, "may specify no more than one CIDR for each IP family"))
 	}
-	return append(errs, validateTaints(s.Taints, strategy.SpecPath.Child("taints"))...)
+	// kube-apiserver reports the taints under metadata (its validation
+	// names them so); the messages keep that path.
+	return append(errs, validateTaints(s.Taints, strategy.MetadataPath.Child("taints"))...)
 }
 
 // validateTaints checks keys, values and effects, and that no key/effect
-// pair repeats.
+// pair repeats (the duplicate shown whole, in the internal form, as
+// kube-apiserver shows it).
 func validateTaints(taints []corev1.Taint, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	seen := sets.New[string]()
 	for i, t := range taints {
 		idx := p.Index(i)
 		errs = append(errs, metav1validation.ValidateLabelName(t.Key, idx.Child("key"))...)
-		errs = append(errs, strategy.ValidateName(idx.Child("value"), t.Value, validation.IsValidLabelValue)...)
+		if msgs := validation.IsValidLabelValue(t.Value); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(idx.Child("value"), t.Value, strings.Join(msgs, ";")))
+		}
 		errs = append(errs, strategy.ValidateEnum(idx.Child("effect"), t.Effect, podspec.TaintEffects...)...)
 		k := t.Key + "\x00" + string(t.Effect)
 		if seen.Has(k) {
-			errs = append(errs, field.Duplicate(idx, t.Key+":"+string(t.Effect)))
+			dup := field.Duplicate(idx, strategy.GoNamed{V: t})
+			dup.Detail = "taints must be unique by key and effect pair"
+			errs = append(errs, dup)
+			continue
 		}
 		seen.Insert(k)
 	}
@@ -128,7 +134,7 @@ func validateNodeStatus(s *corev1.NodeStatus) field.ErrorList {
 	}{{"capacity", s.Capacity}, {"allocatable", s.Allocatable}} {
 		for _, name := range strategy.SortedKeys(l.list) {
 			q := l.list[name]
-			p := sp.Child(l.name).Key(string(name))
+			p := sp.Child(l.name, string(name)) // status.capacity.cpu, as kube-apiserver names it
 			errs = append(errs, podspec.ValidateResourceName(name, p)...)
 			if q.Sign() < 0 {
 				errs = append(errs, field.Invalid(p, q.String(), "must be greater than or equal to 0"))
@@ -149,8 +155,13 @@ func validateNodeUpdate(n, old *corev1.Node) field.ErrorList {
 	if len(old.Spec.PodCIDRs) > 0 && !apiequality.Semantic.DeepEqual(n.Spec.PodCIDRs, old.Spec.PodCIDRs) {
 		errs = append(errs, field.Forbidden(strategy.SpecPath.Child("podCIDRs"), "node updates may not change podCIDR except from \"\" to valid"))
 	}
-	if old.Spec.ProviderID != "" && n.Spec.ProviderID != old.Spec.ProviderID {
-		errs = append(errs, field.Forbidden(strategy.SpecPath.Child("providerID"), "node updates may not change providerID except from \"\" to valid"))
+	if o := old.Spec.ProviderID; o != "" && n.Spec.ProviderID != o {
+		// As kube-apiserver's declarative validation words it.
+		msg := "field cannot be modified once set"
+		if n.Spec.ProviderID == "" {
+			msg = "field cannot be cleared once set"
+		}
+		errs = append(errs, field.Invalid(strategy.SpecPath.Child("providerID"), nil, msg))
 	}
 	return errs
 }

@@ -44,13 +44,13 @@ func TestNodeValidation(t *testing.T) {
 	}{
 		"bad name":     {func(n *corev1.Node) { n.Name = "Node_1" }, []string{"metadata.name:FieldValueInvalid"}},
 		"bad cidr":     {func(n *corev1.Node) { n.Spec.PodCIDR = "10.0.0.0/33" }, []string{"spec.podCIDRs[0]:FieldValueInvalid"}},
-		"taint effect": {func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{{Key: "k", Effect: "Never"}} }, []string{"spec.taints[0].effect:FieldValueNotSupported"}},
+		"taint effect": {func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{{Key: "k", Effect: "Never"}} }, []string{"metadata.taints[0].effect:FieldValueNotSupported"}},
 		"dup taint": {func(n *corev1.Node) {
 			n.Spec.Taints = []corev1.Taint{{Key: "k", Effect: "NoSchedule"}, {Key: "k", Value: "v", Effect: "NoSchedule"}}
-		}, []string{"spec.taints[1]:FieldValueDuplicate"}},
+		}, []string{"metadata.taints[1]:FieldValueDuplicate"}},
 		"negative capacity": {func(n *corev1.Node) {
 			n.Status.Capacity = corev1.ResourceList{"memory": resource.MustParse("-1Gi")}
-		}, []string{"status.allocatable[memory]:FieldValueInvalid", "status.capacity[memory]:FieldValueInvalid"}},
+		}, []string{"status.allocatable.memory:FieldValueInvalid", "status.capacity.memory:FieldValueInvalid"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}
@@ -82,5 +82,30 @@ func TestNodeUpdates(t *testing.T) {
 	expectValid(t, updateStatus(r, n, old))
 	if n.Spec.Unschedulable || n.Status.Conditions[0].Status != corev1.ConditionFalse {
 		t.Errorf("status update: unschedulable %v conditions %v", n.Spec.Unschedulable, n.Status.Conditions)
+	}
+}
+
+// TestNodeMessages: the messages kube-apiserver words its own way.
+func TestNodeMessages(t *testing.T) {
+	r := lookup(t, "nodes")
+	n := storedNode(t)
+	n.Spec.PodCIDR, n.Spec.PodCIDRs = "", []string{"not-a-cidr"}
+	n.Spec.Taints = []corev1.Taint{{Key: "a", Effect: corev1.TaintEffectNoSchedule}, {Key: "a", Value: "x", Effect: corev1.TaintEffectNoSchedule}}
+	errs := create(r, n)
+	if errs.ToAggregate().Error() != `[spec.podCIDRs[0]: Invalid value: "not-a-cidr": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64), `+
+		`metadata.taints[1]: Duplicate value: {"Key":"a","Value":"x","Effect":"NoSchedule","TimeAdded":null}: taints must be unique by key and effect pair]` {
+		t.Errorf("create: %v", errs)
+	}
+	old := storedNode(t)
+	old.Spec.ProviderID = "provider:///node-1"
+	for id, want := range map[string]string{
+		"provider:///node-2": `spec.providerID: Invalid value: null: field cannot be modified once set`,
+		"":                   `spec.providerID: Invalid value: null: field cannot be cleared once set`,
+	} {
+		n := old.DeepCopy()
+		n.Spec.ProviderID = id
+		if errs := update(r, n, old); errs.ToAggregate() == nil || errs.ToAggregate().Error() != want {
+			t.Errorf("providerID %q: %v", id, errs)
+		}
 	}
 }

@@ -200,17 +200,13 @@ func validateGatesUpdate(gates, old []corev1.PodSchedulingGate, p *field.Path) f
 	return nil
 }
 
-var podPhases = []corev1.PodPhase{corev1.PodPending, corev1.PodRunning, corev1.PodSucceeded, corev1.PodFailed, corev1.PodUnknown}
-
-// validatePodStatusUpdate checks a status written through pods/status:
-// known phase, no way back from a terminal phase, valid IPs and names,
-// non-negative restart counts.
+// validatePodStatusUpdate checks a status written through pods/status: no
+// way back from a terminal phase (any other phase is accepted, unknown
+// ones too, as kube-apiserver), valid IPs and names, non-negative restart
+// counts.
 func validatePodStatusUpdate(p, old *corev1.Pod) field.ErrorList {
 	errs := strategy.ValidateMetaUpdate(&p.ObjectMeta, &old.ObjectMeta)
 	sp := field.NewPath("status")
-	if p.Status.Phase != "" {
-		errs = append(errs, strategy.ValidateEnum(sp.Child("phase"), p.Status.Phase, podPhases...)...)
-	}
 	if isPodTerminal(old.Status.Phase) && p.Status.Phase != old.Status.Phase {
 		errs = append(errs, field.Forbidden(sp.Child("phase"),
 			fmt.Sprintf("cannot transition from terminal phase %s to %s", old.Status.Phase, p.Status.Phase)))

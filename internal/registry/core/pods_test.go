@@ -210,6 +210,10 @@ func TestPodStatusUpdate(t *testing.T) {
 	back := done.DeepCopy()
 	back.Status.Phase = corev1.PodRunning
 	expectErrors(t, updateStatus(r, back, done), "status.phase:FieldValueForbidden")
+	// As kube-apiserver: an unknown phase is accepted.
+	odd := old.DeepCopy()
+	odd.Status.Phase = "Exploded"
+	expectValid(t, updateStatus(r, odd, old))
 
 	bad := old.DeepCopy()
 	bad.Status.PodIPs = []corev1.PodIP{{IP: "10.0.0.300"}}

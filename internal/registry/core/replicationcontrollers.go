@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -8,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/setpoint-dev/setpoint/internal/printers"
@@ -81,8 +83,21 @@ func defaultReplicationController(rc *corev1.ReplicationController) {
 }
 
 func validateReplicationController(rc *corev1.ReplicationController) field.ErrorList {
-	errs := strategy.ValidateMeta(&rc.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
+	errs := strategy.ValidateMeta(&rc.ObjectMeta, true, rcName)
 	return append(errs, validateReplicationControllerSpec(&rc.Spec)...)
+}
+
+// rcName checks a replication controller's name as a DNS subdomain; the
+// length limit is worded in bytes, as kube-apiserver's declarative
+// validation of the name words it.
+func rcName(name string, prefix bool) []string {
+	msgs := apivalidation.NameIsDNSSubdomain(name, prefix)
+	for i, m := range msgs {
+		if m == validation.MaxLenError(validation.DNS1123SubdomainMaxLength) {
+			msgs[i] = fmt.Sprintf("must be no more than %d bytes", validation.DNS1123SubdomainMaxLength)
+		}
+	}
+	return msgs
 }
 
 func validateReplicationControllerSpec(s *corev1.ReplicationControllerSpec) field.ErrorList {

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -75,6 +76,12 @@ func TestReplicationControllerValidation(t *testing.T) {
 			c.mutate(rc)
 			expectErrors(t, create(r, rc), c.want...)
 		})
+	}
+	// As kube-apiserver: the length limit of the name is worded in bytes.
+	rc := newRC()
+	rc.Name = strings.Repeat("a", 254)
+	if errs := create(r, rc); len(errs) != 1 || errs[0].Detail != "must be no more than 253 bytes" {
+		t.Errorf("a long name: %v", errs)
 	}
 }
 

@@ -155,6 +155,20 @@ func defaultService(s *corev1.Service) {
 	if sp.Type == corev1.ServiceTypeLoadBalancer && sp.AllocateLoadBalancerNodePorts == nil {
 		sp.AllocateLoadBalancerNodePorts = new(true)
 	}
+	if sp.Type == corev1.ServiceTypeLoadBalancer {
+		for i := range s.Status.LoadBalancer.Ingress {
+			if ing := &s.Status.LoadBalancer.Ingress[i]; ing.IP != "" && ing.IPMode == nil {
+				ing.IPMode = new(corev1.LoadBalancerIPModeVIP)
+			}
+		}
+	}
+}
+
+// defaultAddressing keeps clusterIP and clusterIPs in step and fills the
+// IP families and policy, as kube-apiserver's service storage does when it
+// allocates, after the field manager: the admission hook calls it, so the
+// writer does not own these fields.
+func defaultAddressing(sp *corev1.ServiceSpec) {
 	if sp.ClusterIP != "" && len(sp.ClusterIPs) == 0 {
 		sp.ClusterIPs = []string{sp.ClusterIP}
 	} else if sp.ClusterIP == "" && len(sp.ClusterIPs) > 0 {
@@ -162,13 +176,6 @@ func defaultService(s *corev1.Service) {
 	}
 	if sp.Type != corev1.ServiceTypeExternalName {
 		defaultIPFamilies(sp)
-	}
-	if sp.Type == corev1.ServiceTypeLoadBalancer {
-		for i := range s.Status.LoadBalancer.Ingress {
-			if ing := &s.Status.LoadBalancer.Ingress[i]; ing.IP != "" && ing.IPMode == nil {
-				ing.IPMode = new(corev1.LoadBalancerIPModeVIP)
-			}
-		}
 	}
 }
 

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/setpoint-dev/setpoint/internal/allocator"
@@ -83,6 +86,7 @@ func admitService(ctx context.Context, env registry.Env, a *registry.Attributes)
 	if !ok {
 		return nil, nil
 	}
+	defaultAddressing(&svc.Spec)
 	old, _ := a.Old.(*corev1.Service)
 	alloc := allocatorsOf(env.Storage())
 	owner := svc.Namespace + "/" + svc.Name
@@ -96,9 +100,16 @@ func admitService(ctx context.Context, env registry.Env, a *registry.Attributes)
 
 	oldIP, oldPorts := heldIP(old), heldPorts(old)
 	if needsClusterIP(svc) && (svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP != oldIP) {
-		ip, err := claimOrAllocate(ctx, alloc.ips, svc.Spec.ClusterIP, owner, field.NewPath("spec", "clusterIP"))
+		// As kube-apiserver, whose allocation comes before validation and
+		// checks first that the requested addresses are IPs.
+		for i, ip := range svc.Spec.ClusterIPs {
+			if errs := validation.IsValidIP(field.NewPath("spec", "clusterIPs").Index(i), ip); len(errs) > 0 {
+				return fail(apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name, errs))
+			}
+		}
+		ip, err := claimOrAllocate(ctx, alloc.ips, svc.Spec.ClusterIP, owner, svc.Name, field.NewPath("spec", "clusterIP"))
 		if err != nil {
-			return fail(err)
+			return fail(ipRefusal(err, svc))
 		}
 		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = ip, []string{ip}
 		claimed = append(claimed, func() { _ = alloc.ips.Release(context.Background(), ip) })
@@ -115,7 +126,7 @@ func admitService(ctx context.Context, env registry.Env, a *registry.Attributes)
 			if p.NodePort != 0 {
 				want = strconv.Itoa(int(p.NodePort))
 			}
-			v, err := claimOrAllocate(ctx, alloc.ports, want, owner, field.NewPath("spec", "ports").Index(i).Child("nodePort"))
+			v, err := claimOrAllocate(ctx, alloc.ports, want, owner, svc.Name, field.NewPath("spec", "ports").Index(i).Child("nodePort"))
 			if err != nil {
 				return fail(err)
 			}
@@ -138,7 +149,9 @@ func admitService(ctx context.Context, env registry.Env, a *registry.Attributes)
 	return &registry.Txn{Commit: commit, Revert: revert}, nil
 }
 
-func claimOrAllocate(ctx context.Context, a *allocator.Allocator, want, owner string, path *field.Path) (string, error) {
+// claimOrAllocate claims want for owner ("namespace/name"), or allocates
+// a value when want is empty; a refusal is the 422 of the service name.
+func claimOrAllocate(ctx context.Context, a *allocator.Allocator, want, owner, name string, path *field.Path) (string, error) {
 	gk := corev1.SchemeGroupVersion.WithKind("Service").GroupKind()
 	if want == "" {
 		v, err := a.Allocate(ctx, owner)
@@ -149,9 +162,9 @@ func claimOrAllocate(ctx context.Context, a *allocator.Allocator, want, owner st
 	}
 	switch err := a.Claim(ctx, want, owner); {
 	case errors.Is(err, allocator.ErrTaken):
-		return "", apierrors.NewInvalid(gk, owner, field.ErrorList{field.Invalid(path, want, "provided value is already allocated")})
+		return "", apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(path, want, "provided value is already allocated")})
 	case errors.Is(err, allocator.ErrOutOfRange):
-		return "", apierrors.NewInvalid(gk, owner, field.ErrorList{field.Invalid(path, want, "provided value is not in the valid range")})
+		return "", apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(path, want, "provided value is not in the valid range")})
 	case err != nil:
 		return "", apierrors.NewInternalError(err)
 	}
@@ -171,4 +184,20 @@ func releaseService(ctx context.Context, env registry.Env, obj runtime.Object) {
 	for port := range heldPorts(svc) {
 		_ = alloc.ports.Release(ctx, strconv.Itoa(int(port)))
 	}
+}
+
+// ipRefusal words a refused cluster IP as kube-apiserver's IP allocator
+// does: at spec.clusterIPs, the whole list as the value.
+func ipRefusal(err error, svc *corev1.Service) error {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) || st.Status().Reason != metav1.StatusReasonInvalid {
+		return err
+	}
+	ip := svc.Spec.ClusterIP
+	msg := fmt.Sprintf("failed to allocate IP %s: the provided network does not match the current range", ip)
+	if d := st.Status().Details; d != nil && len(d.Causes) > 0 && strings.Contains(d.Causes[0].Message, "already allocated") {
+		msg = fmt.Sprintf("failed to allocate IP %s: provided IP is already allocated", ip)
+	}
+	return apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name,
+		field.ErrorList{field.Invalid(field.NewPath("spec", "clusterIPs"), svc.Spec.ClusterIPs, msg)})
 }

@@ -97,3 +97,49 @@ func TestServiceAllocationFollowsType(t *testing.T) {
 	}
 	do(t, s, http.MethodPost, svcs, `{"metadata":{"name":"g"},"spec":{"type":"NodePort","ports":[{"port":80,"nodePort":31999}]}}`, 201)
 }
+
+// TestServiceAllocationRefusals: as kube-apiserver, a requested cluster
+// IP that is not an IP is refused before allocation, and refusals name the
+// service (not its namespace); the store is unchanged.
+func TestServiceAllocationRefusals(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	for ip, want := range map[string]string{
+		"not-an-ip":     `Service \"web\" is invalid: spec.clusterIPs[0]: Invalid value: \"not-an-ip\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)`,
+		"192.168.77.77": `Service \"web\" is invalid: spec.clusterIPs: Invalid value: [\"192.168.77.77\"]: failed to allocate IP 192.168.77.77: the provided network does not match the current range`,
+	} {
+		body := fmt.Sprintf(`{"metadata":{"name":"web"},"spec":{"clusterIP":%q,"ports":[{"port":80}]}}`, ip)
+		code, out, _ := s.Do(t, http.MethodPost, svcs, "application/json", strings.NewReader(body))
+		if code != http.StatusUnprocessableEntity || !strings.Contains(string(out), want) {
+			t.Errorf("cluster IP %q: %d %s", ip, code, out)
+		}
+		if code, _, _ := s.Do(t, http.MethodGet, svcs+"/web", "", nil); code != http.StatusNotFound {
+			t.Errorf("cluster IP %q: the service was stored (%d)", ip, code)
+		}
+	}
+	a := do(t, s, http.MethodPost, svcs, `{"metadata":{"name":"a"},"spec":{"ports":[{"port":80}]}}`, http.StatusCreated)
+	body := fmt.Sprintf(`{"metadata":{"name":"b"},"spec":{"clusterIP":%q,"ports":[{"port":80}]}}`, a.Spec.ClusterIP)
+	code, out, _ := s.Do(t, http.MethodPost, svcs, "application/json", strings.NewReader(body))
+	if want := fmt.Sprintf(`spec.clusterIPs: Invalid value: [\"%s\"]: failed to allocate IP %s: provided IP is already allocated`, a.Spec.ClusterIP, a.Spec.ClusterIP); code != http.StatusUnprocessableEntity || !strings.Contains(string(out), want) {
+		t.Errorf("a taken cluster IP: %d %s", code, out)
+	}
+}
+
+// TestServiceAddressingNotOwned: as kube-apiserver, which fills them when it
+// allocates (after the field manager), the writer of a service does not own
+// its IP families, policy or cluster IPs; the service has them all the same.
+func TestServiceAddressingNotOwned(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	for _, body := range []string{
+		`{"metadata":{"name":"web"},"spec":{"ports":[{"port":80}]}}`,
+		`{"metadata":{"name":"headless"},"spec":{"clusterIP":"None","ports":[{"port":80}]}}`,
+	} {
+		svc := do(t, s, http.MethodPost, svcs+"?fieldManager=me", body, http.StatusCreated)
+		owned := string(svc.ManagedFields[0].FieldsV1.Raw)
+		if strings.Contains(owned, "f:ipFamilies") || strings.Contains(owned, "f:ipFamilyPolicy") || strings.Contains(owned, "f:clusterIPs") {
+			t.Errorf("%s: the writer owns %s", svc.Name, owned)
+		}
+		if len(svc.Spec.IPFamilies) != 1 || svc.Spec.IPFamilyPolicy == nil || len(svc.Spec.ClusterIPs) != 1 {
+			t.Errorf("%s: addressing %+v", svc.Name, svc.Spec)
+		}
+	}
+}

@@ -7,6 +7,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
 func newService() *corev1.Service {
@@ -22,7 +25,7 @@ func newService() *corev1.Service {
 func TestServiceDefaults(t *testing.T) {
 	s := newService()
 	s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "1.2.3.4"}}
-	expectValid(t, create(lookup(t, "services"), s))
+	expectValid(t, createService(t, s))
 	sp := s.Spec
 	checks := map[string][2]any{
 		"type":                  {sp.Type, corev1.ServiceTypeClusterIP},
@@ -45,7 +48,7 @@ func TestServiceDefaults(t *testing.T) {
 	np := newService()
 	np.Spec.Type = corev1.ServiceTypeLoadBalancer
 	np.Spec.ClusterIP = "10.96.0.10"
-	expectValid(t, create(lookup(t, "services"), np))
+	expectValid(t, createService(t, np))
 	if np.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyCluster || !*np.Spec.AllocateLoadBalancerNodePorts ||
 		len(np.Spec.ClusterIPs) != 1 || np.Spec.ClusterIPs[0] != "10.96.0.10" {
 		t.Errorf("load balancer defaults: %+v", np.Spec)
@@ -89,7 +92,7 @@ func TestServiceValidation(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := newService()
 			c.mutate(s)
-			expectErrors(t, create(lookup(t, "services"), s), c.want...)
+			expectErrors(t, createService(t, s), c.want...)
 		})
 	}
 }
@@ -101,7 +104,7 @@ func storedService(t *testing.T) *corev1.Service {
 	s.Spec.Type = corev1.ServiceTypeNodePort
 	s.Spec.ClusterIP = "10.96.0.20"
 	s.Spec.Ports[0].NodePort = 30080
-	expectValid(t, create(lookup(t, "services"), s))
+	expectValid(t, createService(t, s))
 	return s
 }
 
@@ -113,7 +116,7 @@ func TestServiceUpdate(t *testing.T) {
 	// A client that leaves out what the server allocated keeps it.
 	s := newService()
 	s.Spec.Type = corev1.ServiceTypeNodePort
-	expectValid(t, update(r, s, old))
+	expectValid(t, updateService(r, s, old))
 	if s.Spec.ClusterIP != "10.96.0.20" || s.Spec.ClusterIPs[0] != "10.96.0.20" || s.Spec.Ports[0].NodePort != 30080 {
 		t.Errorf("allocated values not carried over: %+v", s.Spec)
 	}
@@ -124,19 +127,19 @@ func TestServiceUpdate(t *testing.T) {
 	// Changing the type to ClusterIP drops the node port kept from old.
 	s = old.DeepCopy()
 	s.Spec.Type = corev1.ServiceTypeClusterIP
-	expectValid(t, update(r, s, old))
+	expectValid(t, updateService(r, s, old))
 	if s.Spec.Ports[0].NodePort != 0 || s.Spec.ExternalTrafficPolicy != "" {
 		t.Errorf("type change kept %d / %q", s.Spec.Ports[0].NodePort, s.Spec.ExternalTrafficPolicy)
 	}
 
 	s = old.DeepCopy()
 	s.Spec.ClusterIP, s.Spec.ClusterIPs = "10.96.0.21", nil
-	expectErrors(t, update(r, s, old), "spec.clusterIPs[0]:FieldValueInvalid")
+	expectErrors(t, updateService(r, s, old), "spec.clusterIPs[0]:FieldValueInvalid")
 
 	// To ExternalName and back is allowed to drop the cluster IP.
 	s = old.DeepCopy()
 	s.Spec.Type, s.Spec.ExternalName = corev1.ServiceTypeExternalName, "db.example.com"
-	expectValid(t, update(r, s, old))
+	expectValid(t, updateService(r, s, old))
 	if s.Spec.ClusterIP != "" || s.Spec.IPFamilies != nil || s.Spec.Ports[0].NodePort != 0 {
 		t.Errorf("ExternalName kept %q %v %d", s.Spec.ClusterIP, s.Spec.IPFamilies, s.Spec.Ports[0].NodePort)
 	}
@@ -157,4 +160,17 @@ func TestServiceStatusAndAttrs(t *testing.T) {
 
 	expectFields(t, r, old, fields.Set{"metadata.name": "web", "metadata.namespace": "default",
 		"spec.clusterIP": "10.96.0.20", "spec.type": "NodePort"})
+}
+
+// createService and updateService run the kind's hooks as the server
+// does, with the addressing its admission fills (cluster IPs in step, IP
+// families) before validation.
+func createService(t *testing.T, s *corev1.Service) field.ErrorList {
+	defaultAddressing(&s.Spec)
+	return create(lookup(t, "services"), s)
+}
+
+func updateService(r *registry.Resource, s, old *corev1.Service) field.ErrorList {
+	defaultAddressing(&s.Spec)
+	return update(r, s, old)
 }

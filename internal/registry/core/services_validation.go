@@ -15,8 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// serviceTypes in the order kube-apiserver lists them (sorted).
 var serviceTypes = []corev1.ServiceType{
-	corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeExternalName,
+	corev1.ServiceTypeClusterIP, corev1.ServiceTypeExternalName, corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeNodePort,
 }
 
 func isHeadless(s *corev1.Service) bool {
@@ -33,7 +34,7 @@ func validateServiceSpec(s *corev1.Service) field.ErrorList {
 	errs = append(errs, validateServicePorts(sp, strategy.SpecPath.Child("ports"))...)
 	errs = append(errs, metav1validation.ValidateLabels(sp.Selector, strategy.SpecPath.Child("selector"))...)
 	errs = append(errs, strategy.ValidateEnum(strategy.SpecPath.Child("sessionAffinity"), sp.SessionAffinity,
-		corev1.ServiceAffinityNone, corev1.ServiceAffinityClientIP)...)
+		corev1.ServiceAffinityClientIP, corev1.ServiceAffinityNone)...)
 	if c := sp.SessionAffinityConfig; c != nil && c.ClientIP != nil && c.ClientIP.TimeoutSeconds != nil {
 		if t := *c.ClientIP.TimeoutSeconds; t < 1 || t > 86400 {
 			errs = append(errs, field.Invalid(strategy.SpecPath.Child("sessionAffinityConfig", "clientIP", "timeoutSeconds"), t,

@@ -18,8 +18,9 @@ func endpointSlicesResource() *registry.Resource {
 	return &registry.Resource{
 		Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices", Kind: "EndpointSlice",
 		ListKind: "EndpointSliceList", Singular: "endpointslice", Namespaced: true,
-		New:     func() runtime.Object { return &discoveryv1.EndpointSlice{} },
-		NewList: func() runtime.Object { return &discoveryv1.EndpointSliceList{} },
+		LabelsInGeneration: true, // as kube-apiserver: a label change moves the generation
+		New:                func() runtime.Object { return &discoveryv1.EndpointSlice{} },
+		NewList:            func() runtime.Object { return &discoveryv1.EndpointSliceList{} },
 		Strategy: strategy.Typed[*discoveryv1.EndpointSlice]{
 			Defaults: defaultEndpointSlice,
 			ValidateNew: func(s *discoveryv1.EndpointSlice) field.ErrorList {

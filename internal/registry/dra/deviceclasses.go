@@ -21,9 +21,10 @@ func deviceClassesResource() *registry.Resource {
 	sel := &selectorCompiler{}
 	return &registry.Resource{
 		Group: Group, Version: "v1", Resource: "deviceclasses", Kind: "DeviceClass", ListKind: "DeviceClassList",
-		Singular: "deviceclass",
-		New:      func() runtime.Object { return &class{} },
-		NewList:  func() runtime.Object { return &resourcev1.DeviceClassList{} },
+		Singular:            "deviceclass",
+		ReturnDeletedObject: true, // as kube-apiserver: DELETE answers the deleted object
+		New:                 func() runtime.Object { return &class{} },
+		NewList:             func() runtime.Object { return &resourcev1.DeviceClassList{} },
 		Strategy: strategy.Typed[*class]{
 			ValidateNew: func(c *class) field.ErrorList {
 				errs := validateClassMeta(&c.ObjectMeta)

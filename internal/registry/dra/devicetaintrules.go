@@ -19,9 +19,11 @@ func deviceTaintRulesResource() *registry.Resource {
 	type rule = resourcev1.DeviceTaintRule
 	return &registry.Resource{
 		Group: Group, Version: "v1", Resource: "devicetaintrules", Kind: "DeviceTaintRule", ListKind: "DeviceTaintRuleList",
-		Singular: "devicetaintrule",
-		New:      func() runtime.Object { return &rule{} },
-		NewList:  func() runtime.Object { return &resourcev1.DeviceTaintRuleList{} },
+		Singular:              "devicetaintrule",
+		StorageVersion:        "v1beta2", // kube-apiserver's storage version: discovery's storageVersionHash
+		NoUnconditionalUpdate: true,      // as kube-apiserver: a PUT must name a resourceVersion
+		New:                   func() runtime.Object { return &rule{} },
+		NewList:               func() runtime.Object { return &resourcev1.DeviceTaintRuleList{} },
 		Strategy: strategy.Typed[*rule]{
 			PrepareCreate: func(r *rule) { r.Status = resourcev1.DeviceTaintRuleStatus{} },
 			PrepareUpdate: func(r, old *rule) { r.Status = old.Status },

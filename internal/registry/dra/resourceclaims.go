@@ -23,8 +23,9 @@ func resourceClaimsResource() *registry.Resource {
 	return &registry.Resource{
 		Group: Group, Version: "v1", Resource: "resourceclaims", Kind: "ResourceClaim", ListKind: "ResourceClaimList",
 		Singular: "resourceclaim", Namespaced: true, NoGeneration: true,
-		New:     func() runtime.Object { return &claim{} },
-		NewList: func() runtime.Object { return &resourcev1.ResourceClaimList{} },
+		ReturnDeletedObject: true, // as kube-apiserver: DELETE answers the deleted object
+		New:                 func() runtime.Object { return &claim{} },
+		NewList:             func() runtime.Object { return &resourcev1.ResourceClaimList{} },
 		Strategy: strategy.Typed[*claim]{
 			PrepareCreate: func(c *claim) {
 				c.Status = resourcev1.ResourceClaimStatus{}

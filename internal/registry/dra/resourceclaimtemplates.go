@@ -29,8 +29,9 @@ func resourceClaimTemplatesResource() *registry.Resource {
 	return &registry.Resource{
 		Group: Group, Version: "v1", Resource: "resourceclaimtemplates", Kind: "ResourceClaimTemplate",
 		ListKind: "ResourceClaimTemplateList", Singular: "resourceclaimtemplate", Namespaced: true, NoGeneration: true,
-		New:     func() runtime.Object { return &tmpl{} },
-		NewList: func() runtime.Object { return &resourcev1.ResourceClaimTemplateList{} },
+		ReturnDeletedObject: true, // as kube-apiserver: DELETE answers the deleted object
+		New:                 func() runtime.Object { return &tmpl{} },
+		NewList:             func() runtime.Object { return &resourcev1.ResourceClaimTemplateList{} },
 		Strategy: strategy.Typed[*tmpl]{
 			PrepareCreate: func(t *tmpl) { dropDisabledClaimFields(&t.Spec.Spec, nil) },
 			PrepareUpdate: func(t, old *tmpl) { dropDisabledClaimFields(&t.Spec.Spec, &old.Spec.Spec) },

@@ -16,9 +16,10 @@ func resourceSlicesResource() *registry.Resource {
 	type slice = resourcev1.ResourceSlice
 	return &registry.Resource{
 		Group: Group, Version: "v1", Resource: "resourceslices", Kind: "ResourceSlice", ListKind: "ResourceSliceList",
-		Singular: "resourceslice",
-		New:      func() runtime.Object { return &slice{} },
-		NewList:  func() runtime.Object { return &resourcev1.ResourceSliceList{} },
+		Singular:            "resourceslice",
+		ReturnDeletedObject: true, // as kube-apiserver: DELETE answers the deleted object
+		New:                 func() runtime.Object { return &slice{} },
+		NewList:             func() runtime.Object { return &resourcev1.ResourceSliceList{} },
 		Strategy: strategy.Typed[*slice]{
 			PrepareCreate: func(s *slice) { dropDisabledSliceFields(s, nil) },
 			PrepareUpdate: func(s, old *slice) { dropDisabledSliceFields(s, old) },

@@ -15,10 +15,11 @@ func eventsResource() *registry.Resource {
 	return &registry.Resource{
 		Group: "events.k8s.io", Version: "v1", Resource: "events", Kind: "Event", ListKind: "EventList",
 		Singular: "event", ShortNames: []string{"ev"}, Namespaced: true,
-		NoGeneration: true, // as kube-apiserver: no metadata.generation
-		New:          func() runtime.Object { return &eventsv1.Event{} },
-		NewList:      func() runtime.Object { return &eventsv1.EventList{} },
-		View:         storageView(),
+		NoGeneration:        true, // as kube-apiserver: no metadata.generation
+		NoGarbageCollection: true, // as kube-apiserver: events are owned by nothing
+		New:                 func() runtime.Object { return &eventsv1.Event{} },
+		NewList:             func() runtime.Object { return &eventsv1.EventList{} },
+		View:                storageView(),
 		Strategy: strategy.CreateOnUpdate[*eventsv1.Event]{Typed: strategy.Typed[*eventsv1.Event]{
 			ValidateNew: func(e *eventsv1.Event) field.ErrorList { return ValidateCreate(ToCore(e)) },
 			ValidateChange: func(e, old *eventsv1.Event) field.ErrorList {

@@ -151,7 +151,15 @@ func validatePriorityLevelSpec(spec *flowcontrolv1.PriorityLevelConfigurationSpe
 	case "":
 		late = append(late, field.Required(p.Child("type"), ""))
 	default:
+		// An unknown type is no member's: kube-apiserver's declarative
+		// union check forbids whichever is set.
 		errs = append(errs, field.NotSupported(p.Child("type"), spec.Type, []string{string(exempt), string(limited)}))
+		if spec.Limited != nil {
+			late = append(late, field.Forbidden(p.Child("limited"), ""))
+		}
+		if spec.Exempt != nil {
+			late = append(late, field.Forbidden(p.Child("exempt"), ""))
+		}
 	}
 	return errs, late
 }
@@ -181,6 +189,9 @@ func validateLimited(l *flowcontrolv1.LimitedPriorityLevelConfiguration, p *fiel
 		}
 	default:
 		errs = append(errs, field.NotSupported(rp.Child("type"), l.LimitResponse.Type, []string{"Queue", "Reject"}))
+		if l.LimitResponse.Queuing != nil {
+			late = append(late, field.Forbidden(rp.Child("queuing"), ""))
+		}
 	}
 	errs = append(errs, validateLendable(l.LendablePercent, p.Child("lendablePercent"))...)
 	if b := l.BorrowingLimitPercent; b != nil && *b < 0 {

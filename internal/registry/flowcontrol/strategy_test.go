@@ -71,3 +71,17 @@ func TestGoNamed(t *testing.T) {
 		t.Errorf("GoNamed = %s (%v), want %s", b, err, want)
 	}
 }
+
+// TestUnknownUnionTypes: an unknown type selects no union member, so the
+// member set is forbidden after the type's error, as kube-apiserver's
+// declarative union check reports it.
+func TestUnknownUnionTypes(t *testing.T) {
+	r := lookup(t, "prioritylevelconfigurations")
+	newLevel := func(typ flowcontrolv1.PriorityLevelEnablement, response flowcontrolv1.LimitResponseType) *flowcontrolv1.PriorityLevelConfiguration {
+		return &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "p"},
+			Spec: flowcontrolv1.PriorityLevelConfigurationSpec{Type: typ, Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{
+				LimitResponse: flowcontrolv1.LimitResponse{Type: response, Queuing: &flowcontrolv1.QueuingConfiguration{}}}}}
+	}
+	expectErrors(t, create(r, newLevel("Unlimited", "Queue")), "spec.type:FieldValueNotSupported", "spec.limited:FieldValueForbidden")
+	expectErrors(t, create(r, newLevel("Limited", "Drop")), "spec.limited.limitResponse.type:FieldValueNotSupported", "spec.limited.limitResponse.queuing:FieldValueForbidden")
+}

@@ -22,22 +22,25 @@ func runtimeClassesResource() *registry.Resource {
 		Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses", Kind: "RuntimeClass",
 		ListKind: "RuntimeClassList", Singular: "runtimeclass",
 		NoGeneration: true, // as kube-apiserver: no metadata.generation
-		New:          func() runtime.Object { return &nodev1.RuntimeClass{} },
-		NewList:      func() runtime.Object { return &nodev1.RuntimeClassList{} },
-		Strategy: strategy.Typed[*nodev1.RuntimeClass]{
+		// As kube-apiserver's strategy: a PUT must name a resourceVersion,
+		// and a PUT of a missing class creates it.
+		NoUnconditionalUpdate: true,
+		New:                   func() runtime.Object { return &nodev1.RuntimeClass{} },
+		NewList:               func() runtime.Object { return &nodev1.RuntimeClassList{} },
+		Strategy: strategy.CreateOnUpdate[*nodev1.RuntimeClass]{Typed: strategy.Typed[*nodev1.RuntimeClass]{
 			ValidateNew: validateRuntimeClass,
 			ValidateChange: func(rc, old *nodev1.RuntimeClass) field.ErrorList {
-				errs := strategy.ValidateMetaUpdate(&rc.ObjectMeta, &old.ObjectMeta)
+				errs := strategy.ValidateGenericMetaUpdate(&rc.ObjectMeta, &old.ObjectMeta)
 				return append(errs, strategy.Immutable(field.NewPath("handler"), rc.Handler, old.Handler)...)
 			},
-		},
+		}},
 		Attrs: strategy.Attrs[*nodev1.RuntimeClass](true, nil),
 		Table: printers.For("node.k8s.io", "RuntimeClass"),
 	}
 }
 
 func validateRuntimeClass(rc *nodev1.RuntimeClass) field.ErrorList {
-	errs := strategy.ValidateMeta(&rc.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
+	errs := strategy.ValidateGenericMeta(&rc.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
 	if rc.Handler == "" {
 		errs = append(errs, field.Required(field.NewPath("handler"), ""))
 	}

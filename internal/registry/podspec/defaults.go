@@ -55,6 +55,11 @@ func DefaultPod(p *corev1.Pod) {
 	if p.Spec.EnableServiceLinks == nil {
 		p.Spec.EnableServiceLinks = new(corev1.DefaultEnableServiceLinks)
 	}
+	if g := p.Spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		// As kube-apiserver's pod defaults: a negative grace period (which
+		// templates may keep) becomes the shortest one, 1 s.
+		p.Spec.TerminationGracePeriodSeconds = new(int64(1))
+	}
 	if p.Spec.HostNetwork {
 		for _, cs := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
 			for i := range cs {

@@ -21,3 +21,18 @@ func TestImagePullPolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestNegativeGracePeriod: as kube-apiserver, a pod's negative grace
+// period becomes 1 s, and a template keeps its own.
+func TestNegativeGracePeriod(t *testing.T) {
+	pod := &corev1.Pod{Spec: corev1.PodSpec{TerminationGracePeriodSeconds: new(int64(-5)), Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
+	DefaultPod(pod)
+	if g := pod.Spec.TerminationGracePeriodSeconds; *g != 1 {
+		t.Errorf("pod grace period %d, want 1", *g)
+	}
+	tmpl := corev1.PodSpec{TerminationGracePeriodSeconds: new(int64(-5)), Containers: []corev1.Container{{Name: "c", Image: "i"}}}
+	DefaultPodSpec(&tmpl)
+	if g := tmpl.TerminationGracePeriodSeconds; *g != -5 {
+		t.Errorf("template grace period %d, want -5", *g)
+	}
+}

@@ -38,9 +38,6 @@ func ValidatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	if a := s.ActiveDeadlineSeconds; a != nil && *a < 1 {
 		errs = append(errs, field.Invalid(p.Child("activeDeadlineSeconds"), *a, validation.InclusiveRangeError(1, 1<<31-1)))
 	}
-	if g := s.TerminationGracePeriodSeconds; g != nil && *g < 0 {
-		errs = append(errs, field.Invalid(p.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
-	}
 	errs = append(errs, metav1validation.ValidateLabels(s.NodeSelector, p.Child("nodeSelector"))...)
 	errs = append(errs, strategy.ValidateName(p.Child("serviceAccountName"), s.ServiceAccountName, validation.IsDNS1123Subdomain)...)
 	errs = append(errs, strategy.ValidateName(p.Child("nodeName"), s.NodeName, validation.IsDNS1123Subdomain)...)

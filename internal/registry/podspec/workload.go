@@ -25,9 +25,9 @@ func ValidateSelectorAndTemplate(sel *metav1.LabelSelector, t *corev1.PodTemplat
 			errs = append(errs, field.Invalid(sp, sel, "empty selector is invalid for "+kind))
 		}
 	}
-	if sel == nil {
-		// reported above
-	} else if selector, err := metav1.LabelSelectorAsSelector(sel); err != nil {
+	// As kube-apiserver: a missing selector selects nothing, so the
+	// template's labels do not match it either.
+	if selector, err := metav1.LabelSelectorAsSelector(sel); err != nil {
 		errs = append(errs, field.Invalid(sp, sel, "invalid label selector"))
 	} else if !selector.Empty() && !selector.Matches(labels.Set(t.Labels)) {
 		errs = append(errs, field.Invalid(tp.Child("metadata", "labels"), t.Labels, "`selector` does not match template `labels`"))

@@ -26,7 +26,7 @@ func podDisruptionBudgetsResource() *registry.Resource {
 			PrepareUpdate: func(p, old *policyv1.PodDisruptionBudget) { p.Status = old.Status },
 			ValidateNew:   validatePDBCreate,
 			ValidateChange: func(p, old *policyv1.PodDisruptionBudget) field.ErrorList {
-				errs := strategy.ValidateMetaUpdate(&p.ObjectMeta, &old.ObjectMeta)
+				errs := strategy.ValidateGenericMetaUpdate(&p.ObjectMeta, &old.ObjectMeta)
 				return append(errs, validatePDB(p, selectorHasInvalidValues(old))...)
 			},
 		},
@@ -78,7 +78,7 @@ func validatePDBCreate(p *policyv1.PodDisruptionBudget) field.ErrorList {
 	if errs := validatePDB(p, false); len(errs) > 0 {
 		return errs
 	}
-	return strategy.ValidateMeta(&p.ObjectMeta, true, path.ValidatePathSegmentName)
+	return strategy.ValidateGenericMeta(&p.ObjectMeta, true, path.ValidatePathSegmentName)
 }
 
 func selectorHasInvalidValues(p *policyv1.PodDisruptionBudget) bool {
@@ -96,7 +96,7 @@ func validatePDBStatusUpdate(p, old *policyv1.PodDisruptionBudget) field.ErrorLi
 		{"desiredHealthy", s.DesiredHealthy}, {"expectedPods", s.ExpectedPods}} {
 		errs = append(errs, apivalidation.ValidateNonnegativeField(int64(c.v), sp.Child(c.name))...)
 	}
-	return append(errs, strategy.ValidateMetaUpdate(&p.ObjectMeta, &old.ObjectMeta)...)
+	return append(errs, strategy.ValidateGenericMetaUpdate(&p.ObjectMeta, &old.ObjectMeta)...)
 }
 
 // internalPDBSpec renders a budget's spec as kube-apiserver's internal

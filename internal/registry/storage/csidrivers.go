@@ -17,6 +17,7 @@ func csiDriversResource() *registry.Resource {
 	return &registry.Resource{
 		Group: Group, Version: "v1", Resource: "csidrivers", Kind: "CSIDriver", ListKind: "CSIDriverList",
 		Singular:              "csidriver",
+		ReturnDeletedObject:   true, // as kube-apiserver: DELETE answers the deleted object
 		NoUnconditionalUpdate: true, // as kube-apiserver: a PUT must name a resourceVersion
 		// Kubernetes' strategy sets no generation on create and adds one
 		// on every spec change: PrepareUpdate keeps that count.

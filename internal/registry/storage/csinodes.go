@@ -19,6 +19,7 @@ func csiNodesResource() *registry.Resource {
 	return &registry.Resource{
 		Group: Group, Version: "v1", Resource: "csinodes", Kind: "CSINode", ListKind: "CSINodeList",
 		Singular: "csinode", NoGeneration: true,
+		ReturnDeletedObject:   true, // as kube-apiserver: DELETE answers the deleted object
 		NoUnconditionalUpdate: true, // as kube-apiserver: a PUT must name a resourceVersion
 		New:                   func() runtime.Object { return &storagev1.CSINode{} },
 		NewList:               func() runtime.Object { return &storagev1.CSINodeList{} },

@@ -19,9 +19,10 @@ func storageClassesResource() *registry.Resource {
 	return &registry.Resource{
 		Group: Group, Version: "v1", Resource: "storageclasses", Kind: "StorageClass", ListKind: "StorageClassList",
 		Singular: "storageclass", ShortNames: []string{"sc"},
-		NoGeneration: true,
-		New:          func() runtime.Object { return &storagev1.StorageClass{} },
-		NewList:      func() runtime.Object { return &storagev1.StorageClassList{} },
+		ReturnDeletedObject: true, // as kube-apiserver: DELETE answers the deleted object
+		NoGeneration:        true,
+		New:                 func() runtime.Object { return &storagev1.StorageClass{} },
+		NewList:             func() runtime.Object { return &storagev1.StorageClassList{} },
 		Strategy: strategy.Typed[*storagev1.StorageClass]{
 			Defaults:       defaultStorageClass,
 			ValidateNew:    validateStorageClass,
@@ -74,10 +75,13 @@ func validateStorageClassSpec(sc *storagev1.StorageClass) field.ErrorList {
 
 // validateAllowedTopologies checks each term's label requirements (a
 // label key, one value at least, no value or key twice) and that no term
-// repeats another.
+// repeats another. As kube-apiserver's, the terms seen start as one empty
+// term per term of the list, so an empty term is a duplicate; a term is
+// reported once however many it repeats (kube-apiserver drops the
+// identical errors).
 func validateAllowedTopologies(p *field.Path, terms []corev1.TopologySelectorTerm) field.ErrorList {
 	var errs field.ErrorList
-	var seen []map[string]sets.Set[string]
+	seen := make([]map[string]sets.Set[string], len(terms))
 	for i, term := range terms {
 		exprs := map[string]sets.Set[string]{}
 		for j, req := range term.MatchLabelExpressions {
@@ -101,6 +105,7 @@ func validateAllowedTopologies(p *field.Path, terms []corev1.TopologySelectorTer
 		for _, other := range seen {
 			if apiequality.Semantic.DeepEqual(exprs, other) {
 				errs = append(errs, field.Duplicate(p.Index(i).Child("matchLabelExpressions"), ""))
+				break
 			}
 		}
 		seen = append(seen, exprs)

@@ -18,6 +18,7 @@ func volumeAttachmentsResource() *registry.Resource {
 	return &registry.Resource{
 		Group: Group, Version: "v1", Resource: "volumeattachments", Kind: "VolumeAttachment",
 		ListKind: "VolumeAttachmentList", Singular: "volumeattachment", NoGeneration: true,
+		ReturnDeletedObject:   true, // as kube-apiserver: DELETE answers the deleted object
 		NoUnconditionalUpdate: true, // as kube-apiserver: a PUT must name a resourceVersion
 		New:                   func() runtime.Object { return &storagev1.VolumeAttachment{} },
 		NewList:               func() runtime.Object { return &storagev1.VolumeAttachmentList{} },

@@ -16,9 +16,10 @@ func volumeAttributesClassesResource() *registry.Resource {
 	return &registry.Resource{
 		Group: Group, Version: "v1", Resource: "volumeattributesclasses", Kind: "VolumeAttributesClass",
 		ListKind: "VolumeAttributesClassList", Singular: "volumeattributesclass", ShortNames: []string{"vac"},
-		NoGeneration: true,
-		New:          func() runtime.Object { return &storagev1.VolumeAttributesClass{} },
-		NewList:      func() runtime.Object { return &storagev1.VolumeAttributesClassList{} },
+		ReturnDeletedObject: true, // as kube-apiserver: DELETE answers the deleted object
+		NoGeneration:        true,
+		New:                 func() runtime.Object { return &storagev1.VolumeAttributesClass{} },
+		NewList:             func() runtime.Object { return &storagev1.VolumeAttributesClassList{} },
 		Strategy: strategy.Typed[*storagev1.VolumeAttributesClass]{
 			ValidateNew: func(c *storagev1.VolumeAttributesClass) field.ErrorList {
 				errs := strategy.ValidateMeta(&c.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)

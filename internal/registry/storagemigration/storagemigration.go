@@ -32,7 +32,8 @@ func storageVersionMigrationsResource() *registry.Resource {
 	return &registry.Resource{
 		Group: Group, Version: "v1", Resource: "storageversionmigrations", Kind: "StorageVersionMigration",
 		ListKind: "StorageVersionMigrationList", Singular: "storageversionmigration", NoGeneration: true,
-		NoUnconditionalUpdate: true, // as kube-apiserver: a PUT must name a resourceVersion
+		StorageVersion:        "v1beta1", // kube-apiserver's storage version: discovery's storageVersionHash
+		NoUnconditionalUpdate: true,      // as kube-apiserver: a PUT must name a resourceVersion
 		New:                   func() runtime.Object { return &svm{} },
 		NewList:               func() runtime.Object { return &svmv1.StorageVersionMigrationList{} },
 		Strategy: strategy.Typed[*svm]{

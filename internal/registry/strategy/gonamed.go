@@ -10,7 +10,8 @@ import (
 // when the value is of one of its internal (untagged) types: as JSON whose
 // keys are the Go field names, in declaration order ({"Type":"X"} rather
 // than {"type":"X"}). Pointers and slices that are nil are null; maps are
-// not expected in such values.
+// not expected in such values; a struct with its own JSON form
+// (json.Marshaler: IntOrString, Quantity, Time) is rendered in it.
 type GoNamed struct{ V any }
 
 // MarshalJSON renders the wrapped value.
@@ -33,6 +34,16 @@ func writeGoNamed(buf *bytes.Buffer, v reflect.Value) error {
 		}
 		return writeGoNamed(buf, v.Elem())
 	case reflect.Struct:
+		if m, ok := v.Interface().(json.Marshaler); ok {
+			// Types with their own JSON form (IntOrString, Quantity,
+			// Time) keep it, as encoding/json gives them in Kubernetes.
+			b, err := m.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			buf.Write(b)
+			return nil
+		}
 		buf.WriteByte('{')
 		t := v.Type()
 		first := true
