@@ -113,7 +113,7 @@ func TestAuthorizerDecides(t *testing.T) {
 // TestSelectorParseErrors: selectors that do not parse are noted in
 // status.evaluationError, worded as kube-apiserver words them.
 func TestSelectorParseErrors(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := reftest.Start(t, testserver.Options{})
 	for _, c := range []struct{ selectors, want string }{
 		{`"fieldSelector":{"requirements":[{"key":"a","operator":"Near"}]}`, "spec.resourceAttributes.fieldSelector ignored due to parse error"},
 		{`"fieldSelector":{"requirements":[{"key":"a","operator":"In","values":["b"]},{"key":"c","operator":"Exists"}]}`, "spec.resourceAttributes.fieldSelector partially ignored due to parse error"},
@@ -124,7 +124,7 @@ func TestSelectorParseErrors(t *testing.T) {
 		{`"labelSelector":{"requirements":[{"key":"a","operator":"Exists"}]}`, ""},
 	} {
 		var ssar authorizationv1.SelfSubjectAccessReview
-		apitest.Must(t, s, http.MethodPost, ssars, `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"resourceAttributes":{"verb":"list","resource":"pods",`+c.selectors+`}}}`, 201, &ssar)
+		s.Must(t, http.MethodPost, ssars, `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"resourceAttributes":{"verb":"list","resource":"pods",`+c.selectors+`}}}`, 201, &ssar)
 		if ssar.Status.EvaluationError != c.want || !ssar.Status.Allowed {
 			t.Errorf("%s: status %+v, want evaluationError %q", c.selectors, ssar.Status, c.want)
 		}

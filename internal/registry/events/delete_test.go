@@ -4,7 +4,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/setpoint-dev/setpoint/internal/registry/apitest"
+	"github.com/setpoint-dev/setpoint/internal/registry/reftest"
+	"github.com/setpoint-dev/setpoint/internal/testserver"
 )
 
 // TestDeleteIgnoresPropagation: events have no garbage collection, so a
@@ -12,26 +13,33 @@ import (
 // no finalizer), in both groups, as kube-apiserver; a failed precondition
 // on the events.k8s.io view names the stored kind, Event of the core group.
 func TestDeleteIgnoresPropagation(t *testing.T) {
-	s := apitest.Start(t)
+	s := reftest.Start(t, testserver.Options{})
 	const (
 		core = "/api/v1/namespaces/default/events"
 		evts = "/apis/events.k8s.io/v1/namespaces/default/events"
 	)
-	s.Create(t, core, `{apiVersion: v1, kind: Event, metadata: {name: a}, involvedObject: {kind: Pod, name: p, namespace: default}, reason: R, message: m, type: Normal}`)
-	s.Create(t, evts, `{apiVersion: events.k8s.io/v1, kind: Event, metadata: {name: b}, eventTime: "2020-01-02T03:04:05.000000Z", reportingController: example.com/c, reportingInstance: i, action: A, reason: R, type: Normal, regarding: {kind: Pod, name: p, namespace: default}}`)
+	s.Must(t, http.MethodPost, core, `{"apiVersion":"v1","kind":"Event","metadata":{"name":"a"},"involvedObject":{"kind":"Pod","name":"p","namespace":"default"},"reason":"R","message":"m","type":"Normal"}`, http.StatusCreated, nil)
+	var b struct {
+		Metadata struct{ UID string } `json:"metadata"`
+	}
+	s.Must(t, http.MethodPost, evts, `{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"b"},"eventTime":"2020-01-02T03:04:05.000000Z","reportingController":"example.com/c","reportingInstance":"i","action":"A","reason":"R","type":"Normal","regarding":{"kind":"Pod","name":"p","namespace":"default"}}`, http.StatusCreated, &b)
 
-	code, out := s.Write(t, "DELETE", evts+"/b", map[string]any{"preconditions": map[string]any{"uid": "nope"}})
-	details, _ := out["details"].(map[string]any)
-	if code != http.StatusConflict || details["group"] != nil ||
-		out["message"] != `Operation cannot be fulfilled on Event "b": the UID in the precondition (nope) does not match the UID in record (`+s.GetMap(t, evts+"/b")["metadata"].(map[string]any)["uid"].(string)+`). The object might have been deleted and then recreated` {
-		t.Fatalf("failed precondition: %d %v", code, out)
+	var out struct {
+		Message string
+		Details map[string]any
+	}
+	s.Must(t, http.MethodDelete, evts+"/b", `{"preconditions":{"uid":"nope"}}`, http.StatusConflict, &out)
+	want := `Operation cannot be fulfilled on Event "b": the UID in the precondition (nope) does not match the UID in record (` + b.Metadata.UID + `). The object might have been deleted and then recreated`
+	if out.Details["group"] != nil || out.Message != want {
+		t.Fatalf("failed precondition: %+v, want message %q and no group", out, want)
 	}
 	for path, policy := range map[string]string{core + "/a": "Foreground", evts + "/b": "Orphan"} {
-		code, out := s.Write(t, "DELETE", path, map[string]any{"propagationPolicy": policy})
-		if code != http.StatusOK || out["kind"] != "Status" || out["status"] != "Success" {
-			t.Errorf("DELETE %s (%s): %d %v, want a success Status", path, policy, code, out)
+		var st struct{ Kind, Status string }
+		s.Must(t, http.MethodDelete, path, `{"propagationPolicy":"`+policy+`"}`, http.StatusOK, &st)
+		if st.Kind != "Status" || st.Status != "Success" {
+			t.Errorf("DELETE %s (%s): %+v, want a success Status", path, policy, st)
 		}
-		if code, _, _ := s.Do(t, "GET", path, "", nil); code != http.StatusNotFound {
+		if code, _ := s.Do(t, http.MethodGet, path, ""); code != http.StatusNotFound {
 			t.Errorf("GET %s after DELETE: %d, want 404", path, code)
 		}
 	}
