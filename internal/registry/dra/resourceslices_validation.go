@@ -78,7 +78,7 @@ func validateNodeChoice(p *field.Path, s *resourcev1.ResourceSliceSpec) field.Er
 	}
 	if ns := s.NodeSelector; ns != nil {
 		set = append(set, "`nodeSelector`")
-		errs = append(errs, validateNodeSelector(p.Child("nodeSelector"), ns)...)
+		errs = append(errs, strategy.ValidateNodeSelector(ns, p.Child("nodeSelector"))...)
 		if len(ns.NodeSelectorTerms) != 1 {
 			errs = append(errs, field.Invalid(p.Child("nodeSelector", "nodeSelectorTerms"), internalTerms(ns.NodeSelectorTerms), "must have exactly one node selector term"))
 		}
@@ -191,7 +191,7 @@ func validateDeviceNodes(p *field.Path, d *resourcev1.Device, perDevice *bool) f
 	}
 	if d.NodeSelector != nil {
 		set = append(set, "`nodeSelector`")
-		errs = append(errs, validateNodeSelector(p.Child("nodeSelector"), d.NodeSelector)...)
+		errs = append(errs, strategy.ValidateNodeSelector(d.NodeSelector, p.Child("nodeSelector"))...)
 	}
 	if a := d.AllNodes; a != nil {
 		if *a {

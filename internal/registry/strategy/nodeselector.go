@@ -1,33 +1,35 @@
-package dra
+package strategy
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// validateNodeSelector checks a node selector as kube-apiserver checks
-// those of slices, devices and allocations: one term at least, valid
-// label requirements, and field requirements on metadata.name only.
-func validateNodeSelector(p *field.Path, s *corev1.NodeSelector) field.ErrorList {
+// ValidateNodeSelector checks a node selector as kube-apiserver checks those
+// of volumes' node affinity and resource.k8s.io slices, devices and
+// allocations: one term at least, valid label requirements, and field
+// requirements on metadata.name only.
+func ValidateNodeSelector(s *corev1.NodeSelector, p *field.Path) field.ErrorList {
 	tp := p.Child("nodeSelectorTerms")
 	if len(s.NodeSelectorTerms) == 0 {
 		return field.ErrorList{field.Required(tp, "must have at least one node selector term")}
 	}
 	var errs field.ErrorList
 	for i, term := range s.NodeSelectorTerms {
-		for j, r := range term.MatchExpressions {
-			errs = append(errs, validateNodeSelectorRequirement(tp.Index(i).Child("matchExpressions").Index(j), r)...)
+		for j, req := range term.MatchExpressions {
+			errs = append(errs, validateNodeSelectorRequirement(req, tp.Index(i).Child("matchExpressions").Index(j))...)
 		}
-		for j, r := range term.MatchFields {
-			errs = append(errs, validateNodeFieldRequirement(tp.Index(i).Child("matchFields").Index(j), r)...)
+		for j, req := range term.MatchFields {
+			errs = append(errs, validateNodeFieldSelectorRequirement(req, tp.Index(i).Child("matchFields").Index(j))...)
 		}
 	}
 	return errs
 }
 
-func validateNodeSelectorRequirement(p *field.Path, r corev1.NodeSelectorRequirement) field.ErrorList {
+func validateNodeSelectorRequirement(r corev1.NodeSelectorRequirement, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	switch r.Operator {
 	case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
@@ -47,12 +49,16 @@ func validateNodeSelectorRequirement(p *field.Path, r corev1.NodeSelectorRequire
 	}
 	errs = append(errs, metav1validation.ValidateLabelName(r.Key, p.Child("key"))...)
 	for i, v := range r.Values {
-		errs = append(errs, labelValue(p.Child("values").Index(i), v)...)
+		for _, msg := range validation.IsValidLabelValue(v) {
+			errs = append(errs, field.Invalid(p.Child("values").Index(i), v, msg))
+		}
 	}
 	return errs
 }
 
-func validateNodeFieldRequirement(p *field.Path, r corev1.NodeSelectorRequirement) field.ErrorList {
+// validateNodeFieldSelectorRequirement: matchFields select by
+// metadata.name only, with In or NotIn and one value.
+func validateNodeFieldSelectorRequirement(r corev1.NodeSelectorRequirement, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	switch r.Operator {
 	case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
@@ -66,7 +72,7 @@ func validateNodeFieldRequirement(p *field.Path, r corev1.NodeSelectorRequiremen
 		return append(errs, field.Invalid(p.Child("key"), r.Key, "not a valid field selector key"))
 	}
 	for i, v := range r.Values {
-		for _, msg := range validation.IsDNS1123Subdomain(v) {
+		for _, msg := range apivalidation.NameIsDNSSubdomain(v, false) {
 			errs = append(errs, field.Invalid(p.Child("values").Index(i), v, msg))
 		}
 	}
