@@ -5,7 +5,10 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/setpoint-dev/setpoint/internal/registry/strategy"
 )
 
 type matchConditionOptions struct {
@@ -42,7 +45,7 @@ func validateMatchConditions(p *field.Path, conds []admissionv1.MatchCondition, 
 		if mc.Name == "" {
 			errs = append(errs, field.Required(ip.Child("name"), ""))
 		} else {
-			errs = append(errs, qualifiedName(ip.Child("name"), mc.Name)...)
+			errs = append(errs, strategy.Check(ip.Child("name"), mc.Name, validation.IsQualifiedName)...)
 		}
 		if mc.Name != "" {
 			if names.Has(mc.Name) {

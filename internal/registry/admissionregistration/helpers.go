@@ -13,15 +13,6 @@ func isFullyQualifiedName(p *field.Path, name string) field.ErrorList {
 	return validation.IsFullyQualifiedName(p, name)
 }
 
-// qualifiedName checks a qualified name ("example.com/name").
-func qualifiedName(p *field.Path, v string) field.ErrorList {
-	var errs field.ErrorList
-	for _, msg := range validation.IsQualifiedName(v) {
-		errs = append(errs, field.Invalid(p, v, msg))
-	}
-	return errs
-}
-
 func joinComma(s []string) string { return strings.Join(s, ", ") }
 
 func containsString(s []string, v string) bool { return slices.Contains(s, v) }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/cel-go/cel"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/setpoint-dev/setpoint/internal/registry/strategy"
@@ -188,7 +189,7 @@ func validateValidation(c *celCompiler, p *field.Path, v *admissionv1.Validation
 func validateAuditAnnotation(c *celCompiler, p *field.Path, policy string, a *admissionv1.AuditAnnotation, params, stored bool) field.ErrorList {
 	var errs field.ErrorList
 	if policy != "" {
-		errs = append(errs, qualifiedName(p.Child("key"), policy+"/"+a.Key)...)
+		errs = append(errs, strategy.Check(p.Child("key"), policy+"/"+a.Key, validation.IsQualifiedName)...)
 	} else {
 		errs = append(errs, field.Invalid(p.Child("key"), a.Key, "requires metadata.name be non-empty"))
 	}

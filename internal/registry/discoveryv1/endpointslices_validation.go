@@ -69,7 +69,7 @@ func validatePorts(ports []discoveryv1.EndpointPort, p *field.Path) field.ErrorL
 			name = *port.Name
 		}
 		if name != "" {
-			errs = append(errs, dns1123Label(idx.Child("name"), name)...)
+			errs = append(errs, strategy.Check(idx.Child("name"), name, validation.IsDNS1123Label)...)
 		}
 		if names.Has(name) {
 			errs = append(errs, field.Duplicate(idx.Child("name"), name))
@@ -105,7 +105,7 @@ func validateEndpoints(endpoints []discoveryv1.Endpoint, addrType discoveryv1.Ad
 		}
 		errs = append(errs, metav1validation.ValidateLabels(ep.DeprecatedTopology, topo)...)
 		if ep.Hostname != nil {
-			errs = append(errs, dns1123Label(idx.Child("hostname"), *ep.Hostname)...)
+			errs = append(errs, strategy.Check(idx.Child("hostname"), *ep.Hostname, validation.IsDNS1123Label)...)
 		}
 	}
 	return errs
@@ -166,8 +166,4 @@ func validateEndpointCounts(endpoints []discoveryv1.Endpoint, p *field.Path) fie
 		}
 	}
 	return errs
-}
-
-func dns1123Label(p *field.Path, v string) field.ErrorList {
-	return strategy.ValidateName(p, v, validation.IsDNS1123Label)
 }

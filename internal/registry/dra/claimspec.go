@@ -6,7 +6,10 @@ import (
 
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/setpoint-dev/setpoint/internal/registry/strategy"
 )
 
 // The device requests of claims and claim templates.
@@ -117,7 +120,7 @@ func validateClaimSpec(p *field.Path, s *resourcev1.ResourceClaimSpec, sel *sele
 }
 
 func validateRequest(p *field.Path, r *resourcev1.DeviceRequest, sel *selectorCompiler) field.ErrorList {
-	errs := dns1123Label(p.Child("name"), r.Name)
+	errs := strategy.Check(p.Child("name"), r.Name, validation.IsDNS1123Label)
 	switch n := len(r.FirstAvailable); {
 	case n == 0 && r.Exactly == nil:
 		errs = append(errs, field.Required(p, "exactly one of `exactly` or `firstAvailable` is required"))
@@ -126,7 +129,7 @@ func validateRequest(p *field.Path, r *resourcev1.DeviceRequest, sel *selectorCo
 	case n > 0:
 		errs = append(errs, validateSet(p.Child("firstAvailable"), r.FirstAvailable, resourcev1.FirstAvailableDeviceRequestMaxSize,
 			func(p *field.Path, s *resourcev1.DeviceSubRequest) field.ErrorList {
-				errs := dns1123Label(p.Child("name"), s.Name)
+				errs := strategy.Check(p.Child("name"), s.Name, validation.IsDNS1123Label)
 				return append(errs, validateDeviceRequest(p, s.DeviceClassName, s.Selectors, s.AllocationMode, s.Count, s.Tolerations, sel, true)...)
 			},
 			func(s *resourcev1.DeviceSubRequest) string { return s.Name }, listOpts{true, true})...)
@@ -146,7 +149,7 @@ func validateDeviceRequest(p *field.Path, class string, selectors []resourcev1.D
 	if class == "" {
 		errs = append(errs, field.Required(p.Child("deviceClassName"), ""))
 	} else {
-		errs = append(errs, dns1123Subdomain(p.Child("deviceClassName"), class)...)
+		errs = append(errs, strategy.Check(p.Child("deviceClassName"), class, validation.IsDNS1123Subdomain)...)
 	}
 	if alternative {
 		errs = covered(errs)
@@ -208,7 +211,7 @@ func validateRequestRefs(p *field.Path, refs []string, names requestNames) field
 		}
 		var errs field.ErrorList
 		for _, s := range segs {
-			errs = append(errs, dns1123Label(p, s)...)
+			errs = append(errs, strategy.Check(p, s, validation.IsDNS1123Label)...)
 		}
 		if !names.has(*name) {
 			errs = append(errs, field.Invalid(p, *name, msg))

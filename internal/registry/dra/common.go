@@ -15,26 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/setpoint-dev/setpoint/internal/registry/strategy"
 )
 
 // Validators of the names and values the resource.k8s.io kinds share, with
 // kube-apiserver's messages.
-
-func dns1123Label(p *field.Path, v string) field.ErrorList {
-	var errs field.ErrorList
-	for _, msg := range validation.IsDNS1123Label(v) {
-		errs = append(errs, field.Invalid(p, v, msg))
-	}
-	return errs
-}
-
-func dns1123Subdomain(p *field.Path, v string) field.ErrorList {
-	var errs field.ErrorList
-	for _, msg := range validation.IsDNS1123Subdomain(v) {
-		errs = append(errs, field.Invalid(p, v, msg))
-	}
-	return errs
-}
 
 // driverName checks a driver name: required, at most 63 characters, a DNS
 // subdomain in any case.
@@ -101,7 +87,7 @@ func poolName(p *field.Path, name string) field.ErrorList {
 		errs = append(errs, field.TooLong(p, "", resourcev1.PoolNameMaxLength))
 	}
 	for _, part := range strings.Split(name, "/") {
-		errs = append(errs, dns1123Subdomain(p, part)...)
+		errs = append(errs, strategy.Check(p, part, validation.IsDNS1123Subdomain)...)
 	}
 	return errs
 }
@@ -148,14 +134,6 @@ func cIdentifier(p *field.Path, id string) field.ErrorList {
 	return errs
 }
 
-func labelValue(p *field.Path, v string) field.ErrorList {
-	var errs field.ErrorList
-	for _, msg := range validation.IsValidLabelValue(v) {
-		errs = append(errs, field.Invalid(p, v, msg))
-	}
-	return errs
-}
-
 var taintEffects = []string{"NoExecute", "NoSchedule", "None"}
 
 func validEffect(e resourcev1.DeviceTaintEffect) bool {
@@ -167,7 +145,7 @@ func validEffect(e resourcev1.DeviceTaintEffect) bool {
 func validateTaint(p *field.Path, t *resourcev1.DeviceTaint, old *resourcev1.DeviceTaint) field.ErrorList {
 	errs := metav1validation.ValidateLabelName(t.Key, p.Child("key"))
 	if t.Value != "" {
-		errs = append(errs, labelValue(p.Child("value"), t.Value)...)
+		errs = append(errs, strategy.Check(p.Child("value"), t.Value, validation.IsValidLabelValue)...)
 	}
 	if old == nil || old.Effect != t.Effect {
 		switch {
@@ -191,7 +169,7 @@ func validateToleration(p *field.Path, t *resourcev1.DeviceToleration) field.Err
 			errs = append(errs, field.Invalid(p.Child("value"), t.Value, "must be empty for operator `Exists`"))
 		}
 	case resourcev1.DeviceTolerationOpEqual:
-		errs = append(errs, labelValue(p.Child("value"), t.Value)...)
+		errs = append(errs, strategy.Check(p.Child("value"), t.Value, validation.IsValidLabelValue)...)
 	case "":
 		errs = append(errs, field.Required(p.Child("operator"), "").MarkCoveredByDeclarative())
 	default:

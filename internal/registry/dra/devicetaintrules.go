@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/setpoint-dev/setpoint/internal/printers"
@@ -70,7 +71,7 @@ func validateTaintRuleSpec(s, old *resourcev1.DeviceTaintRuleSpec) field.ErrorLi
 			errs = append(errs, poolName(fp.Child("pool"), *f.Pool)...)
 		}
 		if f.Device != nil {
-			errs = append(errs, dns1123Label(fp.Child("device"), *f.Device)...)
+			errs = append(errs, strategy.Check(fp.Child("device"), *f.Device, validation.IsDNS1123Label)...)
 		}
 	}
 	var oldTaint *resourcev1.DeviceTaint

@@ -6,6 +6,7 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/setpoint-dev/setpoint/internal/printers"
@@ -127,7 +128,7 @@ func validateClaimStatus(c, old *resourcev1.ResourceClaim) field.ErrorList {
 		dp := p.Child("devices").Index(i)
 		errs = append(errs, driverName(dp.Child("driver"), d.Driver)...)
 		errs = append(errs, poolName(dp.Child("pool"), d.Pool)...)
-		errs = append(errs, dns1123Label(dp.Child("device"), d.Device)...)
+		errs = append(errs, strategy.Check(dp.Child("device"), d.Device, validation.IsDNS1123Label)...)
 		errs = append(errs, metav1validation.ValidateConditions(d.Conditions, dp.Child("conditions"))...)
 	}
 	if len(st.ReservedFor) > 0 {
@@ -171,7 +172,7 @@ func validateAllocation(p *field.Path, a *resourcev1.AllocationResult, names req
 			}
 			errs = append(errs, coveredDriverName(p.Child("driver"), r.Driver)...)
 			errs = append(errs, covered(poolName(p.Child("pool"), r.Pool))...)
-			errs = append(errs, dns1123Label(p.Child("device"), r.Device)...)
+			errs = append(errs, strategy.Check(p.Child("device"), r.Device, validation.IsDNS1123Label)...)
 			errs = append(errs, validateBindingConditions(p, r.BindingConditions, r.BindingFailureConditions)...)
 			for i := range r.Tolerations {
 				errs = append(errs, validateToleration(p.Child("tolerations").Index(i), &r.Tolerations[i])...)

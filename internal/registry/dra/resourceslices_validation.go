@@ -10,6 +10,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/setpoint-dev/setpoint/internal/registry/strategy"
@@ -48,7 +49,7 @@ func validateSliceSpec(s, old *resourcev1.ResourceSliceSpec) field.ErrorList {
 			if c.Name == "" {
 				errs = append(errs, field.Required(p.Child("name"), ""))
 			} else {
-				errs = append(errs, dns1123Label(p.Child("name"), c.Name)...)
+				errs = append(errs, strategy.Check(p.Child("name"), c.Name, validation.IsDNS1123Label)...)
 			}
 			if len(c.Counters) == 0 {
 				errs = append(errs, field.Required(p.Child("counters"), ""))
@@ -56,7 +57,7 @@ func validateSliceSpec(s, old *resourcev1.ResourceSliceSpec) field.ErrorList {
 				return append(errs, field.TooMany(p.Child("counters"), len(c.Counters), resourcev1.ResourceSliceMaxCountersPerCounterSet))
 			} else {
 				for _, k := range sets.List(sets.KeySet(c.Counters)) {
-					errs = append(errs, covered(dns1123Label(p.Child("counters"), k))...)
+					errs = append(errs, covered(strategy.Check(p.Child("counters"), k, validation.IsDNS1123Label))...)
 				}
 			}
 			return covered(errs)
@@ -71,7 +72,7 @@ func validateNodeChoice(p *field.Path, s *resourcev1.ResourceSliceSpec) field.Er
 	if n := s.NodeName; n != nil {
 		if *n != "" {
 			set = append(set, "`nodeName`")
-			errs = append(errs, dns1123Subdomain(p.Child("nodeName"), *n)...)
+			errs = append(errs, strategy.Check(p.Child("nodeName"), *n, validation.IsDNS1123Subdomain)...)
 		} else {
 			errs = append(errs, field.Invalid(p.Child("nodeName"), *n, "must be either unset or set to a non-empty string"))
 		}
@@ -134,7 +135,7 @@ func lookupDevice(s *resourcev1.ResourceSliceSpec, name string) *resourcev1.Devi
 }
 
 func validateDevice(p *field.Path, d, old *resourcev1.Device, perDevice *bool) field.ErrorList {
-	errs := dns1123Label(p.Child("name"), d.Name)
+	errs := strategy.Check(p.Child("name"), d.Name, validation.IsDNS1123Label)
 	if n := len(d.Attributes) + len(d.Capacity); n > resourcev1.ResourceSliceMaxAttributesAndCapacitiesPerDevice {
 		errs = append(errs, field.Invalid(p, n, fmt.Sprintf("the total number of attributes and capacities must not exceed %d", resourcev1.ResourceSliceMaxAttributesAndCapacitiesPerDevice)))
 	}
@@ -161,7 +162,7 @@ func validateDevice(p *field.Path, d, old *resourcev1.Device, perDevice *bool) f
 			if c.CounterSet == "" {
 				errs = append(errs, field.Required(p.Child("counterSet"), ""))
 			} else {
-				errs = append(errs, dns1123Label(p.Child("counterSet"), c.CounterSet)...)
+				errs = append(errs, strategy.Check(p.Child("counterSet"), c.CounterSet, validation.IsDNS1123Label)...)
 			}
 			if len(c.Counters) == 0 {
 				errs = append(errs, field.Required(p.Child("counters"), ""))
@@ -184,7 +185,7 @@ func validateDeviceNodes(p *field.Path, d *resourcev1.Device, perDevice *bool) f
 	if n := d.NodeName; n != nil {
 		if *n != "" {
 			set = append(set, "`nodeName`")
-			errs = append(errs, dns1123Subdomain(p.Child("nodeName"), *n)...)
+			errs = append(errs, strategy.Check(p.Child("nodeName"), *n, validation.IsDNS1123Subdomain)...)
 		} else {
 			errs = append(errs, field.Invalid(p.Child("nodeName"), *n, "must not be empty"))
 		}

@@ -8,6 +8,7 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/setpoint-dev/setpoint/internal/printers"
@@ -79,7 +80,7 @@ func validateCSINodeDrivers(p *field.Path, drivers []storagev1.CSINodeDriver) fi
 				errs = append(errs, field.Duplicate(dp, k))
 			}
 			keys.Insert(k)
-			errs = append(errs, qualifiedName(dp, k)...)
+			errs = append(errs, strategy.Check(dp, k, validation.IsQualifiedName)...)
 		}
 	}
 	return errs

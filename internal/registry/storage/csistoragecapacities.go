@@ -6,6 +6,7 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/setpoint-dev/setpoint/internal/printers"
@@ -37,7 +38,7 @@ func csiStorageCapacitiesResource() *registry.Resource {
 
 func validateCSIStorageCapacity(c *storagev1.CSIStorageCapacity) field.ErrorList {
 	errs := metav1validation.ValidateLabelSelector(c.NodeTopology, metav1validation.LabelSelectorValidationOptions{}, field.NewPath("nodeTopology"))
-	errs = append(errs, dns1123Subdomain(field.NewPath("storageClassName"), c.StorageClassName)...)
+	errs = append(errs, strategy.Check(field.NewPath("storageClassName"), c.StorageClassName, validation.IsDNS1123Subdomain)...)
 	if c.Capacity != nil && c.Capacity.Sign() < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("capacity"), c.Capacity.String(), "must be greater than or equal to 0"))
 	}

@@ -6,6 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/setpoint-dev/setpoint/internal/registry/strategy"
 )
 
 // Limits of kube-apiserver's storage validation.
@@ -23,25 +25,6 @@ const (
 // rendered as null.
 func immutable(p *field.Path) *field.Error {
 	return field.Invalid(p, nil, "field is immutable")
-}
-
-// qualifiedName checks value is a qualified name ("example.com/foo").
-func qualifiedName(p *field.Path, value string) field.ErrorList {
-	var errs field.ErrorList
-	for _, msg := range validation.IsQualifiedName(value) {
-		errs = append(errs, field.Invalid(p, value, msg))
-	}
-	return errs
-}
-
-// dns1123Subdomain checks value is a DNS subdomain (names of nodes, classes
-// and volumes referred to).
-func dns1123Subdomain(p *field.Path, value string) field.ErrorList {
-	var errs field.ErrorList
-	for _, msg := range validation.IsDNS1123Subdomain(value) {
-		errs = append(errs, field.Invalid(p, value, msg))
-	}
-	return errs
 }
 
 // csiDriverName checks the name of a CSI driver: required, at most 63
@@ -66,7 +49,7 @@ func provisioner(p *field.Path, name string) field.ErrorList {
 	if name == "" {
 		return field.ErrorList{field.Required(p, name)}
 	}
-	return qualifiedName(p, strings.ToLower(name))
+	return strategy.Check(p, strings.ToLower(name), validation.IsQualifiedName)
 }
 
 // parameters checks opaque provisioner parameters: non-empty keys, at most

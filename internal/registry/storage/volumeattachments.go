@@ -61,7 +61,7 @@ func validateVolumeAttachment(va *storagev1.VolumeAttachment) field.ErrorList {
 func validateVolumeAttachmentObject(va *storagev1.VolumeAttachment) field.ErrorList {
 	sp := strategy.SpecPath
 	errs := validateVolumeAttachmentSource(sp.Child("source"), &va.Spec.Source)
-	errs = append(errs, dns1123Subdomain(sp.Child("nodeName"), va.Spec.NodeName)...)
+	errs = append(errs, strategy.Check(sp.Child("nodeName"), va.Spec.NodeName, validation.IsDNS1123Subdomain)...)
 	st := strategy.StatusPath
 	size := 0
 	for k, v := range va.Status.AttachmentMetadata {
@@ -73,7 +73,7 @@ func validateVolumeAttachmentObject(va *storagev1.VolumeAttachment) field.ErrorL
 	errs = append(errs, validateVolumeError(st.Child("attachError"), va.Status.AttachError)...)
 	errs = append(errs, validateVolumeError(st.Child("detachError"), va.Status.DetachError)...)
 	if name := va.Spec.Source.PersistentVolumeName; name != nil {
-		errs = append(errs, dns1123Subdomain(sp.Child("source", "persistentVolumeName"), *name)...)
+		errs = append(errs, strategy.Check(sp.Child("source", "persistentVolumeName"), *name, validation.IsDNS1123Subdomain)...)
 	}
 	// Last, as kube-apiserver's declarative validation reports it.
 	return append(errs, csiDriverName(sp.Child("attacher"), va.Spec.Attacher)...)

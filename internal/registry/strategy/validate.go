@@ -20,9 +20,16 @@ func ValidateName(p *field.Path, name string, check func(string) []string) field
 	if name == "" {
 		return nil
 	}
+	return Check(p, name, check)
+}
+
+// Check turns the messages of check (one of apimachinery's validation.Is…
+// functions) about v into Invalid errors at p, as kube-apiserver reports
+// them.
+func Check(p *field.Path, v string, check func(string) []string) field.ErrorList {
 	var errs field.ErrorList
-	for _, msg := range check(name) {
-		errs = append(errs, field.Invalid(p, name, msg))
+	for _, msg := range check(v) {
+		errs = append(errs, field.Invalid(p, v, msg))
 	}
 	return errs
 }
