@@ -253,16 +253,16 @@ func (h *harness) readyAll(name string) {
 	}
 }
 
-// eventually polls cond every 20ms until it returns nil or 30 s pass.
+// eventually polls cond every 50ms until it returns nil or 45 s pass.
 func (h *harness) eventually(what string, cond func() error) {
 	h.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(45 * time.Second)
 	var err error
 	for time.Now().Before(deadline) {
 		if err = cond(); err == nil {
 			return
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 	h.t.Fatalf("%s: %v", what, err)
 }

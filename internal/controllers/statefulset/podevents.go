@@ -91,10 +91,10 @@ func (h *claimHandler) observe(c *corev1.PersistentVolumeClaim, present bool) {
 			h.q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: setKey[:i], Name: setKey[i+1:]}})
 		}
 	}
-	for _, ref := range c.OwnerReferences {
-		if ref.Kind == setGVK.Kind && ref.APIVersion == setGVK.GroupVersion().String() {
-			h.q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: c.Namespace, Name: ref.Name}})
-		}
+	// Claims carry their set's matchLabels: a set waiting for a claim
+	// (a stale one to go, an owner to change) hears of it.
+	for _, set := range h.r.setsMatching(c.Namespace, c.Labels) {
+		h.q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: set.Namespace, Name: set.Name}})
 	}
 }
 
@@ -190,14 +190,20 @@ func (r *reconciler) resolve(ns string, ref *metav1.OwnerReference) *appsv1.Stat
 // setsForOrphan returns the cached sets of pod's namespace whose selector
 // matches it: the candidates to adopt it.
 func (r *reconciler) setsForOrphan(pod *corev1.Pod) []*appsv1.StatefulSet {
-	all, err := r.setInf.Lister().Namespace(pod.Namespace).List(labels.Everything())
+	return r.setsMatching(pod.Namespace, pod.Labels)
+}
+
+// setsMatching returns the cached sets of namespace ns whose (non-empty)
+// selector matches l.
+func (r *reconciler) setsMatching(ns string, l map[string]string) []*appsv1.StatefulSet {
+	all, err := r.setInf.Lister().Namespace(ns).List(labels.Everything())
 	if err != nil {
 		return nil
 	}
 	var out []*appsv1.StatefulSet
 	for _, set := range all {
 		sel, err := metav1.LabelSelectorAsSelector(set.Spec.Selector)
-		if err == nil && !sel.Empty() && sel.Matches(labels.Set(pod.Labels)) {
+		if err == nil && !sel.Empty() && sel.Matches(labels.Set(l)) {
 			out = append(out, set)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 // down removes the highest ordinal first, one at a time; events are
 // Kubernetes'.
 func TestOrderedReadyLifecycle(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	set := h.create(newSet("web", 3, appsv1.OrderedReadyPodManagement))
 
@@ -101,6 +102,7 @@ func TestOrderedReadyLifecycle(t *testing.T) {
 // TestParallelAndOrdinalsStart: Parallel creates every pod at once, from
 // spec.ordinals.start; a failed pod is deleted and recreated.
 func TestParallelAndOrdinalsStart(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	set := newSet("par", 4, appsv1.ParallelPodManagement)
 	set.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: 5}
@@ -133,8 +135,10 @@ func TestParallelAndOrdinalsStart(t *testing.T) {
 // the highest ordinal down to the partition, one pod at a time; moving the
 // partition to 0 finishes it; the revisions are named and numbered as
 // kubectl expects; going back to the first template renumbers its revision
-// instead of creating one; revisionHistoryLimit prunes unused revisions.
+// instead of creating one; revisionHistoryLimit prunes unused revisions;
+// under OnDelete a template change waits for pods to be deleted.
 func TestRollingUpdatePartitionHistoryRollback(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	set := newSet("ru", 3, appsv1.OrderedReadyPodManagement)
 	two := int32(2)
@@ -208,12 +212,39 @@ func TestRollingUpdatePartitionHistoryRollback(t *testing.T) {
 		}
 		return nil
 	})
+
+	// OnDelete: a template change replaces nothing until a pod is deleted.
+	h.mutate("ru", func(s *appsv1.StatefulSet) {
+		s.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
+	})
+	h.settle("ru")
+	before := h.podsOf("ru")
+	h.setImage("ru", "img:3")
+	time.Sleep(500 * time.Millisecond)
+	h.readyAll("ru")
+	if after := h.podsOf("ru"); after[1].UID != before[1].UID || after[2].UID != before[2].UID {
+		t.Fatal("OnDelete replaced a pod")
+	}
+	if err := h.pods.Delete(context.Background(), "ru-1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("ru-1 at the update revision", func() error {
+		h.readyAll("ru")
+		s, _ := h.sets.Get(context.Background(), "ru", metav1.GetOptions{})
+		pods := h.podsOf("ru")
+		if len(pods) != 3 || podRevision(pods[1]) != s.Status.UpdateRevision || pods[1].Spec.Containers[0].Image != "img:3" ||
+			podRevision(pods[2]) == s.Status.UpdateRevision || s.Status.UpdatedReplicas != 1 {
+			return fmt.Errorf("pods %s status %+v", names(pods), s.Status)
+		}
+		return nil
+	})
 }
 
 // TestMaxUnavailableAndMinReadySeconds: with maxUnavailable 2 a rollout
 // deletes two pods at once; availability waits for minReadySeconds on the
 // injected clock.
 func TestMaxUnavailableAndMinReadySeconds(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	set := newSet("mu", 4, appsv1.ParallelPodManagement)
 	mu := intstr.FromInt32(2)
@@ -280,32 +311,3 @@ func TestMaxUnavailableAndMinReadySeconds(t *testing.T) {
 	})
 }
 
-// TestOnDelete: a template change replaces nothing until a pod is deleted.
-func TestOnDelete(t *testing.T) {
-	h := newHarness(t)
-	set := newSet("od", 2, appsv1.OrderedReadyPodManagement)
-	set.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
-	h.create(set)
-	h.settle("od")
-	before := h.podsOf("od")
-	h.setImage("od", "img:2")
-	time.Sleep(500 * time.Millisecond)
-	h.readyAll("od")
-	after := h.podsOf("od")
-	if after[0].UID != before[0].UID || after[1].UID != before[1].UID {
-		t.Fatal("OnDelete replaced a pod")
-	}
-	if err := h.pods.Delete(context.Background(), "od-1", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	h.eventually("od-1 at the update revision", func() error {
-		h.readyAll("od")
-		s, _ := h.sets.Get(context.Background(), "od", metav1.GetOptions{})
-		pods := h.podsOf("od")
-		if len(pods) != 2 || podRevision(pods[1]) != s.Status.UpdateRevision || pods[1].Spec.Containers[0].Image != "img:2" ||
-			podRevision(pods[0]) == s.Status.UpdateRevision || s.Status.UpdatedReplicas != 1 {
-			return fmt.Errorf("pods %s status %+v", names(pods), s.Status)
-		}
-		return nil
-	})
-}
