@@ -310,4 +310,3 @@ func TestMaxUnavailableAndMinReadySeconds(t *testing.T) {
 		return nil
 	})
 }
-
