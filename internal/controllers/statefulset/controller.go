@@ -1,6 +1,7 @@
 package statefulset
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -26,6 +27,13 @@ const (
 	ControllerName = "statefulset"
 	// EventSource is the component of the Events the controller records.
 	EventSource = "statefulset-controller"
+	// DefaultMaxInFlightWrites bounds the pod and claim creates and deletes
+	// in flight at once, across all syncs (as the ReplicaSet controller's:
+	// a Parallel slow-start batch of 256 creates would otherwise pass the
+	// API server's limit of concurrent mutating requests and be answered
+	// 429; Kubernetes' controller manager is held back by its client's QPS
+	// limit instead).
+	DefaultMaxInFlightWrites = 48
 )
 
 var (
@@ -44,6 +52,9 @@ type Options struct {
 	// Clock tells availability (minReadySeconds) and expectation expiry;
 	// default the real clock. The workqueue keeps the manager's clock.
 	Clock clock.PassiveClock
+	// MaxInFlightWrites bounds concurrent pod and claim creates and
+	// deletes (default DefaultMaxInFlightWrites).
+	MaxInFlightWrites int
 }
 
 // reconciler holds what every sync shares; its fields are set once. The
@@ -61,6 +72,9 @@ type reconciler struct {
 	recorder record.Recorder
 	clock    clock.PassiveClock
 	metrics  *metrics
+
+	// writes holds a token per pod or claim write in flight.
+	writes chan struct{}
 
 	// rvMu guards setRVs: per set key, the resourceVersion of our last
 	// status write.
@@ -85,6 +99,9 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
+	if opts.MaxInFlightWrites <= 0 {
+		opts.MaxInFlightWrites = DefaultMaxInFlightWrites
+	}
 	rec, err := mgr.GetEventRecorderFor(EventSource)
 	if err != nil {
 		return nil, nil, fmt.Errorf("statefulset: %w", err)
@@ -107,6 +124,7 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 		clock:    opts.Clock,
 		metrics:  m,
 		setRVs:   map[string]string{},
+		writes:   make(chan struct{}, opts.MaxInFlightWrites),
 	}
 	revInf := manager.InformerFor[*appsv1.ControllerRevision](mgr, revGVR, true)
 	r.history, err = history.New(revInf.Indexer(), rest.For[*appsv1.ControllerRevision, *appsv1.ControllerRevisionList](c, revGVR, true))
@@ -133,4 +151,15 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 		}
 	}
 	return ctrl, r, nil
+}
+
+// acquireWrite waits for a write slot (or ctx's end) and returns its
+// release.
+func (r *reconciler) acquireWrite(ctx context.Context) (release func(), err error) {
+	select {
+	case r.writes <- struct{}{}:
+		return func() { <-r.writes }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }

@@ -137,7 +137,7 @@ func TestRandomizedConvergence(t *testing.T) {
 			inv := h.watchInvariants("cv", true, func() int { return start })
 			h.create(set)
 			image := 1
-			for step := range 24 {
+			for step := range 20 {
 				switch op := rng.Intn(10); op {
 				case 0, 1:
 					h.scale("cv", int32(rng.Intn(6)))

@@ -50,7 +50,12 @@ func (r *reconciler) createPod(ctx context.Context, set *appsv1.StatefulSet, pod
 	}
 	key := podObjKey(set.Namespace, pod.Name)
 	r.exp.expect(keyOf(set), key, podCreate, "")
-	created, err := r.pods.Namespace(set.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	var created *corev1.Pod
+	release, err := r.acquireWrite(ctx)
+	if err == nil {
+		created, err = r.pods.Namespace(set.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+		release()
+	}
 	if err != nil {
 		r.exp.forget(key)
 		if apierrors.IsAlreadyExists(err) {
@@ -75,7 +80,11 @@ func (r *reconciler) deletePod(ctx context.Context, set *appsv1.StatefulSet, pod
 	key := podObjKey(pod.Namespace, pod.Name)
 	r.exp.expect(keyOf(set), key, podDelete, pod.UID)
 	uid := pod.UID
-	err := r.pods.Namespace(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	release, err := r.acquireWrite(ctx)
+	if err == nil {
+		err = r.pods.Namespace(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		release()
+	}
 	if err != nil && !apierrors.IsNotFound(err) {
 		r.exp.forget(key)
 		if apierrors.IsConflict(err) {
@@ -157,7 +166,11 @@ func (r *reconciler) createClaims(ctx context.Context, set *appsv1.StatefulSet, 
 		case apierrors.IsNotFound(err):
 			key := claimObjKey(claim.Namespace, claim.Name)
 			r.exp.expect(keyOf(set), key, claimCreate, "")
-			_, err := r.pvcs.Namespace(claim.Namespace).Create(ctx, claim, metav1.CreateOptions{})
+			release, err := r.acquireWrite(ctx)
+			if err == nil {
+				_, err = r.pvcs.Namespace(claim.Namespace).Create(ctx, claim, metav1.CreateOptions{})
+				release()
+			}
 			if err != nil {
 				r.exp.forget(key)
 				errs = append(errs, fmt.Errorf("failed to create PVC %s: %w", claim.Name, err))
