@@ -99,11 +99,9 @@ func TestOrderedReadyLifecycle(t *testing.T) {
 	}
 }
 
-// TestParallelAndOrdinalsStart: Parallel creates every pod at once, from
+// parallelAndOrdinalsStart: Parallel creates every pod at once, from
 // spec.ordinals.start; a failed pod is deleted and recreated.
-func TestParallelAndOrdinalsStart(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
+func parallelAndOrdinalsStart(t *testing.T, h *harness) {
 	set := newSet("par", 4, appsv1.ParallelPodManagement)
 	set.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: 5}
 	h.create(set)
@@ -240,12 +238,14 @@ func TestRollingUpdatePartitionHistoryRollback(t *testing.T) {
 	})
 }
 
-// TestMaxUnavailableAndMinReadySeconds: with maxUnavailable 2 a rollout
-// deletes two pods at once; availability waits for minReadySeconds on the
-// injected clock.
-func TestMaxUnavailableAndMinReadySeconds(t *testing.T) {
+// TestParallel: Parallel pod management with ordinals.start and failed
+// pods (parallelAndOrdinalsStart); with maxUnavailable 2 a rollout deletes
+// two pods at once; availability waits for minReadySeconds on the injected
+// clock.
+func TestParallel(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
+	parallelAndOrdinalsStart(t, h)
 	set := newSet("mu", 4, appsv1.ParallelPodManagement)
 	mu := intstr.FromInt32(2)
 	set.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType,
