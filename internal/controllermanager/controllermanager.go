@@ -12,9 +12,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/setpoint-dev/setpoint/internal/controllers/deployment"
+	"github.com/setpoint-dev/setpoint/internal/controllers/expand"
 	"github.com/setpoint-dev/setpoint/internal/controllers/garbagecollector"
 	"github.com/setpoint-dev/setpoint/internal/controllers/namespace"
 	"github.com/setpoint-dev/setpoint/internal/controllers/nodelifecycle"
+	"github.com/setpoint-dev/setpoint/internal/controllers/persistentvolume"
+	"github.com/setpoint-dev/setpoint/internal/controllers/provisioner"
+	"github.com/setpoint-dev/setpoint/internal/controllers/pvcprotection"
+	"github.com/setpoint-dev/setpoint/internal/controllers/pvprotection"
 	"github.com/setpoint-dev/setpoint/internal/controllers/replicaset"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
@@ -29,10 +34,18 @@ const (
 	GarbageCollector = "garbage-collector-controller"
 	Namespace        = "namespace-controller"
 	NodeLifecycle    = "node-lifecycle-controller"
+	PVBinder         = "persistentvolume-binder-controller"
+	PVProtection     = "persistentvolume-protection-controller"
+	PVCProtection    = "persistentvolumeclaim-protection-controller"
+	PVExpander       = "persistentvolume-expander-controller"
+	// Provisioner is setpoint's own: the simulated dynamic provisioner
+	// (an external provisioner on Kubernetes) and the default class.
+	Provisioner = "simulated-provisioner-controller"
 )
 
 // AllControllers lists every controller name, in start order.
-var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle}
+var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle,
+	PVBinder, PVProtection, PVCProtection, PVExpander, Provisioner}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -70,6 +83,11 @@ type ControllerManagerOptions struct {
 	GarbageCollector garbagecollector.Options
 	Namespace        namespace.Options
 	NodeLifecycle    nodelifecycle.Options
+	PVBinder         persistentvolume.Options
+	PVProtection     pvprotection.Options
+	PVCProtection    pvcprotection.Options
+	PVExpander       expand.Options
+	Provisioner      provisioner.Options
 	// Sharding, when enabled, runs the ReplicaSet and Deployment
 	// controllers sharded by namespace on every replica; the others stay
 	// under the leader Lease.
@@ -127,6 +145,11 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		GarbageCollector: func() error { return garbagecollector.Add(mgr, opts.GarbageCollector) },
 		Namespace:        func() error { return namespace.Add(mgr, opts.Namespace) },
 		NodeLifecycle:    func() error { return nodelifecycle.Add(mgr, opts.NodeLifecycle) },
+		PVBinder:         func() error { return persistentvolume.Add(mgr, opts.PVBinder) },
+		PVProtection:     func() error { return pvprotection.Add(mgr, opts.PVProtection) },
+		PVCProtection:    func() error { return pvcprotection.Add(mgr, opts.PVCProtection) },
+		PVExpander:       func() error { return expand.Add(mgr, opts.PVExpander) },
+		Provisioner:      func() error { return provisioner.Add(mgr, opts.Provisioner) },
 	}
 	for _, name := range AllControllers {
 		if !slices.Contains(names, name) {
