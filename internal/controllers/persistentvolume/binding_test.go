@@ -123,7 +123,9 @@ func TestStaticBinding(t *testing.T) {
 	e.volume("small", "", "2Gi")
 	e.volume("tiny", "", "500Mi")
 	e.volume("other", "gold", "2Gi")
-	e.volume("rox", "", "2Gi", func(pv *corev1.PersistentVolume) { pv.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadOnlyMany} })
+	e.volume("rox", "", "2Gi", func(pv *corev1.PersistentVolume) {
+		pv.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadOnlyMany}
+	})
 	e.volume("blk", "", "3Gi", func(pv *corev1.PersistentVolume) { pv.Spec.VolumeMode = &block })
 	e.volume("labeled", "", "4Gi", func(pv *corev1.PersistentVolume) { pv.Labels = map[string]string{"tier": "db"} })
 	e.volume("reserved", "", "20Gi", func(pv *corev1.PersistentVolume) {

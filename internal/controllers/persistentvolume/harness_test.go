@@ -60,7 +60,9 @@ func start(t *testing.T) *env {
 		events: rest.For[*corev1.Event, *corev1.EventList](c, corev1.SchemeGroupVersion.WithResource("events"), true).Namespace(ns),
 	}
 	for _, add := range []func() error{
-		func() error { return persistentvolume.Add(mgr, persistentvolume.Options{Clock: e.clk, ResyncPeriod: time.Second}) },
+		func() error {
+			return persistentvolume.Add(mgr, persistentvolume.Options{Clock: e.clk, ResyncPeriod: time.Second})
+		},
 		func() error { return provisioner.Add(mgr, provisioner.Options{}) },
 		func() error { return pvcprotection.Add(mgr, pvcprotection.Options{}) },
 		func() error { return pvprotection.Add(mgr, pvprotection.Options{}) },
@@ -127,8 +129,8 @@ func (e *env) volume(name, class, size string, edit ...func(*corev1.PersistentVo
 	e.t.Helper()
 	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: corev1.PersistentVolumeSpec{StorageClassName: class,
-			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Capacity:    corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)},
+			AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)},
 			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/data/" + name}}}}
 	for _, f := range edit {
 		f(pv)
