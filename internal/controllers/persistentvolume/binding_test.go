@@ -109,6 +109,28 @@ func TestWaitForFirstConsumer(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.eventually("claim and volume gone", func() bool { return e.getClaim("web") == nil && e.getVolume(pv.Name) == nil })
+
+	// A static volume of the class whose node affinity admits the selected
+	// node is taken instead of provisioning; one for another node is not.
+	e.node("n2")
+	onNode := func(host string) func(*corev1.PersistentVolume) {
+		return func(pv *corev1.PersistentVolume) {
+			pv.Spec.NodeAffinity = &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{host}}}}}}}
+		}
+	}
+	e.volume("local-n1", "standard", "1Gi", onNode("n1-host"))
+	e.volume("local-n2", "standard", "1Gi", onNode("n2-host"))
+	e.waitVolumePhase("local-n2", corev1.VolumeAvailable)
+	e.claim("local", "standard", "1Gi")
+	e.waitEvent("local", "WaitForFirstConsumer", "")
+	if c := e.getClaim("local"); c.Spec.VolumeName != "" {
+		t.Fatalf("claim bound to %s before a node was selected", c.Spec.VolumeName)
+	}
+	e.selectNode("local", "n2")
+	if c := e.waitClaimBound("local"); c.Spec.VolumeName != "local-n2" {
+		t.Errorf("claim bound to %s, want local-n2", c.Spec.VolumeName)
+	}
 }
 
 // Static volumes: the smallest that fits, of the claim's class, access
@@ -195,6 +217,17 @@ func TestStaticBinding(t *testing.T) {
 	if pv.Status.Message != `error getting deleter volume plugin for volume "deleter": no deletable volume plugin matched` {
 		t.Errorf("failed volume message %q", pv.Status.Message)
 	}
+	// A bound claim whose volume vanishes is Lost.
+	lost := e.getVolume("labeled")
+	lost.Finalizers = nil
+	if _, err := e.pvs.Update(ctx, lost, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.pvs.Delete(ctx, "labeled", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("claim sel lost", func() bool { return e.getClaim("sel").Status.Phase == corev1.ClaimLost })
+	e.waitEvent("sel", "ClaimLost", "Bound claim has lost its PersistentVolume. Data on the volume is lost!")
 	// A new claim fitting "big" does not get the released volume.
 	e.claim("late", "", "5Gi")
 	e.waitEvent("late", "FailedBinding", "")

@@ -79,22 +79,9 @@ func Add(mgr *manager.Manager, opts Options) error {
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
-	// The lib-external-provisioner records as the provisioner name.
-	rec, err := mgr.GetEventRecorderFor(opts.Name)
+	p, err := newProvisioner(mgr, opts)
 	if err != nil {
-		return fmt.Errorf("provisioner: %w", err)
-	}
-	c := mgr.Client()
-	p := &provisioner{
-		name: opts.Name, log: mgr.Logger().With("controller", ControllerName),
-		pvInf:    manager.InformerFor[*corev1.PersistentVolume](mgr, pvGVR, false),
-		pvcInf:   manager.InformerFor[*corev1.PersistentVolumeClaim](mgr, pvcGVR, true),
-		scInf:    manager.InformerFor[*storagev1.StorageClass](mgr, scGVR, false),
-		nodeInf:  manager.InformerFor[*corev1.Node](mgr, nodeGVR, false),
-		pvs:      rest.For[*corev1.PersistentVolume, *corev1.PersistentVolumeList](c, pvGVR, false),
-		classes:  rest.For[*storagev1.StorageClass, *storagev1.StorageClassList](c, scGVR, false),
-		cms:      rest.For[*corev1.ConfigMap, *corev1.ConfigMapList](c, cmGVR, true),
-		recorder: rec,
+		return err
 	}
 	copts := mgr.ControllerOptions()
 	copts.MaxConcurrentReconciles = opts.Workers
@@ -121,6 +108,28 @@ func Add(mgr *manager.Manager, opts Options) error {
 		return nil
 	}
 	return mgr.Add(&installer{p: p})
+}
+
+// newProvisioner builds the provisioner of opts (defaults set).
+func newProvisioner(mgr *manager.Manager, opts Options) (*provisioner, error) {
+	// The lib-external-provisioner records as the provisioner name.
+	rec, err := mgr.GetEventRecorderFor(opts.Name)
+	if err != nil {
+		return nil, fmt.Errorf("provisioner: %w", err)
+	}
+	c := mgr.Client()
+	p := &provisioner{
+		name: opts.Name, log: mgr.Logger().With("controller", ControllerName),
+		pvInf:    manager.InformerFor[*corev1.PersistentVolume](mgr, pvGVR, false),
+		pvcInf:   manager.InformerFor[*corev1.PersistentVolumeClaim](mgr, pvcGVR, true),
+		scInf:    manager.InformerFor[*storagev1.StorageClass](mgr, scGVR, false),
+		nodeInf:  manager.InformerFor[*corev1.Node](mgr, nodeGVR, false),
+		pvs:      rest.For[*corev1.PersistentVolume, *corev1.PersistentVolumeList](c, pvGVR, false),
+		classes:  rest.For[*storagev1.StorageClass, *storagev1.StorageClassList](c, scGVR, false),
+		cms:      rest.For[*corev1.ConfigMap, *corev1.ConfigMapList](c, cmGVR, true),
+		recorder: rec,
+	}
+	return p, nil
 }
 
 // Reconcile provisions for a claim (a request with a namespace) or deletes
