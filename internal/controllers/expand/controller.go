@@ -147,15 +147,27 @@ func (e *expander) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 	}
 	want := c.Spec.Resources.Requests[corev1.ResourceStorage]
 	have := pv.Spec.Capacity[corev1.ResourceStorage]
-	if want.Cmp(have) > 0 {
+	if want.Cmp(have) > 0 && !nodePending(c, want) {
 		return reconcile.Result{}, e.expandController(ctx, c, pv)
 	}
 	return reconcile.Result{}, e.expandNode(ctx, c, pv)
 }
 
+// nodePending reports whether the controller side already expanded the
+// volume to want (the volume in the cache may not show it yet).
+func nodePending(c *corev1.PersistentVolumeClaim, want resource.Quantity) bool {
+	alloc := c.Status.AllocatedResources[corev1.ResourceStorage]
+	return c.Status.AllocatedResourceStatuses[corev1.ResourceStorage] == corev1.PersistentVolumeClaimNodeResizePending && alloc.Cmp(want) >= 0
+}
+
 // expandController is steps 1 to 3 of the package documentation.
 func (e *expander) expandController(ctx context.Context, c *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume) error {
 	want := c.Spec.Resources.Requests[corev1.ResourceStorage]
+	if c.Status.AllocatedResourceStatuses[corev1.ResourceStorage] != corev1.PersistentVolumeClaimControllerResizeInProgress {
+		// kube-controller-manager's expander hands a volume no in-tree
+		// plugin expands to its external resizer.
+		e.recorder.Event(c, corev1.EventTypeNormal, "ExternalExpanding", "waiting for an external controller to expand this PVC")
+	}
 	c, err := e.setStatus(ctx, c, func(st *corev1.PersistentVolumeClaimStatus) {
 		st.Conditions = setCondition(st.Conditions, corev1.PersistentVolumeClaimResizing, "", e.clock.Now())
 		setAllocated(st, want, corev1.PersistentVolumeClaimControllerResizeInProgress)

@@ -10,7 +10,8 @@
 // allows expansion) goes through kube's steps, each a write the next
 // depends on:
 //
-//  1. status: condition Resizing, allocatedResources.storage = the request,
+//  1. event ExternalExpanding (the expander hands the claim to the
+//     resizer); status: condition Resizing, allocatedResources.storage = the request,
 //     allocatedResourceStatuses.storage = ControllerResizeInProgress; event
 //     Resizing;
 //  2. the volume's spec.capacity.storage = the request;

@@ -84,6 +84,11 @@ func TestWaitForFirstConsumer(t *testing.T) {
 	if list, _ := e.pvs.List(ctx, metav1.ListOptions{}); len(list.Items) != 0 {
 		t.Fatalf("volume provisioned before a node was selected: %v", list.Items[0].Name)
 	}
+	e.pod("waiter", "", "web") // not scheduled
+	e.waitEvent("web", "WaitForPodScheduled", "waiting for pod waiter to be scheduled")
+	if err := e.pods.Delete(ctx, "waiter", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatal(err)
+	}
 	e.node("n1")
 	e.pod("web-0", "n1", "web")
 	e.selectNode("web", "n1")

@@ -3,6 +3,8 @@ package persistentvolume
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -15,6 +17,7 @@ const (
 	reasonFailedBinding        = "FailedBinding"
 	reasonVolumeMismatch       = "VolumeMismatch"
 	reasonWaitForFirstConsumer = "WaitForFirstConsumer"
+	reasonWaitForPodScheduled  = "WaitForPodScheduled"
 	reasonExternalProvisioning = "ExternalProvisioning"
 	reasonProvisioningFailed   = "ProvisioningFailed"
 	reasonVolumeFailedDelete   = "VolumeFailedDelete"
@@ -52,13 +55,34 @@ func (b *binder) syncUnboundClaim(ctx context.Context, c *corev1.PersistentVolum
 	_, selected := c.Annotations[volumeutil.AnnSelectedNode]
 	switch {
 	case delay && !selected:
-		b.recorder.Event(c, corev1.EventTypeNormal, reasonWaitForFirstConsumer, "waiting for first consumer to be created before binding")
+		b.waitingEvent(c)
 	case volumeutil.ClaimClass(c) != "":
 		return b.provision(ctx, c, class)
 	default:
 		b.recorder.Event(c, corev1.EventTypeNormal, reasonFailedBinding, "no persistent volumes available for this claim and no storage class is set")
 	}
 	return b.setClaimPhase(ctx, c, corev1.ClaimPending, nil)
+}
+
+// waitingEvent tells why a WaitForFirstConsumer claim waits: for a pod to
+// use it, or for the pods using it to be scheduled.
+func (b *binder) waitingEvent(c *corev1.PersistentVolumeClaim) {
+	pods, _ := b.podInf.Indexer().ByIndex(claimIndex, c.Namespace+"/"+c.Name)
+	var names []string
+	for _, p := range pods {
+		if p.Spec.NodeName == "" && !volumeutil.PodTerminated(p) {
+			names = append(names, p.Name)
+		}
+	}
+	slices.Sort(names)
+	switch len(names) {
+	case 0:
+		b.recorder.Event(c, corev1.EventTypeNormal, reasonWaitForFirstConsumer, "waiting for first consumer to be created before binding")
+	case 1:
+		b.recorder.Event(c, corev1.EventTypeNormal, reasonWaitForPodScheduled, fmt.Sprintf("waiting for pod %s to be scheduled", names[0]))
+	default:
+		b.recorder.Event(c, corev1.EventTypeNormal, reasonWaitForPodScheduled, fmt.Sprintf("waiting for pods %s to be scheduled", strings.Join(names, ",")))
+	}
 }
 
 // syncRequestedVolume binds a claim that names its volume.

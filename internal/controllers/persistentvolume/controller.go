@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/setpoint-dev/setpoint/cache"
 	"github.com/setpoint-dev/setpoint/controller"
 	"github.com/setpoint-dev/setpoint/handler"
 	"github.com/setpoint-dev/setpoint/informer"
@@ -36,7 +38,12 @@ var (
 	pvcGVR  = corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims")
 	scGVR   = storagev1.SchemeGroupVersion.WithResource("storageclasses")
 	nodeGVR = corev1.SchemeGroupVersion.WithResource("nodes")
+	podGVR  = corev1.SchemeGroupVersion.WithResource("pods")
 )
+
+// claimIndex files pods under the keys (namespace/name) of the claims
+// they use.
+const claimIndex = "persistentvolume.setpoint.dev/claim"
 
 // Options tune the controller; the zero value means Kubernetes' defaults.
 type Options struct {
@@ -55,6 +62,7 @@ type binder struct {
 	pvcInf   *informer.Informer[*corev1.PersistentVolumeClaim]
 	scInf    *informer.Informer[*storagev1.StorageClass]
 	nodeInf  *informer.Informer[*corev1.Node]
+	podInf   *informer.Informer[*corev1.Pod]
 	volumes  *assumed[*corev1.PersistentVolume]
 	claims   *assumed[*corev1.PersistentVolumeClaim]
 	pvs      *rest.Resource[*corev1.PersistentVolume, *corev1.PersistentVolumeList]
@@ -84,11 +92,17 @@ func Add(mgr *manager.Manager, opts Options) error {
 		pvcInf:   manager.InformerFor[*corev1.PersistentVolumeClaim](mgr, pvcGVR, true),
 		scInf:    manager.InformerFor[*storagev1.StorageClass](mgr, scGVR, false),
 		nodeInf:  manager.InformerFor[*corev1.Node](mgr, nodeGVR, false),
+		podInf:   manager.InformerFor[*corev1.Pod](mgr, podGVR, true),
 		pvs:      rest.For[*corev1.PersistentVolume, *corev1.PersistentVolumeList](mgr.Client(), pvGVR, false),
 		pvcs:     rest.For[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList](mgr.Client(), pvcGVR, true),
 		recorder: rec,
 	}
 	b.volumes, b.claims = newAssumed(b.pvInf), newAssumed(b.pvcInf)
+	if !slices.Contains(b.podInf.Indexer().IndexNames(), claimIndex) {
+		if err := b.podInf.Indexer().AddIndexers(cache.Indexers[*corev1.Pod]{claimIndex: podClaimKeys}); err != nil {
+			return fmt.Errorf("persistentvolume: %w", err)
+		}
+	}
 	copts.MaxConcurrentReconciles = 1
 	copts.Clock = opts.Clock
 	ctrl, err := controller.New(ControllerName, b, copts)
@@ -100,6 +114,7 @@ func Add(mgr *manager.Manager, opts Options) error {
 		controller.Kind(b.pvInf, "v1 persistentvolumes", volumeRequests),
 		controller.Kind(b.scInf, "storage.k8s.io/v1 storageclasses", b.classRequests),
 		controller.Kind(b.nodeInf, "v1 nodes", func(*corev1.Node) []reconcile.Request { return nil }),
+		controller.Kind(b.podInf, "v1 pods", func(*corev1.Pod) []reconcile.Request { return nil }),
 		&resync{b: b, period: opts.ResyncPeriod, clock: opts.Clock},
 	} {
 		if err := ctrl.Watch(src); err != nil {
@@ -138,6 +153,14 @@ func (b *binder) classRequests(sc *storagev1.StorageClass) []reconcile.Request {
 		}
 	}
 	return reqs
+}
+
+func podClaimKeys(p *corev1.Pod) ([]string, error) {
+	var keys []string
+	for _, n := range volumeutil.ClaimNames(p) {
+		keys = append(keys, p.Namespace+"/"+n)
+	}
+	return keys, nil
 }
 
 func claimRequest(ns, name string) reconcile.Request {

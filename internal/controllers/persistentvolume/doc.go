@@ -20,7 +20,8 @@
 //     finished by the next sync of either object.
 //   - No volume found: a claim created without a class gets the default
 //     class (retroactive assignment); a WaitForFirstConsumer claim without a
-//     selected node gets the event WaitForFirstConsumer; a claim with a
+//     selected node gets the event WaitForFirstConsumer (WaitForPodScheduled
+//     naming the pods when unscheduled pods use it); a claim with a
 //     class gets the annotations volume.kubernetes.io/storage-provisioner
 //     and volume.beta.kubernetes.io/storage-provisioner naming the class's
 //     provisioner, which creates the volume (event ExternalProvisioning); a
