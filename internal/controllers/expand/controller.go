@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
-	"github.com/setpoint-dev/setpoint/cache"
 	"github.com/setpoint-dev/setpoint/controller"
 	"github.com/setpoint-dev/setpoint/handler"
 	"github.com/setpoint-dev/setpoint/informer"
@@ -31,7 +30,6 @@ const (
 	ControllerName = "persistentvolume-expander"
 	// EventSource is the component of the Events it records.
 	EventSource = "volume_expand"
-	claimIndex  = "expand.setpoint.dev/claim"
 	// fsResizePendingMessage is the kubelet-facing message of the
 	// FileSystemResizePending condition, as the external resizer writes it.
 	fsResizePendingMessage = "Waiting for user to (re-)start a pod to finish file system resize of volume on node."
@@ -91,16 +89,8 @@ func Add(mgr *manager.Manager, opts Options) error {
 		pvcs:     rest.For[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList](mgr.Client(), pvcGVR, true),
 		recorder: rec,
 	}
-	if !slices.Contains(e.podInf.Indexer().IndexNames(), claimIndex) {
-		if err := e.podInf.Indexer().AddIndexers(cache.Indexers[*corev1.Pod]{claimIndex: func(p *corev1.Pod) ([]string, error) {
-			var keys []string
-			for _, n := range volumeutil.ClaimNames(p) {
-				keys = append(keys, p.Namespace+"/"+n)
-			}
-			return keys, nil
-		}}); err != nil {
-			return fmt.Errorf("expand: %w", err)
-		}
+	if err := volumeutil.AddPodClaimIndex(e.podInf.Indexer()); err != nil {
+		return fmt.Errorf("expand: %w", err)
 	}
 	ctrl, err := controller.New(ControllerName, e, copts)
 	if err != nil {
@@ -228,7 +218,7 @@ func (e *expander) expandNode(ctx context.Context, c *corev1.PersistentVolumeCla
 // mountedOn returns the node of a pod that uses the claim and has not
 // terminated ("" when none).
 func (e *expander) mountedOn(c *corev1.PersistentVolumeClaim) string {
-	pods, _ := e.podInf.Indexer().ByIndex(claimIndex, c.Namespace+"/"+c.Name)
+	pods, _ := e.podInf.Indexer().ByIndex(volumeutil.PodClaimIndex, c.Namespace+"/"+c.Name)
 	for _, p := range pods {
 		if p.Spec.NodeName != "" && p.DeletionTimestamp == nil && !volumeutil.PodTerminated(p) {
 			return p.Spec.NodeName

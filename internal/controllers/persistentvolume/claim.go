@@ -67,7 +67,7 @@ func (b *binder) syncUnboundClaim(ctx context.Context, c *corev1.PersistentVolum
 // waitingEvent tells why a WaitForFirstConsumer claim waits: for a pod to
 // use it, or for the pods using it to be scheduled.
 func (b *binder) waitingEvent(c *corev1.PersistentVolumeClaim) {
-	pods, _ := b.podInf.Indexer().ByIndex(claimIndex, c.Namespace+"/"+c.Name)
+	pods, _ := b.podInf.Indexer().ByIndex(volumeutil.PodClaimIndex, c.Namespace+"/"+c.Name)
 	var names []string
 	for _, p := range pods {
 		if p.Spec.NodeName == "" && !volumeutil.PodTerminated(p) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
-	"github.com/setpoint-dev/setpoint/cache"
 	"github.com/setpoint-dev/setpoint/controller"
 	"github.com/setpoint-dev/setpoint/handler"
 	"github.com/setpoint-dev/setpoint/informer"
@@ -40,10 +38,6 @@ var (
 	nodeGVR = corev1.SchemeGroupVersion.WithResource("nodes")
 	podGVR  = corev1.SchemeGroupVersion.WithResource("pods")
 )
-
-// claimIndex files pods under the keys (namespace/name) of the claims
-// they use.
-const claimIndex = "persistentvolume.setpoint.dev/claim"
 
 // Options tune the controller; the zero value means Kubernetes' defaults.
 type Options struct {
@@ -98,10 +92,8 @@ func Add(mgr *manager.Manager, opts Options) error {
 		recorder: rec,
 	}
 	b.volumes, b.claims = newAssumed(b.pvInf), newAssumed(b.pvcInf)
-	if !slices.Contains(b.podInf.Indexer().IndexNames(), claimIndex) {
-		if err := b.podInf.Indexer().AddIndexers(cache.Indexers[*corev1.Pod]{claimIndex: podClaimKeys}); err != nil {
-			return fmt.Errorf("persistentvolume: %w", err)
-		}
+	if err := volumeutil.AddPodClaimIndex(b.podInf.Indexer()); err != nil {
+		return fmt.Errorf("persistentvolume: %w", err)
 	}
 	copts.MaxConcurrentReconciles = 1
 	copts.Clock = opts.Clock
@@ -153,14 +145,6 @@ func (b *binder) classRequests(sc *storagev1.StorageClass) []reconcile.Request {
 		}
 	}
 	return reqs
-}
-
-func podClaimKeys(p *corev1.Pod) ([]string, error) {
-	var keys []string
-	for _, n := range volumeutil.ClaimNames(p) {
-		keys = append(keys, p.Namespace+"/"+n)
-	}
-	return keys, nil
 }
 
 func claimRequest(ns, name string) reconcile.Request {

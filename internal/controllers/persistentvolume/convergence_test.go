@@ -67,7 +67,7 @@ func TestConvergence(t *testing.T) {
 	classes := []string{"", "slow", "fast"}
 	sizes := []string{"1Gi", "2Gi", "5Gi"}
 	var claims, volumes []string
-	for i := range 60 {
+	for i := range 45 {
 		switch op := rng.IntN(10); {
 		case op < 4:
 			name := fmt.Sprintf("pv-%d", i)

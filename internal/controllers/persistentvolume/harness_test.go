@@ -89,7 +89,7 @@ func start(t *testing.T) *env {
 }
 
 // eventually polls cond for up to 20 s, stepping the fake clock a second
-// every 100 ms so resyncs happen.
+// every 200 ms so resyncs happen.
 func (e *env) eventually(what string, cond func() bool) {
 	e.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -98,7 +98,7 @@ func (e *env) eventually(what string, cond func() bool) {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
-		if i%5 == 4 {
+		if i%10 == 9 {
 			e.clk.Step(time.Second)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/setpoint-dev/setpoint/cache"
 	"github.com/setpoint-dev/setpoint/controller"
 	"github.com/setpoint-dev/setpoint/handler"
 	"github.com/setpoint-dev/setpoint/informer"
@@ -24,9 +23,6 @@ import (
 const (
 	// ControllerName names the controller (queue, metrics, logs).
 	ControllerName = "pvc-protection"
-	// claimIndex files pods under the keys (namespace/name) of the claims
-	// they use.
-	claimIndex = "pvcprotection.setpoint.dev/claim"
 )
 
 var (
@@ -54,7 +50,7 @@ func Add(mgr *manager.Manager, _ Options) error {
 		pvcs:   rest.For[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList](mgr.Client(), pvcGVR, true),
 		pods:   rest.For[*corev1.Pod, *corev1.PodList](mgr.Client(), podGVR, true),
 	}
-	if err := p.installIndex(); err != nil {
+	if err := volumeutil.AddPodClaimIndex(p.podInf.Indexer()); err != nil {
 		return fmt.Errorf("pvcprotection: %w", err)
 	}
 	ctrl, err := controller.New(ControllerName, p, mgr.ControllerOptions())
@@ -80,19 +76,6 @@ func podClaims(p *corev1.Pod) []reconcile.Request {
 		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: name}})
 	}
 	return reqs
-}
-
-func (p *protector) installIndex() error {
-	if slices.Contains(p.podInf.Indexer().IndexNames(), claimIndex) {
-		return nil
-	}
-	return p.podInf.Indexer().AddIndexers(cache.Indexers[*corev1.Pod]{claimIndex: func(pod *corev1.Pod) ([]string, error) {
-		var keys []string
-		for _, name := range volumeutil.ClaimNames(pod) {
-			keys = append(keys, pod.Namespace+"/"+name)
-		}
-		return keys, nil
-	}})
 }
 
 // Reconcile adds the finalizer to a live claim that lacks it, and removes
@@ -124,7 +107,7 @@ func (p *protector) Reconcile(ctx context.Context, req reconcile.Request) (recon
 // cache first, then (before the finalizer goes) the server, so a pod
 // created a moment ago is not missed.
 func (p *protector) inUse(ctx context.Context, c *corev1.PersistentVolumeClaim) (bool, error) {
-	pods, err := p.podInf.Indexer().ByIndex(claimIndex, c.Namespace+"/"+c.Name)
+	pods, err := p.podInf.Indexer().ByIndex(volumeutil.PodClaimIndex, c.Namespace+"/"+c.Name)
 	if err != nil {
 		return false, fmt.Errorf("pods of claim %s/%s: %w", c.Namespace, c.Name, err)
 	}

@@ -1,10 +1,13 @@
 package volumeutil
 
 import (
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+
+	"github.com/setpoint-dev/setpoint/cache"
 )
 
 // Annotations of claims and volumes, as Kubernetes names them.
@@ -105,4 +108,23 @@ func Newer(a, b string) bool {
 	x, err1 := strconv.ParseUint(a, 10, 64)
 	y, err2 := strconv.ParseUint(b, 10, 64)
 	return err1 == nil && err2 == nil && x > y
+}
+
+// PodClaimIndex files pods under the keys (namespace/name) of the claims
+// their volumes use; AddPodClaimIndex installs it once on a shared pod
+// informer's indexer.
+const PodClaimIndex = "volumes.setpoint.dev/claim"
+
+// AddPodClaimIndex installs PodClaimIndex on the indexer unless present.
+func AddPodClaimIndex(ix *cache.ThreadSafeIndexer[*corev1.Pod]) error {
+	if slices.Contains(ix.IndexNames(), PodClaimIndex) {
+		return nil
+	}
+	return ix.AddIndexers(cache.Indexers[*corev1.Pod]{PodClaimIndex: func(p *corev1.Pod) ([]string, error) {
+		var keys []string
+		for _, name := range ClaimNames(p) {
+			keys = append(keys, p.Namespace+"/"+name)
+		}
+		return keys, nil
+	}})
 }
