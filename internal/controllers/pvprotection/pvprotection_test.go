@@ -44,8 +44,8 @@ func TestVolumeHeldWhileBound(t *testing.T) {
 	volume := func(name string, phase corev1.PersistentVolumePhase) *corev1.PersistentVolume {
 		t.Helper()
 		pv, err := pvs.Create(ctx, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PersistentVolumeSpec{
-			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Capacity:    corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
 			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/d/" + name}}}}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
