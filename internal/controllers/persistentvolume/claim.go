@@ -192,6 +192,12 @@ func (b *binder) provision(ctx context.Context, c *corev1.PersistentVolumeClaim,
 			fmt.Sprintf("storageclass.storage.k8s.io %q not found", volumeutil.ClaimClass(c)))
 		return b.setClaimPhase(ctx, c, corev1.ClaimPending, nil)
 	}
+	if strings.HasPrefix(class.Provisioner, "kubernetes.io/") {
+		// In-tree provisioners' names (kubernetes.io/no-provisioner of
+		// local volumes among them): no in-tree plugin is served.
+		b.recorder.Event(c, corev1.EventTypeWarning, reasonProvisioningFailed, "no volume plugin matched name: "+class.Provisioner)
+		return b.setClaimPhase(ctx, c, corev1.ClaimPending, nil)
+	}
 	if c.Annotations[volumeutil.AnnStorageProvisioner] != class.Provisioner || c.Annotations[volumeutil.AnnBetaStorageProvisioner] != class.Provisioner {
 		nc := c.DeepCopy()
 		if nc.Annotations == nil {

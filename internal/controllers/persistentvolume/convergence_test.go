@@ -96,6 +96,12 @@ func TestConvergence(t *testing.T) {
 		}
 	}
 	e.eventually("convergence", func() bool { return e.settled(t, false) })
+	for _, name := range claims {
+		if c := e.getClaim(name); c != nil && c.Status.Phase == corev1.ClaimPending && *c.Spec.StorageClassName == "slow" {
+			e.waitEvent(name, "ProvisioningFailed", "no volume plugin matched name: kubernetes.io/no-provisioner")
+			break
+		}
+	}
 	e.settled(t, true)
 	w.Stop()
 	<-done

@@ -24,8 +24,11 @@
 //     naming the pods when unscheduled pods use it); a claim with a
 //     class gets the annotations volume.kubernetes.io/storage-provisioner
 //     and volume.beta.kubernetes.io/storage-provisioner naming the class's
-//     provisioner, which creates the volume (event ExternalProvisioning); a
-//     claim without a class gets FailedBinding.
+//     provisioner, which creates the volume (event ExternalProvisioning);
+//     a class of an in-tree provisioner name (kubernetes.io/…, such as the
+//     kubernetes.io/no-provisioner of local volumes) gets ProvisioningFailed,
+//     as no in-tree plugin is served; a claim without a class gets
+//     FailedBinding.
 //   - A claim naming its volume binds to it when it is free and satisfies
 //     it (VolumeMismatch otherwise), or finishes a pre-binding.
 //   - A bound claim whose volume is gone or claims another becomes Lost
