@@ -262,7 +262,7 @@ func setCondition(conds []corev1.PersistentVolumeClaimCondition, t corev1.Persis
 		}
 	}
 	return append(conds, corev1.PersistentVolumeClaimCondition{Type: t, Status: corev1.ConditionTrue, Message: msg,
-		LastProbeTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now)})
+		LastTransitionTime: metav1.NewTime(now)})
 }
 
 func removeCondition(conds []corev1.PersistentVolumeClaimCondition, t corev1.PersistentVolumeClaimConditionType) []corev1.PersistentVolumeClaimCondition {
