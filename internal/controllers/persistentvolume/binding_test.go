@@ -63,9 +63,30 @@ func TestImmediateProvisioning(t *testing.T) {
 	}
 	e.eventually("claim and volume gone", func() bool { return e.getClaim("data") == nil && e.getVolume(pvName) == nil })
 
-	// A deleted default class stays deleted: it was installed once.
+	// A claim created while no class is the default gets the default
+	// class made later (retroactive assignment).
 	if err := e.scs.Delete(ctx, "standard", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	if c := e.claim("late", "-", "1Gi"); c.Spec.StorageClassName != nil {
+		t.Fatalf("claim got class %q without a default", *c.Spec.StorageClassName)
+	}
+	fast, _ := e.scs.Get(ctx, "fast", metav1.GetOptions{})
+	metav1.SetMetaDataAnnotation(&fast.ObjectMeta, "storageclass.kubernetes.io/is-default-class", "true")
+	if _, err := e.scs.Update(ctx, fast, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if c := e.waitClaimBound("late"); *c.Spec.StorageClassName != "fast" {
+		t.Errorf("late claim class %q", *c.Spec.StorageClassName)
+	}
+	if n := e.metric("retroactive_storageclass_total", nil); n != 1 {
+		t.Errorf("retroactive_storageclass_total %v", n)
+	}
+	if n := e.metric("pv_collector_bound_pvc_count", map[string]string{"namespace": ns, "storage_class": "fast"}); n != 1 {
+		t.Errorf("pv_collector_bound_pvc_count %v", n)
+	}
+	if n := e.metric("pv_collector_total_pv_count", map[string]string{"plugin_name": "kubernetes.io/host-path", "volume_mode": "Filesystem"}); n != 1 {
+		t.Errorf("pv_collector_total_pv_count %v", n)
 	}
 }
 

@@ -163,8 +163,10 @@ func (b *binder) assignDefaultClass(ctx context.Context, c *corev1.PersistentVol
 	nc := c.DeepCopy()
 	nc.Spec.StorageClassName = new(def.Name)
 	if err := b.updateClaim(ctx, nc); err != nil {
+		b.metrics.retroactiveKO.Inc()
 		return false, err
 	}
+	b.metrics.retroactive.Inc()
 	return true, nil
 }
 

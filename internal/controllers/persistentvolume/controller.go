@@ -62,6 +62,7 @@ type binder struct {
 	pvs      *rest.Resource[*corev1.PersistentVolume, *corev1.PersistentVolumeList]
 	pvcs     *rest.Resource[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList]
 	recorder record.Recorder
+	metrics  *metrics
 }
 
 // Add registers the binder on mgr; it runs while mgr leads.
@@ -92,6 +93,9 @@ func Add(mgr *manager.Manager, opts Options) error {
 		recorder: rec,
 	}
 	b.volumes, b.claims = newAssumed(b.pvInf), newAssumed(b.pvcInf)
+	if b.metrics, err = newMetrics(b, mgr.Registry()); err != nil {
+		return fmt.Errorf("persistentvolume: metrics: %w", err)
+	}
 	if err := volumeutil.AddPodClaimIndex(b.podInf.Indexer()); err != nil {
 		return fmt.Errorf("persistentvolume: %w", err)
 	}

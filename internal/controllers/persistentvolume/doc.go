@@ -48,4 +48,9 @@
 // and volumes (kube has one per kind), on the informers' objects overlaid
 // with the controller's own latest writes (kube's assume cache). Every
 // claim and volume is synced again each ResyncPeriod (15 s).
+//
+// Metrics, on the manager's registry with kube-controller-manager's names:
+// the gauges pv_collector_{total_pv,bound_pv,unbound_pv,bound_pvc,unbound_pvc}_count
+// counted from the caches at each scrape, and the counters
+// retroactive_storageclass_total and retroactive_storageclass_errors_total.
 package persistentvolume

@@ -33,6 +33,7 @@ const ns = "default"
 // manager; the binder's resync runs on a fake clock the test steps.
 type env struct {
 	t      *testing.T
+	mgr    *manager.Manager
 	clk    *clocktesting.FakeClock
 	pvs    *rest.Resource[*corev1.PersistentVolume, *corev1.PersistentVolumeList]
 	pvcs   *rest.Resource[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList]
@@ -51,7 +52,7 @@ func start(t *testing.T) *env {
 	}
 	t.Cleanup(mgr.Client().CloseIdleConnections)
 	c := mgr.Client()
-	e := &env{t: t, clk: clocktesting.NewFakeClock(time.Now()),
+	e := &env{t: t, mgr: mgr, clk: clocktesting.NewFakeClock(time.Now()),
 		pvs:    rest.For[*corev1.PersistentVolume, *corev1.PersistentVolumeList](c, corev1.SchemeGroupVersion.WithResource("persistentvolumes"), false),
 		pvcs:   rest.For[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList](c, corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), true).Namespace(ns),
 		pods:   rest.For[*corev1.Pod, *corev1.PodList](c, corev1.SchemeGroupVersion.WithResource("pods"), true).Namespace(ns),
@@ -231,3 +232,34 @@ func (e *env) selectNode(claim, node string) {
 }
 
 func resourceOf(s string) resource.Quantity { return resource.MustParse(s) }
+
+// metric returns the value of the metric with the labels (-1 when absent).
+func (e *env) metric(name string, labels map[string]string) float64 {
+	e.t.Helper()
+	mfs, err := e.mgr.Registry().Gather()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range mf.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			for k, v := range labels {
+				if got[k] != v {
+					continue next
+				}
+			}
+			if m.GetGauge() != nil {
+				return m.GetGauge().GetValue()
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return -1
+}
