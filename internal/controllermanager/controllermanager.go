@@ -12,9 +12,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/setpoint-dev/setpoint/internal/controllers/deployment"
+	"github.com/setpoint-dev/setpoint/internal/controllers/expand"
 	"github.com/setpoint-dev/setpoint/internal/controllers/garbagecollector"
 	"github.com/setpoint-dev/setpoint/internal/controllers/namespace"
 	"github.com/setpoint-dev/setpoint/internal/controllers/nodelifecycle"
+	"github.com/setpoint-dev/setpoint/internal/controllers/persistentvolume"
+	"github.com/setpoint-dev/setpoint/internal/controllers/provisioner"
+	"github.com/setpoint-dev/setpoint/internal/controllers/pvcprotection"
+	"github.com/setpoint-dev/setpoint/internal/controllers/pvprotection"
 	"github.com/setpoint-dev/setpoint/internal/controllers/replicaset"
 	"github.com/setpoint-dev/setpoint/internal/controllers/statefulset"
 	"github.com/setpoint-dev/setpoint/manager"
@@ -31,10 +36,18 @@ const (
 	Namespace        = "namespace-controller"
 	NodeLifecycle    = "node-lifecycle-controller"
 	StatefulSet      = "statefulset-controller"
+	PVBinder         = "persistentvolume-binder-controller"
+	PVProtection     = "persistentvolume-protection-controller"
+	PVCProtection    = "persistentvolumeclaim-protection-controller"
+	PVExpander       = "persistentvolume-expander-controller"
+	// Provisioner is setpoint's own: the simulated dynamic provisioner
+	// (an external provisioner on Kubernetes) and the default class.
+	Provisioner = "simulated-provisioner-controller"
 )
 
 // AllControllers lists every controller name, in start order.
-var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle, StatefulSet}
+var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle,
+	StatefulSet, PVBinder, PVProtection, PVCProtection, PVExpander, Provisioner}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -73,6 +86,11 @@ type ControllerManagerOptions struct {
 	Namespace        namespace.Options
 	NodeLifecycle    nodelifecycle.Options
 	StatefulSet      statefulset.Options
+	PVBinder         persistentvolume.Options
+	PVProtection     pvprotection.Options
+	PVCProtection    pvcprotection.Options
+	PVExpander       expand.Options
+	Provisioner      provisioner.Options
 	// Sharding, when enabled, runs the ReplicaSet and Deployment
 	// controllers sharded by namespace on every replica; the others stay
 	// under the leader Lease.
@@ -131,6 +149,11 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		Namespace:        func() error { return namespace.Add(mgr, opts.Namespace) },
 		NodeLifecycle:    func() error { return nodelifecycle.Add(mgr, opts.NodeLifecycle) },
 		StatefulSet:      func() error { return statefulset.Add(mgr, opts.StatefulSet) },
+		PVBinder:         func() error { return persistentvolume.Add(mgr, opts.PVBinder) },
+		PVProtection:     func() error { return pvprotection.Add(mgr, opts.PVProtection) },
+		PVCProtection:    func() error { return pvcprotection.Add(mgr, opts.PVCProtection) },
+		PVExpander:       func() error { return expand.Add(mgr, opts.PVExpander) },
+		Provisioner:      func() error { return provisioner.Add(mgr, opts.Provisioner) },
 	}
 	for _, name := range AllControllers {
 		if !slices.Contains(names, name) {

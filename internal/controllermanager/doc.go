@@ -3,8 +3,10 @@
 // kube-controller-manager and kube-scheduler assemble theirs:
 //
 //   - NewControllerManager: the ReplicaSet, Deployment, garbage-collector,
-//     namespace and node-lifecycle controllers on one manager that holds
-//     the Lease kube-system/kube-controller-manager;
+//     namespace and node-lifecycle controllers, the volume controllers
+//     (persistent-volume binder, pv- and pvc-protection, expander) and the
+//     simulated provisioner on one manager that holds the Lease
+//     kube-system/kube-controller-manager;
 //   - NewScheduler: the scheduler on a manager that holds the Lease
 //     kube-system/kube-scheduler;
 //   - NewNodes: the simulated node agent (N nodes) on a manager without

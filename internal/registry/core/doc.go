@@ -15,13 +15,16 @@
 // services, endpoints and limitranges may be created by a PUT;
 // replicationcontrollers orphan their pods unless a delete names a
 // propagation policy; claims created without a class get the default
-// StorageClass when storage.k8s.io is served; componentstatuses report the
+// StorageClass when storage.k8s.io is served, and new claims and volumes
+// the kubernetes.io/pvc-protection and pv-protection finalizers; a claim's
+// storage request grows only while bound and when its class allows
+// expansion (403 otherwise, as PersistentVolumeClaimResize); componentstatuses report the
 // Leases of the controller manager and the scheduler and whether the store
 // answers.
 //
 // Not here, and said where it matters: the admission that enforces limit
-// ranges and quotas, the quota controller, the protection finalizers of
-// volumes and claims, binding claims to volumes.
+// ranges and quotas, the quota controller; binding claims to volumes and
+// removing the protection finalizers (the controller manager's).
 //
 // Validation follows kube-apiserver v1.37.2 field by field; the reference
 // tests (reference_test.go) replay scenarios against a real server and

@@ -19,9 +19,11 @@ import (
 // persistentVolumeClaimsResource serves persistentvolumeclaims with status.
 // A claim created without a class gets the default StorageClass when
 // storage.k8s.io is served (kube-apiserver's DefaultStorageClass
-// admission). Binding claims is the persistent-volume controller's; the
-// kubernetes.io/pvc-protection finalizer kube-apiserver's admission adds is
-// left out, as nothing here would remove it.
+// admission) and the kubernetes.io/pvc-protection finalizer
+// (StorageObjectInUseProtection); growing the storage request needs a bound
+// claim of a class that allows expansion (PersistentVolumeClaimResize).
+// Binding claims and removing the finalizer are the controller manager's
+// (persistentvolume-binder and pvc-protection controllers).
 func persistentVolumeClaimsResource() *registry.Resource {
 	return &registry.Resource{
 		Version: "v1", Resource: "persistentvolumeclaims", Kind: "PersistentVolumeClaim",
@@ -133,23 +135,23 @@ const (
 	betaDefaultClassAnnotation = "storageclass.beta.kubernetes.io/is-default-class"
 )
 
-// admitPVC gives a claim created without a class the default StorageClass:
-// of the classes annotated as default, the newest (by name on a tie).
-func admitPVC(ctx context.Context, env registry.Env, a *registry.Attributes) (*registry.Txn, error) {
-	c, ok := a.Object.(*corev1.PersistentVolumeClaim)
-	if !ok || a.Operation != registry.Create || a.Subresource != "" || c.Spec.StorageClassName != nil {
-		return nil, nil
+// defaultStorageClass (kube-apiserver's DefaultStorageClass admission)
+// gives a claim created without a class the default StorageClass: of the
+// classes annotated as default, the newest (by name on a tie).
+func defaultStorageClass(ctx context.Context, env registry.Env, c *corev1.PersistentVolumeClaim) error {
+	if c.Spec.StorageClassName != nil {
+		return nil
 	}
 	if _, ok := c.Annotations[betaStorageClassAnnotation]; ok {
-		return nil, nil
+		return nil
 	}
 	classes := env.Objects(storageClassesGVR)
 	if classes == nil {
-		return nil, nil
+		return nil
 	}
 	list, err := classes.List(ctx, "", nil, nil)
 	if err != nil {
-		return nil, apierrors.NewForbidden(pvcsGR, c.Name, err)
+		return apierrors.NewForbidden(pvcsGR, c.Name, err)
 	}
 	var defaults []metav1.Object
 	for _, obj := range list {
@@ -160,7 +162,7 @@ func admitPVC(ctx context.Context, env registry.Env, a *registry.Attributes) (*r
 		}
 	}
 	if len(defaults) == 0 {
-		return nil, nil
+		return nil
 	}
 	sort.Slice(defaults, func(i, j int) bool {
 		ti, tj := defaults[i].GetCreationTimestamp().UnixNano(), defaults[j].GetCreationTimestamp().UnixNano()
@@ -170,5 +172,5 @@ func admitPVC(ctx context.Context, env registry.Env, a *registry.Attributes) (*r
 		return ti > tj
 	})
 	c.Spec.StorageClassName = new(defaults[0].GetName())
-	return nil, nil
+	return nil
 }

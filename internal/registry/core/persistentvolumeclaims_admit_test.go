@@ -77,7 +77,7 @@ func TestDefaultStorageClass(t *testing.T) {
 	}
 	admit := func(env registry.Env, op registry.Operation, c *corev1.PersistentVolumeClaim) *string {
 		t.Helper()
-		if _, err := admitPVC(context.Background(), env, &registry.Attributes{Operation: op, Object: c}); err != nil {
+		if _, err := admitPVC(context.Background(), env, &registry.Attributes{Operation: op, Object: c, Old: newPVC()}); err != nil {
 			t.Fatal(err)
 		}
 		return c.Spec.StorageClassName

@@ -12,10 +12,10 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/registry/strategy"
 )
 
-// persistentVolumesResource serves persistentvolumes with status. Binding
-// volumes to claims is the persistent-volume controller's; the
-// kubernetes.io/pv-protection finalizer kube-apiserver's admission adds is
-// left out, as nothing here would remove it.
+// persistentVolumesResource serves persistentvolumes with status. A new
+// volume gets the kubernetes.io/pv-protection finalizer
+// (StorageObjectInUseProtection admission); binding volumes to claims and
+// removing the finalizer are the controller manager's.
 func persistentVolumesResource() *registry.Resource {
 	return &registry.Resource{
 		Version: "v1", Resource: "persistentvolumes", Kind: "PersistentVolume", ListKind: "PersistentVolumeList",
@@ -43,6 +43,7 @@ func persistentVolumesResource() *registry.Resource {
 				return strategy.ValidateMetaUpdate(&pv.ObjectMeta, &old.ObjectMeta)
 			},
 		},
+		Admit: admitPV,
 		Attrs: strategy.Attrs[*corev1.PersistentVolume](false, nil),
 		Table: printers.For("", "PersistentVolume"),
 	}
