@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/rand"
 
+	"github.com/setpoint-dev/setpoint/internal/controllers/daemonset"
 	"github.com/setpoint-dev/setpoint/internal/controllers/deployment"
 	"github.com/setpoint-dev/setpoint/internal/controllers/garbagecollector"
 	"github.com/setpoint-dev/setpoint/internal/controllers/namespace"
@@ -29,10 +30,11 @@ const (
 	GarbageCollector = "garbage-collector-controller"
 	Namespace        = "namespace-controller"
 	NodeLifecycle    = "node-lifecycle-controller"
+	DaemonSet        = "daemonset-controller"
 )
 
 // AllControllers lists every controller name, in start order.
-var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle}
+var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle, DaemonSet}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -70,6 +72,7 @@ type ControllerManagerOptions struct {
 	GarbageCollector garbagecollector.Options
 	Namespace        namespace.Options
 	NodeLifecycle    nodelifecycle.Options
+	DaemonSet        daemonset.Options
 	// Sharding, when enabled, runs the ReplicaSet and Deployment
 	// controllers sharded by namespace on every replica; the others stay
 	// under the leader Lease.
@@ -127,6 +130,7 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		GarbageCollector: func() error { return garbagecollector.Add(mgr, opts.GarbageCollector) },
 		Namespace:        func() error { return namespace.Add(mgr, opts.Namespace) },
 		NodeLifecycle:    func() error { return nodelifecycle.Add(mgr, opts.NodeLifecycle) },
+		DaemonSet:        func() error { return daemonset.Add(mgr, opts.DaemonSet) },
 	}
 	for _, name := range AllControllers {
 		if !slices.Contains(names, name) {

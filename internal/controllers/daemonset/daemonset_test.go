@@ -1,0 +1,178 @@
+package daemonset
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestPlacement: pods go exactly to the nodes that match the nodeSelector
+// and whose taints are tolerated (the daemon tolerations included), each
+// carrying the node-name affinity, the daemon tolerations and the revision
+// labels; a new node gets its pod; a node that stops matching loses it; a
+// NoSchedule taint leaves the pod but counts it misscheduled.
+func TestPlacement(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	h.addNode("plain", map[string]string{"role": "worker"})
+	h.addNode("other", map[string]string{"role": "db"})
+	h.addNode("tainted", map[string]string{"role": "worker"}, corev1.Taint{Key: "dedicated", Value: "x", Effect: corev1.TaintEffectNoSchedule})
+	h.addNode("notready", map[string]string{"role": "worker"}, corev1.Taint{Key: taintNotReady, Effect: corev1.TaintEffectNoExecute})
+	h.addNode("cordoned", map[string]string{"role": "worker"}, corev1.Taint{Key: taintUnschedulable, Effect: corev1.TaintEffectNoSchedule})
+	ds := newDS("agent")
+	ds.Spec.Template.Spec.NodeSelector = map[string]string{"role": "worker"}
+	ds.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "role", Operator: corev1.NodeSelectorOpExists}},
+		}}},
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{Weight: 1,
+			Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "fast", Operator: corev1.NodeSelectorOpExists}}}}},
+	}}
+	ds = h.create(ds)
+	got := h.waitSettled("agent", "cordoned", "notready", "plain")
+
+	revs, err := h.crs.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(revs.Items) != 1 || revs.Items[0].Revision != 1 {
+		t.Fatalf("revisions: %+v", revs.Items)
+	}
+	hash := revs.Items[0].Labels[hashLabel]
+	if revs.Items[0].Name != "agent-"+hash || hash == "" {
+		t.Fatalf("revision %s with hash %q", revs.Items[0].Name, hash)
+	}
+	for _, p := range h.livePods(ds) {
+		if p.Labels[hashLabel] != hash || p.Labels[templateGenerationLabel] != "1" {
+			t.Errorf("pod %s labels %v", p.Name, p.Labels)
+		}
+		na := p.Spec.Affinity.NodeAffinity
+		req := na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+		if len(req) != 1 || len(req[0].MatchExpressions) != 0 || req[0].MatchFields[0].Key != "metadata.name" ||
+			req[0].MatchFields[0].Values[0] != p.Spec.NodeName || len(na.PreferredDuringSchedulingIgnoredDuringExecution) != 1 {
+			t.Errorf("pod %s affinity %+v", p.Name, na)
+		}
+		if !hasToleration(p, taintNotReady, corev1.TaintEffectNoExecute) || !hasToleration(p, taintPIDPressure, corev1.TaintEffectNoSchedule) ||
+			hasToleration(p, taintNetworkUnavailable, corev1.TaintEffectNoSchedule) || len(p.Spec.Tolerations) != 6 {
+			t.Errorf("pod %s tolerations %+v", p.Name, p.Spec.Tolerations)
+		}
+		if ref := metav1.GetControllerOf(p); ref == nil || ref.Kind != "DaemonSet" || ref.Name != "agent" {
+			t.Errorf("pod %s controller %+v", p.Name, ref)
+		}
+	}
+	if got.Status.DesiredNumberScheduled != 3 {
+		t.Fatalf("status %+v", got.Status)
+	}
+
+	h.addNode("late", map[string]string{"role": "worker"})
+	h.waitSettled("agent", "cordoned", "late", "notready", "plain")
+	h.mutateNode("plain", func(n *corev1.Node) { n.Labels["role"] = "db" })
+	h.waitSettled("agent", "cordoned", "late", "notready")
+
+	// A NoSchedule taint: the pod stays but no longer should run there.
+	h.mutateNode("late", func(n *corev1.Node) {
+		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "gpu", Effect: corev1.TaintEffectNoSchedule})
+	})
+	h.eventually("misscheduled", func() error {
+		cur, err := h.dss.Get(ctx, "agent", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if cur.Status.NumberMisscheduled != 1 || cur.Status.DesiredNumberScheduled != 2 || len(h.livePods(ds)) != 3 {
+			return fmt.Errorf("status %+v, %d pods", cur.Status, len(h.livePods(ds)))
+		}
+		return nil
+	})
+	// A NoExecute taint: the pod goes.
+	h.mutateNode("late", func(n *corev1.Node) {
+		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "evict", Effect: corev1.TaintEffectNoExecute})
+	})
+	h.waitSettled("agent", "cordoned", "notready")
+	if r := h.eventReasons("agent"); r[ReasonSuccessfulCreate] != 4 || r[ReasonSuccessfulDelete] != 2 {
+		t.Fatalf("events %v", r)
+	}
+}
+
+func hasToleration(p *corev1.Pod, key string, effect corev1.TaintEffect) bool {
+	for _, tol := range p.Spec.Tolerations {
+		if tol.Key == key && tol.Effect == effect && tol.Operator == corev1.TolerationOpExists && tol.TolerationSeconds == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// TestHostNetwork: a hostNetwork daemon tolerates network-unavailable and
+// runs on a node so tainted.
+func TestHostNetwork(t *testing.T) {
+	h := newHarness(t)
+	h.addNode("n0", nil, corev1.Taint{Key: taintNetworkUnavailable, Effect: corev1.TaintEffectNoSchedule})
+	ds := newDS("net")
+	ds.Spec.Template.Spec.HostNetwork = true
+	ds = h.create(ds)
+	h.waitSettled("net", "n0")
+	p := h.livePods(ds)[0]
+	if !hasToleration(p, taintNetworkUnavailable, corev1.TaintEffectNoSchedule) {
+		t.Fatalf("tolerations %+v", p.Spec.Tolerations)
+	}
+}
+
+// TestFailedPodsBackoff: a failed daemon pod is deleted and replaced with a
+// FailedDaemonPod warning; a second failure on the node within the back-off
+// waits until the (fake) clock passes it.
+func TestFailedPodsBackoff(t *testing.T) {
+	h := newHarness(t)
+	h.addNode("n0", nil)
+	ds := h.create(newDS("fail"))
+	h.waitSettled("fail", "n0")
+	first := h.livePods(ds)[0].Name
+	h.setPhase(first, corev1.PodFailed)
+	var second string
+	h.eventually("replaced", func() error {
+		pods := h.livePods(ds)
+		if len(pods) != 1 || pods[0].Name == first {
+			return fmt.Errorf("%d pods", len(pods))
+		}
+		second = pods[0].Name
+		return nil
+	})
+	h.waitSettled("fail", "n0")
+	// The fake clock has not moved: the node is still within the 1s
+	// back-off of the first failure, so the second failed pod stays.
+	h.setPhase(second, corev1.PodFailed)
+	h.eventually("failed pod kept during back-off", func() error {
+		cur, err := h.dss.Get(context.Background(), "fail", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if cur.Status.NumberReady != 0 {
+			return fmt.Errorf("status %+v", cur.Status)
+		}
+		return nil
+	})
+	if pods := h.livePods(ds); len(pods) != 1 || pods[0].Name != second {
+		t.Fatalf("the failed pod was not kept during the back-off: %d pods", len(pods))
+	}
+	h.clock.Step(3 * failedPodsBackoffInitial)
+	h.waitSettled("fail", "n0")
+	if pods := h.livePods(ds); pods[0].Name == second {
+		t.Fatal("the failed pod was not replaced after the back-off")
+	}
+	if r := h.eventReasons("fail"); r[ReasonFailedDaemonPod] != 2 {
+		t.Fatalf("events %v", r)
+	}
+	msg := ""
+	list, _ := h.events.List(context.Background(), metav1.ListOptions{})
+	for _, e := range list.Items {
+		if e.Reason == ReasonFailedDaemonPod && e.InvolvedObject.Name == "fail" {
+			msg = e.Message
+		}
+	}
+	if want := fmt.Sprintf("Found failed daemon pod %s/%s on node n0, will try to kill it", ns, first); msg != want &&
+		msg != fmt.Sprintf("Found failed daemon pod %s/%s on node n0, will try to kill it", ns, second) {
+		t.Fatalf("message %q", msg)
+	}
+}
