@@ -105,21 +105,6 @@ func hasToleration(p *corev1.Pod, key string, effect corev1.TaintEffect) bool {
 	return false
 }
 
-// TestHostNetwork: a hostNetwork daemon tolerates network-unavailable and
-// runs on a node so tainted.
-func TestHostNetwork(t *testing.T) {
-	h := newHarness(t)
-	h.addNode("n0", nil, corev1.Taint{Key: taintNetworkUnavailable, Effect: corev1.TaintEffectNoSchedule})
-	ds := newDS("net")
-	ds.Spec.Template.Spec.HostNetwork = true
-	ds = h.create(ds)
-	h.waitSettled("net", "n0")
-	p := h.livePods(ds)[0]
-	if !hasToleration(p, taintNetworkUnavailable, corev1.TaintEffectNoSchedule) {
-		t.Fatalf("tolerations %+v", p.Spec.Tolerations)
-	}
-}
-
 // TestFailedPodsBackoff: a failed daemon pod is deleted and replaced with a
 // FailedDaemonPod warning; a second failure on the node within the back-off
 // waits until the (fake) clock passes it.

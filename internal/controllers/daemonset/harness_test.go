@@ -84,7 +84,7 @@ func newHarness(t *testing.T) *harness {
 			h.kubeletPass(ctx)
 			select {
 			case <-ctx.Done():
-			case <-time.After(10 * time.Millisecond):
+			case <-time.After(20 * time.Millisecond):
 			}
 		}
 	}()
@@ -112,6 +112,12 @@ func (h *harness) startController() {
 	ctx, cancel := context.WithCancel(context.Background())
 	run := &controllerRun{mgr: mgr, r: r, cancel: cancel, done: make(chan error, 1)}
 	go func() { run.done <- mgr.Start(ctx) }()
+	h.eventually("controller caches synced", func() error {
+		if !r.dsInf.HasSynced() || !r.podInf.HasSynced() || !r.nodeInf.HasSynced() || !r.crInf.HasSynced() {
+			return fmt.Errorf("not synced")
+		}
+		return nil
+	})
 	h.mu.Lock()
 	h.run = run
 	h.mu.Unlock()
