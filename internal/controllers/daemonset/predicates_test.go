@@ -14,7 +14,9 @@ func TestNodeShouldRun(t *testing.T) {
 	node := func(name string, labels map[string]string, taints ...corev1.Taint) *corev1.Node {
 		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: corev1.NodeSpec{Taints: taints}}
 	}
-	taint := func(key string, effect corev1.TaintEffect) corev1.Taint { return corev1.Taint{Key: key, Value: "v", Effect: effect} }
+	taint := func(key string, effect corev1.TaintEffect) corev1.Taint {
+		return corev1.Taint{Key: key, Value: "v", Effect: effect}
+	}
 	plain := newDS("d")
 	selector := newDS("d")
 	selector.Spec.Template.Spec.NodeSelector = map[string]string{"disk": "ssd"}
