@@ -24,6 +24,7 @@ import (
 // have exactly one pod, of its current template, on each eligible node and
 // none elsewhere, with a status that says so.
 func TestRandomizedConvergence(t *testing.T) {
+	t.Parallel()
 	// One seed per run (DS_SEED reproduces a run), so that successive runs
 	// explore different histories within the package's time budget.
 	seed := time.Now().UnixNano()

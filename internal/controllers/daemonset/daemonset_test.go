@@ -3,10 +3,15 @@ package daemonset
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // TestPlacement: pods go exactly to the nodes that match the nodeSelector
@@ -15,6 +20,7 @@ import (
 // labels; a new node gets its pod; a node that stops matching loses it; a
 // NoSchedule taint leaves the pod but counts it misscheduled.
 func TestPlacement(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := context.Background()
 	h.addNode("plain", map[string]string{"role": "worker"})
@@ -109,6 +115,7 @@ func hasToleration(p *corev1.Pod, key string, effect corev1.TaintEffect) bool {
 // FailedDaemonPod warning; a second failure on the node within the back-off
 // waits until the (fake) clock passes it.
 func TestFailedPodsBackoff(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.addNode("n0", nil)
 	ds := h.create(newDS("fail"))
@@ -159,5 +166,69 @@ func TestFailedPodsBackoff(t *testing.T) {
 	if want := fmt.Sprintf("Found failed daemon pod %s/%s on node n0, will try to kill it", ns, first); msg != want &&
 		msg != fmt.Sprintf("Found failed daemon pod %s/%s on node n0, will try to kill it", ns, second) {
 		t.Fatalf("message %q", msg)
+	}
+}
+
+// TestNoDoublePodWhenWatchLags: the controller's pod watch is slowed down
+// while the DaemonSet is poked (each update a sync) and nodes join; a
+// prompt watch of the test's own sees every pod ever created: exactly one
+// per node, although the controller's cache was seen to lag.
+func TestNoDoublePodWhenWatchLags(t *testing.T) {
+	t.Parallel()
+	h := newLaggingHarness(t, 100*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := h.pods.Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	created := map[string]bool{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			if p, ok := ev.Object.(*corev1.Pod); ok && ev.Type == watch.Added {
+				mu.Lock()
+				created[p.Name] = true
+				mu.Unlock()
+			}
+		}
+	}()
+	defer func() { w.Stop(); <-done }()
+	var nodes []string
+	for i := range 8 {
+		nodes = append(nodes, fmt.Sprintf("n%d", i))
+		h.addNode(nodes[i], nil)
+	}
+	h.slow.Store(true)
+	h.create(newDS("lag"))
+	lagged := false
+	for i := range 16 {
+		if i%4 == 3 {
+			n := fmt.Sprintf("n%d", len(nodes))
+			nodes = append(nodes, n)
+			h.addNode(n, nil)
+		}
+		h.mutate("lag", func(ds *appsv1.DaemonSet) { ds.Annotations = map[string]string{"poke": fmt.Sprint(i)} })
+		list, err := h.pods.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.mu.Lock()
+		cached := h.run.r.podInf.Indexer().Len()
+		h.mu.Unlock()
+		lagged = lagged || len(list.Items) > cached
+	}
+	h.slow.Store(false)
+	slices.Sort(nodes)
+	h.waitSettled("lag", nodes...)
+	if !lagged {
+		t.Fatal("the controller's cache never lagged behind the server: the test proves nothing")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(created) != len(nodes) {
+		t.Fatalf("%d pods created for %d nodes", len(created), len(nodes))
 	}
 }

@@ -3,8 +3,12 @@ package daemonset
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,6 +56,38 @@ type harness struct {
 	run     *controllerRun
 
 	stopKubelet func()
+	// slow, when set, delays every read of the controller's pod watch
+	// bodies by watchDelay, so that its cache lags behind the server.
+	slow       atomic.Bool
+	watchDelay time.Duration
+}
+
+// slowTransport delays the bodies of pod watches while on is set.
+type slowTransport struct {
+	next  http.RoundTripper
+	delay time.Duration
+	on    *atomic.Bool
+}
+
+func (s *slowTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := s.next.RoundTrip(req)
+	if err == nil && strings.HasSuffix(req.URL.Path, "/pods") && req.URL.Query().Get("watch") == "true" {
+		resp.Body = &slowBody{ReadCloser: resp.Body, delay: s.delay, on: s.on}
+	}
+	return resp, err
+}
+
+type slowBody struct {
+	io.ReadCloser
+	delay time.Duration
+	on    *atomic.Bool
+}
+
+func (b *slowBody) Read(p []byte) (int, error) {
+	if b.on.Load() {
+		time.Sleep(b.delay)
+	}
+	return b.ReadCloser.Read(p)
 }
 
 // controllerRun is one manager running the controller.
@@ -62,12 +98,16 @@ type controllerRun struct {
 	done   chan error
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T) *harness { return newLaggingHarness(t, 0) }
+
+// newLaggingHarness is newHarness whose controller's pod watch can be
+// slowed down by watchDelay per read (see harness.slow).
+func newLaggingHarness(t *testing.T, watchDelay time.Duration) *harness {
 	t.Helper()
 	srv := testserver.Start(t, testserver.Options{})
 	c := srv.RESTClient(t)
 	h := &harness{
-		t: t, srv: srv, client: c, clock: clocktesting.NewFakeClock(time.Now()), unready: map[string]bool{},
+		t: t, srv: srv, client: c, clock: clocktesting.NewFakeClock(time.Now()), unready: map[string]bool{}, watchDelay: watchDelay,
 		dss:    rest.For[*appsv1.DaemonSet, *appsv1.DaemonSetList](c, dsGVR, true).Namespace(ns),
 		pods:   rest.For[*corev1.Pod, *corev1.PodList](c, podGVR, true).Namespace(ns),
 		nodes:  rest.For[*corev1.Node, *corev1.NodeList](c, nodeGVR, false),
@@ -97,6 +137,9 @@ func newHarness(t *testing.T) *harness {
 func (h *harness) startController() {
 	h.t.Helper()
 	mcfg := h.srv.RESTConfig(h.t)
+	if h.watchDelay > 0 {
+		mcfg.Transport = &slowTransport{next: h.srv.Client.Transport, delay: h.watchDelay, on: &h.slow}
+	}
 	mgr, err := manager.New(manager.Options{Config: mcfg, MetricsAddr: "0", HealthAddr: "0",
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

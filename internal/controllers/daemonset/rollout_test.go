@@ -83,6 +83,7 @@ func setImage(image string) func(*appsv1.DaemonSet) {
 // revisions; the undo that kubectl does (the old revision's data as a
 // strategic merge patch) rolls back and renumbers that revision 3.
 func TestRollingUpdateAndUndo(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := context.Background()
 	nodes := []string{"n0", "n1", "n2", "n3", "n4"}
@@ -125,6 +126,19 @@ func TestRollingUpdateAndUndo(t *testing.T) {
 			t.Fatalf("pod %s after undo: %s %v", p.Name, p.Spec.Containers[0].Image, p.Labels)
 		}
 	}
+
+	// revisionHistoryLimit 0: the old revision, which no pod runs, goes.
+	h.mutate("roll", func(ds *appsv1.DaemonSet) { ds.Spec.RevisionHistoryLimit = new(int32) })
+	h.eventually("old revision pruned", func() error {
+		list, err := h.crs.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		if len(list.Items) != 1 || list.Items[0].Name != first.Name {
+			return fmt.Errorf("%d revisions", len(list.Items))
+		}
+		return nil
+	})
 }
 
 // revisions waits for n revisions of the test's namespace and returns them
@@ -156,6 +170,7 @@ func (h *harness) revisions(n int) []*appsv1.ControllerRevision {
 // an available pod throughout (minReadySeconds on the fake clock), and
 // there are never more than nodes+1 pods.
 func TestSurgeRollout(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	nodes := []string{"n0", "n1", "n2"}
 	for _, n := range nodes {
@@ -206,6 +221,7 @@ func TestSurgeRollout(t *testing.T) {
 // TestOnDelete: a template change replaces nothing by itself; a deleted
 // pod comes back with the new template.
 func TestOnDelete(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.addNode("n0", nil)
 	h.addNode("n1", nil)
