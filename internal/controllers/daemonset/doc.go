@@ -88,5 +88,8 @@
 //     FailedCreate ("Error creating: …"), FailedDelete ("Error deleting:
 //     …"), FailedDaemonPod ("Found failed daemon pod <ns>/<pod> on node
 //     <node>, will try to kill it"), SucceededDaemonPod, SelectingAll.
-//   - Node heartbeats (condition times only) do not wake the controller.
+//   - Node updates other than to labels and taints (heartbeats, status)
+//     do not wake the controller; a node's addition wakes the DaemonSets
+//     that want it, a label or taint change those whose verdict changed,
+//     a deletion those that wanted the node or had pods there.
 package daemonset

@@ -113,8 +113,8 @@ func (h *nodeHandler) OnAdd(node *corev1.Node, _ bool) {
 	}
 }
 
-// OnUpdate implements informer.Handler. Heartbeats (condition times,
-// resourceVersion) change nothing a DaemonSet decides on and are ignored.
+// OnUpdate implements informer.Handler. Only label and taint changes can
+// change a verdict (Kubernetes ignores the other updates too).
 func (h *nodeHandler) OnUpdate(old, cur *corev1.Node) {
 	if old == cur || sameForDaemons(old, cur) {
 		return
@@ -138,22 +138,12 @@ func (h *nodeHandler) OnDelete(node *corev1.Node, _ bool) {
 	}
 }
 
-// sameForDaemons reports whether two states of a node differ only in what
-// no DaemonSet looks at: resourceVersion, managedFields and the times of
-// its conditions (a heartbeat). Condition types and statuses count.
+// sameForDaemons reports whether two states of a node have the same
+// labels and taints, all that nodeShouldRun reads besides the name: status
+// changes (heartbeats, conditions) wake no DaemonSet.
 func sameForDaemons(old, cur *corev1.Node) bool {
-	if len(old.Status.Conditions) != len(cur.Status.Conditions) {
-		return false
-	}
-	for i := range old.Status.Conditions {
-		o, c := &old.Status.Conditions[i], &cur.Status.Conditions[i]
-		if o.Type != c.Type || o.Status != c.Status || o.Reason != c.Reason {
-			return false
-		}
-	}
 	return equality.Semantic.DeepEqual(old.Labels, cur.Labels) &&
-		equality.Semantic.DeepEqual(old.Spec, cur.Spec) &&
-		old.DeletionTimestamp.Equal(cur.DeletionTimestamp)
+		equality.Semantic.DeepEqual(old.Spec.Taints, cur.Spec.Taints)
 }
 
 // daemonSetsOfRevision maps a ControllerRevision to its controlling
