@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -100,9 +101,10 @@ func (w *dsWatch) check(nodes []string) {
 // DaemonSet runs one pod per node, rolls out an image change and rolls it
 // back (kubectl rollout status, history, undo) without ever leaving more
 // than maxUnavailable nodes without a ready pod nor two pods on one node
-// (a watch checks every event), puts a pod on a node added later by a
-// separate `setpoint node` process, and its deletion removes its pods and
-// revisions.
+// (a watch checks every event), re-adopts its pods and revisions after a
+// --cascade=orphan deletion and re-apply without replacing a pod, puts a
+// pod on a node added later by a separate `setpoint node` process, and its
+// deletion removes its pods and revisions.
 func TestUpDaemonSetLife(t *testing.T) {
 	cl := startUp(t, 3)
 	c := restClient(t, cl.kubeconfig)
@@ -147,6 +149,44 @@ func TestUpDaemonSetLife(t *testing.T) {
 	}
 	w.check(nil)
 
+	// Orphan and re-adopt: the DaemonSet goes with --cascade=orphan, its
+	// pods and revisions stay; the same manifest applied again adopts them
+	// (the template equals the current revision's) and replaces no pod.
+	before := agentPodNames(t, c)
+	cl.kubectl(t, "", "delete", "daemonset/agent", "--cascade=orphan")
+	eventually(t, 60*time.Second, "pods orphaned", func() string {
+		list, err := podsOf(c).Namespace("default").List(ctx, metav1.ListOptions{LabelSelector: "app=agent"})
+		if err != nil {
+			return err.Error()
+		}
+		for _, p := range list.Items {
+			if metav1.GetControllerOf(&p) != nil {
+				return "pod " + p.Name + " still controlled"
+			}
+		}
+		return ""
+	})
+	cl.kubectl(t, daemonSetManifest, "apply", "-f", "-")
+	cl.kubectl(t, "", "rollout", "status", "daemonset/agent", "--timeout=60s")
+	eventually(t, 30*time.Second, "pods adopted", func() string {
+		list, err := podsOf(c).Namespace("default").List(ctx, metav1.ListOptions{LabelSelector: "app=agent"})
+		if err != nil {
+			return err.Error()
+		}
+		for _, p := range list.Items {
+			if metav1.GetControllerOf(&p) == nil {
+				return "pod " + p.Name + " not adopted"
+			}
+		}
+		return ""
+	})
+	if after := agentPodNames(t, c); after != before {
+		t.Fatalf("re-adoption replaced pods: %s, then %s", before, after)
+	}
+	if hist = cl.kubectl(t, "", "rollout", "history", "daemonset/agent"); !strings.Contains(hist, "\n2 ") || !strings.Contains(hist, "\n3 ") {
+		t.Fatalf("rollout history after re-adoption:\n%s", hist)
+	}
+
 	// A node joins: a separate simulated-node process against the running
 	// cluster (`setpoint up` has no command to add nodes to itself).
 	startProc(t, "extra node", "node", "--kubeconfig", cl.kubeconfig, "--nodes", "1", "--name-prefix", "extra-")
@@ -181,6 +221,21 @@ func TestUpDaemonSetLife(t *testing.T) {
 	if len(w.violations) > 0 {
 		t.Fatalf("invariants broken: %v", w.violations)
 	}
+}
+
+// agentPodNames returns the sorted names of the agent pods.
+func agentPodNames(t *testing.T, c *rest.Client) string {
+	t.Helper()
+	list, err := podsOf(c).Namespace("default").List(context.Background(), metav1.ListOptions{LabelSelector: "app=agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range list.Items {
+		names = append(names, p.Name)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ",")
 }
 
 // waitAgents waits until each of nodes runs exactly one ready agent pod

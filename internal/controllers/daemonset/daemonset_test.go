@@ -232,3 +232,60 @@ func TestNoDoublePodWhenWatchLags(t *testing.T) {
 		t.Fatalf("%d pods created for %d nodes", len(created), len(nodes))
 	}
 }
+
+// TestAdoptAndRelease: a running orphan pod matching the selector on a
+// node is adopted instead of a new pod being created there; a pod whose
+// labels stop matching is released and replaced.
+func TestAdoptAndRelease(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := context.Background()
+	h.addNode("n0", nil)
+	h.addNode("n1", nil)
+	orphan := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "orphan", Labels: map[string]string{"app": "adopt"}},
+		Spec:       corev1.PodSpec{NodeName: "n0", Containers: []corev1.Container{{Name: "c", Image: "img:1"}}},
+	}
+	if _, err := h.pods.Create(ctx, orphan, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ds := newDS("adopt")
+	ds.Spec.UpdateStrategy = appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}
+	ds = h.create(ds)
+	h.eventually("adopted, one pod per node", func() error {
+		pods := h.livePods(ds)
+		if len(pods) != 2 {
+			return fmt.Errorf("%d pods", len(pods))
+		}
+		for _, p := range pods {
+			if p.Spec.NodeName == "n0" && p.Name != "orphan" {
+				return fmt.Errorf("pod %s created on n0 beside the orphan", p.Name)
+			}
+		}
+		return nil
+	})
+	if r := h.eventReasons("adopt"); r[ReasonSuccessfulCreate] != 1 {
+		t.Fatalf("events %v", r)
+	}
+	p, err := h.pods.Get(ctx, "orphan", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Labels["app"] = "gone"
+	if _, err := h.pods.Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("released and replaced", func() error {
+		p, err := h.pods.Get(ctx, "orphan", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if metav1.GetControllerOf(p) != nil {
+			return fmt.Errorf("still controlled")
+		}
+		if n := len(h.livePods(ds)); n != 2 {
+			return fmt.Errorf("%d pods", n)
+		}
+		return nil
+	})
+}
