@@ -97,9 +97,12 @@ func TestPlacement(t *testing.T) {
 		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "evict", Effect: corev1.TaintEffectNoExecute})
 	})
 	h.waitSettled("agent", "cordoned", "notready")
-	if r := h.eventReasons("agent"); r[ReasonSuccessfulCreate] != 4 || r[ReasonSuccessfulDelete] != 2 {
-		t.Fatalf("events %v", r)
-	}
+	h.eventually("events", func() error {
+		if r := h.eventReasons("agent"); r[ReasonSuccessfulCreate] != 4 || r[ReasonSuccessfulDelete] != 2 {
+			return fmt.Errorf("events %v", r)
+		}
+		return nil
+	})
 }
 
 func hasToleration(p *corev1.Pod, key string, effect corev1.TaintEffect) bool {
@@ -153,9 +156,12 @@ func TestFailedPodsBackoff(t *testing.T) {
 	if pods := h.livePods(ds); pods[0].Name == second {
 		t.Fatal("the failed pod was not replaced after the back-off")
 	}
-	if r := h.eventReasons("fail"); r[ReasonFailedDaemonPod] != 2 {
-		t.Fatalf("events %v", r)
-	}
+	h.eventually("events", func() error {
+		if r := h.eventReasons("fail"); r[ReasonFailedDaemonPod] != 2 {
+			return fmt.Errorf("events %v", r)
+		}
+		return nil
+	})
 	msg := ""
 	list, _ := h.events.List(context.Background(), metav1.ListOptions{})
 	for _, e := range list.Items {
@@ -264,9 +270,12 @@ func TestAdoptAndRelease(t *testing.T) {
 		}
 		return nil
 	})
-	if r := h.eventReasons("adopt"); r[ReasonSuccessfulCreate] != 1 {
-		t.Fatalf("events %v", r)
-	}
+	h.eventually("one SuccessfulCreate", func() error {
+		if r := h.eventReasons("adopt"); r[ReasonSuccessfulCreate] != 1 {
+			return fmt.Errorf("events %v", r)
+		}
+		return nil
+	})
 	p, err := h.pods.Get(ctx, "orphan", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

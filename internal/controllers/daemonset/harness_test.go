@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
@@ -118,19 +119,47 @@ func newLaggingHarness(t *testing.T, watchDelay time.Duration) *harness {
 	t.Cleanup(h.stopController)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	wake := make(chan struct{}, 1)
 	go func() {
 		defer close(done)
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		wg.Go(func() { h.signalOnChange(ctx, h.pods.Watch, wake) })
+		wg.Go(func() { h.signalOnChange(ctx, h.nodes.Watch, wake) })
 		for ctx.Err() == nil {
 			h.kubeletPass(ctx)
 			select {
 			case <-ctx.Done():
-			case <-time.After(20 * time.Millisecond):
+			case <-wake:
+			case <-time.After(100 * time.Millisecond):
 			}
 		}
 	}()
 	h.stopKubelet = func() { cancel(); <-done }
 	t.Cleanup(h.stopKubelet)
 	return h
+}
+
+// signalOnChange watches with open (again whenever the watch ends) and
+// signals wake at every event, until ctx ends.
+func (h *harness) signalOnChange(ctx context.Context, open func(context.Context, metav1.ListOptions) (watch.Interface, error), wake chan<- struct{}) {
+	for ctx.Err() == nil {
+		w, err := open(ctx, metav1.ListOptions{})
+		if err != nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		for range w.ResultChan() {
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		}
+		w.Stop()
+	}
 }
 
 // startController starts a new manager running the controller.

@@ -59,7 +59,7 @@ func (h *harness) watch(ds *appsv1.DaemonSet, nodes []string) *watcher {
 				w.maxPods = max(w.maxPods, len(pods))
 				w.mu.Unlock()
 			}
-			time.Sleep(3 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond)
 		}
 	}()
 	w.stop = func() { cancel(); <-done }
