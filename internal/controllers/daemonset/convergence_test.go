@@ -39,13 +39,15 @@ func TestRandomizedConvergence(t *testing.T) {
 			t.Logf("seed %d (DS_SEED=%d reproduces the sequence of operations)", seed, seed)
 			rng := rand.New(rand.NewSource(seed))
 			h := newHarness(t)
-			roles := []string{"worker", "db"}
+			// Three nodes in four are workers, so that rollouts span
+			// several eligible nodes.
+			role := func() string { return []string{"db", "worker", "worker", "worker"}[rng.Intn(4)] }
 			next := 0
 			addNode := func() {
-				h.addNode(fmt.Sprintf("n%d", next), map[string]string{"role": roles[rng.Intn(2)]})
+				h.addNode(fmt.Sprintf("n%d", next), map[string]string{"role": role()})
 				next++
 			}
-			for range 5 {
+			for range 6 {
 				addNode()
 			}
 			ds := newDS("rand")
@@ -59,7 +61,7 @@ func TestRandomizedConvergence(t *testing.T) {
 			for range 14 {
 				names := h.nodeNames()
 				switch op := rng.Intn(8); {
-				case op == 0 || len(names) < 2:
+				case op == 0 || len(names) < 2 || len(h.eligible()) < 3:
 					addNode()
 				case op == 1:
 					h.deleteNode(names[rng.Intn(len(names))])
@@ -74,7 +76,7 @@ func TestRandomizedConvergence(t *testing.T) {
 						n.Spec.Taints = []corev1.Taint{{Key: "chaos", Effect: corev1.TaintEffectNoExecute}}
 					})
 				case op == 3:
-					h.mutateNode(names[rng.Intn(len(names))], func(n *corev1.Node) { n.Labels["role"] = roles[rng.Intn(2)] })
+					h.mutateNode(names[rng.Intn(len(names))], func(n *corev1.Node) { n.Labels["role"] = role() })
 				case op == 4:
 					if pods := h.livePods(ds); len(pods) > 0 {
 						p := pods[rng.Intn(len(pods))]
