@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/rand"
 
+	"github.com/setpoint-dev/setpoint/internal/controllers/daemonset"
 	"github.com/setpoint-dev/setpoint/internal/controllers/deployment"
 	"github.com/setpoint-dev/setpoint/internal/controllers/expand"
 	"github.com/setpoint-dev/setpoint/internal/controllers/garbagecollector"
@@ -43,11 +44,12 @@ const (
 	// Provisioner is setpoint's own: the simulated dynamic provisioner
 	// (an external provisioner on Kubernetes) and the default class.
 	Provisioner = "simulated-provisioner-controller"
+	DaemonSet        = "daemonset-controller"
 )
 
 // AllControllers lists every controller name, in start order.
 var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle,
-	StatefulSet, PVBinder, PVProtection, PVCProtection, PVExpander, Provisioner}
+	StatefulSet, PVBinder, PVProtection, PVCProtection, PVExpander, Provisioner, DaemonSet}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -91,6 +93,7 @@ type ControllerManagerOptions struct {
 	PVCProtection    pvcprotection.Options
 	PVExpander       expand.Options
 	Provisioner      provisioner.Options
+	DaemonSet        daemonset.Options
 	// Sharding, when enabled, runs the ReplicaSet and Deployment
 	// controllers sharded by namespace on every replica; the others stay
 	// under the leader Lease.
@@ -154,6 +157,7 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		PVCProtection:    func() error { return pvcprotection.Add(mgr, opts.PVCProtection) },
 		PVExpander:       func() error { return expand.Add(mgr, opts.PVExpander) },
 		Provisioner:      func() error { return provisioner.Add(mgr, opts.Provisioner) },
+		DaemonSet:        func() error { return daemonset.Add(mgr, opts.DaemonSet) },
 	}
 	for _, name := range AllControllers {
 		if !slices.Contains(names, name) {
