@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/setpoint-dev/setpoint/internal/controllers/controllerref"
-	"github.com/setpoint-dev/setpoint/internal/controllers/deployment"
 	"github.com/setpoint-dev/setpoint/internal/controllers/history"
+	"github.com/setpoint-dev/setpoint/internal/controllers/podutil"
 )
 
 // defaultRevisionHistoryLimit is spec.revisionHistoryLimit's default.
@@ -138,7 +138,7 @@ func revisionPatch(ds *appsv1.DaemonSet) ([]byte, error) {
 // taken by another template raises status.collisionCount and fails the
 // sync, which retries under the next name.
 func (r *reconciler) snapshot(ctx context.Context, ds *appsv1.DaemonSet, n int64, patch []byte) (*appsv1.ControllerRevision, error) {
-	hash := deployment.ComputeHash(&ds.Spec.Template, ds.Status.CollisionCount)
+	hash := podutil.ComputeHash(&ds.Spec.Template, ds.Status.CollisionCount)
 	lbls := make(map[string]string, len(ds.Spec.Template.Labels)+1)
 	for k, v := range ds.Spec.Template.Labels {
 		lbls[k] = v

@@ -32,7 +32,7 @@
 //     update — and recompute status. No rollout progress.
 //  5. Otherwise roll out. The new ReplicaSet is the oldest one whose
 //     template equals the Deployment's (ignoring pod-template-hash); if
-//     there is none it is created as <name>-<ComputeHash(template,
+//     there is none it is created as <name>-<podutil.ComputeHash(template,
 //     collisionCount)> with the hash in its labels, selector and template
 //     labels. A name taken by a ReplicaSet that is not ours increments
 //     status.collisionCount. The new ReplicaSet's revision annotation

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/setpoint-dev/setpoint/internal/controllers/podutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -186,7 +187,7 @@ func TestHashCollision(t *testing.T) {
 	d := newDeployment("c", 1, "img:1")
 	d.Spec.Paused = true // no ReplicaSet yet: learn the defaulted template first
 	d = h.create(d)
-	hash := ComputeHash(&d.Spec.Template, nil)
+	hash := podutil.ComputeHash(&d.Spec.Template, nil)
 	squatter := &appsv1.ReplicaSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "c-" + hash, Labels: map[string]string{"app": "other"}},
 		Spec: appsv1.ReplicaSetSpec{Replicas: new(int32(0)),
@@ -203,7 +204,7 @@ func TestHashCollision(t *testing.T) {
 		t.Fatalf("collisionCount %v", d.Status.CollisionCount)
 	}
 	rss := h.replicaSets(d)
-	want := "c-" + ComputeHash(&d.Spec.Template, d.Status.CollisionCount)
+	want := "c-" + podutil.ComputeHash(&d.Spec.Template, d.Status.CollisionCount)
 	if len(rss) != 1 || rss[0].Name != want {
 		t.Fatalf("replica sets %v, want [%s]", names(rss), want)
 	}
@@ -217,7 +218,7 @@ func TestAdoptAndRelease(t *testing.T) {
 	d := newDeployment("a", 2, "img:1")
 	d.Spec.Paused = true
 	d = h.create(d)
-	hash := ComputeHash(&d.Spec.Template, nil)
+	hash := podutil.ComputeHash(&d.Spec.Template, nil)
 	orphan := newReplicaSetObject(d, hash)
 	orphan.OwnerReferences = nil
 	orphan.Spec.Replicas = new(int32(2))

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/setpoint-dev/setpoint/internal/controllers/podutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,7 +24,7 @@ func TestRollingUpdateBounds(t *testing.T) {
 	h.create(withRolling(newDeployment("web", n, "img:1"), intstr.FromInt32(surge), intstr.FromInt32(unavailable)))
 	d := h.waitRollout("web")
 
-	hash := ComputeHash(&d.Spec.Template, nil)
+	hash := podutil.ComputeHash(&d.Spec.Template, nil)
 	rss := h.replicaSets(d)
 	if len(rss) != 1 || rss[0].Name != "web-"+hash {
 		t.Fatalf("replica sets %v, want one named web-%s", names(rss), hash)
@@ -86,7 +87,7 @@ func TestRollingUpdateBounds(t *testing.T) {
 	if c := condition(d, appsv1.DeploymentAvailable); c == nil || c.Status != corev1.ConditionTrue || c.Reason != ReasonMinimumAvailable {
 		t.Errorf("Available condition %+v", c)
 	}
-	newHash := ComputeHash(&d.Spec.Template, nil)
+	newHash := podutil.ComputeHash(&d.Spec.Template, nil)
 	if c := condition(d, appsv1.DeploymentProgressing); c == nil || c.Status != corev1.ConditionTrue || c.Reason != ReasonNewRSAvailable ||
 		!strings.Contains(c.Message, "web-"+newHash) {
 		t.Errorf("Progressing condition %+v", c)
@@ -142,7 +143,7 @@ func TestRecreate(t *testing.T) {
 	})
 	h.mutate("batch", setImage("img:2"))
 	d = h.waitRollout("batch")
-	newHash := ComputeHash(&d.Spec.Template, nil)
+	newHash := podutil.ComputeHash(&d.Spec.Template, nil)
 	h.eventually("only new pods", func() error {
 		list, err := h.pods.List(context.Background(), metav1.ListOptions{LabelSelector: "app=batch"})
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/setpoint-dev/setpoint/internal/controllers/podutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -117,7 +118,7 @@ func newReplicaSetObject(d *appsv1.Deployment, hash string) *appsv1.ReplicaSet {
 
 func (s *syncer) createNewReplicaSet(ctx context.Context, oldRSs []*appsv1.ReplicaSet, newRevision int64) (*appsv1.ReplicaSet, error) {
 	d := s.d
-	hash := ComputeHash(&d.Spec.Template, d.Status.CollisionCount)
+	hash := podutil.ComputeHash(&d.Spec.Template, d.Status.CollisionCount)
 	rs := newReplicaSetObject(d, hash)
 	n := newRSNewReplicas(d, append(append([]*appsv1.ReplicaSet(nil), oldRSs...), rs), rs)
 	*rs.Spec.Replicas = n

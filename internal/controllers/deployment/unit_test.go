@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/setpoint-dev/setpoint/internal/controllers/podutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,16 +22,16 @@ func template(image string) corev1.PodTemplateSpec {
 
 func TestComputeHash(t *testing.T) {
 	a, b := template("nginx:1"), template("nginx:2")
-	ha := ComputeHash(&a, nil)
-	if ha != ComputeHash(&a, nil) || ha != ComputeHash(a.DeepCopy(), nil) {
+	ha := podutil.ComputeHash(&a, nil)
+	if ha != podutil.ComputeHash(&a, nil) || ha != podutil.ComputeHash(a.DeepCopy(), nil) {
 		t.Fatal("hash is not a function of the template's content")
 	}
-	if ha == ComputeHash(&b, nil) {
+	if ha == podutil.ComputeHash(&b, nil) {
 		t.Fatal("different templates share a hash")
 	}
 	zero, one := int32(0), int32(1)
 	// A set collision count is mixed in, even when it is zero.
-	if ComputeHash(&a, &zero) == ha || ComputeHash(&a, &zero) == ComputeHash(&a, &one) {
+	if podutil.ComputeHash(&a, &zero) == ha || podutil.ComputeHash(&a, &zero) == podutil.ComputeHash(&a, &one) {
 		t.Fatal("collisionCount is not mixed into the hash")
 	}
 	// SafeEncodeString's alphabet: no vowels, no look-alikes.
@@ -43,7 +44,7 @@ func TestComputeHash(t *testing.T) {
 	seen := map[string]int{}
 	for i := range 1000 {
 		tm := template("registry/cats:v0." + strconv.Itoa(i) + ".0")
-		h := ComputeHash(&tm, nil)
+		h := podutil.ComputeHash(&tm, nil)
 		if j, dup := seen[h]; dup {
 			t.Fatalf("collision between versions %d and %d", i, j)
 		}

@@ -1,4 +1,4 @@
-package deployment
+package podutil
 
 import (
 	"encoding/binary"
