@@ -106,7 +106,9 @@ func newControllerManagerCommand() *cobra.Command {
 				return fmt.Errorf("--controllers: %w", err)
 			}
 			opts := controllermanager.ControllerManagerOptions{Common: common, Controllers: names, Sharding: shard}
-			tune.apply(&opts)
+			if err := tune.apply(&opts); err != nil {
+				return err
+			}
 			mgr, err := controllermanager.NewControllerManager(opts)
 			if err != nil {
 				return err

@@ -16,6 +16,8 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/namespace"
 	"github.com/setpoint-dev/setpoint/internal/controllers/nodelifecycle"
 	"github.com/setpoint-dev/setpoint/internal/controllers/replicaset"
+	"github.com/setpoint-dev/setpoint/internal/controllers/rootcacertpublisher"
+	"github.com/setpoint-dev/setpoint/internal/controllers/serviceaccount"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 	"github.com/setpoint-dev/setpoint/sharding"
@@ -29,10 +31,13 @@ const (
 	GarbageCollector = "garbage-collector-controller"
 	Namespace        = "namespace-controller"
 	NodeLifecycle    = "node-lifecycle-controller"
+	ServiceAccount   = "serviceaccount-controller"
+	RootCAPublisher  = "root-ca-certificate-publisher-controller"
 )
 
 // AllControllers lists every controller name, in start order.
-var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle}
+var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle,
+	ServiceAccount, RootCAPublisher}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -70,6 +75,10 @@ type ControllerManagerOptions struct {
 	GarbageCollector garbagecollector.Options
 	Namespace        namespace.Options
 	NodeLifecycle    nodelifecycle.Options
+	ServiceAccount   serviceaccount.Options
+	// RootCAPublisher.RootCA defaults to the CA bundle Config trusts (as
+	// kube-controller-manager's without --root-ca-file).
+	RootCAPublisher rootcacertpublisher.Options
 	// Sharding, when enabled, runs the ReplicaSet and Deployment
 	// controllers sharded by namespace on every replica; the others stay
 	// under the leader Lease.
@@ -127,6 +136,17 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		GarbageCollector: func() error { return garbagecollector.Add(mgr, opts.GarbageCollector) },
 		Namespace:        func() error { return namespace.Add(mgr, opts.Namespace) },
 		NodeLifecycle:    func() error { return nodelifecycle.Add(mgr, opts.NodeLifecycle) },
+		ServiceAccount:   func() error { return serviceaccount.Add(mgr, opts.ServiceAccount) },
+		RootCAPublisher: func() error {
+			if len(opts.RootCAPublisher.RootCA) == 0 {
+				ca, err := clusterCA(opts.Config)
+				if err != nil {
+					return err
+				}
+				opts.RootCAPublisher.RootCA = ca
+			}
+			return rootcacertpublisher.Add(mgr, opts.RootCAPublisher)
+		},
 	}
 	for _, name := range AllControllers {
 		if !slices.Contains(names, name) {
