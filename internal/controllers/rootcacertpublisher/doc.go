@@ -8,6 +8,8 @@
 //
 //	err := rootcacertpublisher.Add(mgr, rootcacertpublisher.Options{RootCA: pem})
 //
+// Behaviour:
+//
 //   - RootCA is required (kube-controller-manager's --root-ca-file, or
 //     the CA its own client configuration trusts; the controller manager
 //     of this module passes the latter unless told otherwise).

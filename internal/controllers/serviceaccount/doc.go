@@ -6,6 +6,8 @@
 //
 //	err := serviceaccount.Add(mgr, serviceaccount.Options{})
 //
+// Behaviour:
+//
 //   - A namespace that is added, or updated while in phase Active, is
 //     synced; so is the namespace of a deleted ServiceAccount, so a
 //     deleted "default" comes back.
