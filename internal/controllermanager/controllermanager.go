@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/setpoint-dev/setpoint/internal/controllers/deployment"
+	"github.com/setpoint-dev/setpoint/internal/controllers/endpoints"
 	"github.com/setpoint-dev/setpoint/internal/controllers/garbagecollector"
 	"github.com/setpoint-dev/setpoint/internal/controllers/namespace"
 	"github.com/setpoint-dev/setpoint/internal/controllers/nodelifecycle"
@@ -32,12 +33,13 @@ const (
 	Namespace        = "namespace-controller"
 	NodeLifecycle    = "node-lifecycle-controller"
 	ServiceAccount   = "serviceaccount-controller"
+	Endpoints        = "endpoints-controller"
 	RootCAPublisher  = "root-ca-certificate-publisher-controller"
 )
 
 // AllControllers lists every controller name, in start order.
 var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle,
-	ServiceAccount, RootCAPublisher}
+	ServiceAccount, RootCAPublisher, Endpoints}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -76,6 +78,7 @@ type ControllerManagerOptions struct {
 	Namespace        namespace.Options
 	NodeLifecycle    nodelifecycle.Options
 	ServiceAccount   serviceaccount.Options
+	Endpoints        endpoints.Options
 	// RootCAPublisher.RootCA defaults to the CA bundle Config trusts (as
 	// kube-controller-manager's without --root-ca-file).
 	RootCAPublisher rootcacertpublisher.Options
@@ -137,6 +140,7 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		Namespace:        func() error { return namespace.Add(mgr, opts.Namespace) },
 		NodeLifecycle:    func() error { return nodelifecycle.Add(mgr, opts.NodeLifecycle) },
 		ServiceAccount:   func() error { return serviceaccount.Add(mgr, opts.ServiceAccount) },
+		Endpoints:        func() error { return endpoints.Add(mgr, opts.Endpoints) },
 		RootCAPublisher: func() error {
 			if len(opts.RootCAPublisher.RootCA) == 0 {
 				ca, err := clusterCA(opts.Config)
