@@ -13,6 +13,7 @@ import (
 
 	"github.com/setpoint-dev/setpoint/internal/controllers/deployment"
 	"github.com/setpoint-dev/setpoint/internal/controllers/endpoints"
+	"github.com/setpoint-dev/setpoint/internal/controllers/endpointslice"
 	"github.com/setpoint-dev/setpoint/internal/controllers/garbagecollector"
 	"github.com/setpoint-dev/setpoint/internal/controllers/namespace"
 	"github.com/setpoint-dev/setpoint/internal/controllers/nodelifecycle"
@@ -34,12 +35,13 @@ const (
 	NodeLifecycle    = "node-lifecycle-controller"
 	ServiceAccount   = "serviceaccount-controller"
 	Endpoints        = "endpoints-controller"
+	EndpointSlice    = "endpointslice-controller"
 	RootCAPublisher  = "root-ca-certificate-publisher-controller"
 )
 
 // AllControllers lists every controller name, in start order.
 var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle,
-	ServiceAccount, RootCAPublisher, Endpoints}
+	ServiceAccount, RootCAPublisher, Endpoints, EndpointSlice}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -79,6 +81,7 @@ type ControllerManagerOptions struct {
 	NodeLifecycle    nodelifecycle.Options
 	ServiceAccount   serviceaccount.Options
 	Endpoints        endpoints.Options
+	EndpointSlice    endpointslice.Options
 	// RootCAPublisher.RootCA defaults to the CA bundle Config trusts (as
 	// kube-controller-manager's without --root-ca-file).
 	RootCAPublisher rootcacertpublisher.Options
@@ -141,6 +144,7 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		NodeLifecycle:    func() error { return nodelifecycle.Add(mgr, opts.NodeLifecycle) },
 		ServiceAccount:   func() error { return serviceaccount.Add(mgr, opts.ServiceAccount) },
 		Endpoints:        func() error { return endpoints.Add(mgr, opts.Endpoints) },
+		EndpointSlice:    func() error { return endpointslice.Add(mgr, opts.EndpointSlice) },
 		RootCAPublisher: func() error {
 			if len(opts.RootCAPublisher.RootCA) == 0 {
 				ca, err := clusterCA(opts.Config)

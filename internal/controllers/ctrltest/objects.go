@@ -117,3 +117,12 @@ func (e *Env) ReleasePod(ns, name string) {
 	}
 	e.T.Fatal(fmt.Errorf("release pod %s kept conflicting", name))
 }
+
+// CreateNode creates a node with the given labels.
+func (e *Env) CreateNode(name string, labels map[string]string) {
+	e.T.Helper()
+	nodes := rest.For[*corev1.Node, *corev1.NodeList](e.Client, corev1.SchemeGroupVersion.WithResource("nodes"), false)
+	if _, err := nodes.Create(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{}); err != nil {
+		e.T.Fatal(err)
+	}
+}
