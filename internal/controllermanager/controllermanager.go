@@ -18,6 +18,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/namespace"
 	"github.com/setpoint-dev/setpoint/internal/controllers/nodelifecycle"
 	"github.com/setpoint-dev/setpoint/internal/controllers/replicaset"
+	"github.com/setpoint-dev/setpoint/internal/controllers/replicationcontroller"
 	"github.com/setpoint-dev/setpoint/internal/controllers/rootcacertpublisher"
 	"github.com/setpoint-dev/setpoint/internal/controllers/serviceaccount"
 	"github.com/setpoint-dev/setpoint/manager"
@@ -36,12 +37,13 @@ const (
 	ServiceAccount   = "serviceaccount-controller"
 	Endpoints        = "endpoints-controller"
 	EndpointSlice    = "endpointslice-controller"
+	RC               = "replicationcontroller-controller"
 	RootCAPublisher  = "root-ca-certificate-publisher-controller"
 )
 
 // AllControllers lists every controller name, in start order.
 var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle,
-	ServiceAccount, RootCAPublisher, Endpoints, EndpointSlice}
+	ServiceAccount, RootCAPublisher, Endpoints, EndpointSlice, RC}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -82,6 +84,9 @@ type ControllerManagerOptions struct {
 	ServiceAccount   serviceaccount.Options
 	Endpoints        endpoints.Options
 	EndpointSlice    endpointslice.Options
+	// RC tunes the ReplicationController controller (the ReplicaSet
+	// controller's options; it is never sharded).
+	RC replicaset.Options
 	// RootCAPublisher.RootCA defaults to the CA bundle Config trusts (as
 	// kube-controller-manager's without --root-ca-file).
 	RootCAPublisher rootcacertpublisher.Options
@@ -145,6 +150,7 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		ServiceAccount:   func() error { return serviceaccount.Add(mgr, opts.ServiceAccount) },
 		Endpoints:        func() error { return endpoints.Add(mgr, opts.Endpoints) },
 		EndpointSlice:    func() error { return endpointslice.Add(mgr, opts.EndpointSlice) },
+		RC:               func() error { return replicationcontroller.Add(mgr, opts.RC) },
 		RootCAPublisher: func() error {
 			if len(opts.RootCAPublisher.RootCA) == 0 {
 				ca, err := clusterCA(opts.Config)
