@@ -14,6 +14,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/deployment"
 	"github.com/setpoint-dev/setpoint/internal/controllers/endpoints"
 	"github.com/setpoint-dev/setpoint/internal/controllers/endpointslice"
+	"github.com/setpoint-dev/setpoint/internal/controllers/endpointslicemirroring"
 	"github.com/setpoint-dev/setpoint/internal/controllers/garbagecollector"
 	"github.com/setpoint-dev/setpoint/internal/controllers/namespace"
 	"github.com/setpoint-dev/setpoint/internal/controllers/nodelifecycle"
@@ -38,12 +39,13 @@ const (
 	Endpoints        = "endpoints-controller"
 	EndpointSlice    = "endpointslice-controller"
 	RC               = "replicationcontroller-controller"
+	Mirroring        = "endpointslice-mirroring-controller"
 	RootCAPublisher  = "root-ca-certificate-publisher-controller"
 )
 
 // AllControllers lists every controller name, in start order.
 var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle,
-	ServiceAccount, RootCAPublisher, Endpoints, EndpointSlice, RC}
+	ServiceAccount, RootCAPublisher, Endpoints, EndpointSlice, Mirroring, RC}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -84,6 +86,7 @@ type ControllerManagerOptions struct {
 	ServiceAccount   serviceaccount.Options
 	Endpoints        endpoints.Options
 	EndpointSlice    endpointslice.Options
+	Mirroring        endpointslicemirroring.Options
 	// RC tunes the ReplicationController controller (the ReplicaSet
 	// controller's options; it is never sharded).
 	RC replicaset.Options
@@ -151,6 +154,7 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		Endpoints:        func() error { return endpoints.Add(mgr, opts.Endpoints) },
 		EndpointSlice:    func() error { return endpointslice.Add(mgr, opts.EndpointSlice) },
 		RC:               func() error { return replicationcontroller.Add(mgr, opts.RC) },
+		Mirroring:        func() error { return endpointslicemirroring.Add(mgr, opts.Mirroring) },
 		RootCAPublisher: func() error {
 			if len(opts.RootCAPublisher.RootCA) == 0 {
 				ca, err := clusterCA(opts.Config)
