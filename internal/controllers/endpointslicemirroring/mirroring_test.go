@@ -57,7 +57,9 @@ func describe(list []discoveryv1.EndpointSlice) string {
 // ports, readiness, labels, annotations, owner); changes follow; the
 // skip-mirror label, a selector, or deleting the Endpoints removes them.
 func TestMirroring(t *testing.T) {
-	env := ctrltest.Start(t, func(e *ctrltest.Env) error { return endpointslicemirroring.Add(e.Mgr, endpointslicemirroring.Options{}) })
+	env := ctrltest.Start(t, func(e *ctrltest.Env) error {
+		return endpointslicemirroring.Add(e.Mgr, endpointslicemirroring.Options{})
+	})
 	ctx := context.Background()
 	if _, err := env.Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "ext"},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443}}}}, metav1.CreateOptions{}); err != nil {
