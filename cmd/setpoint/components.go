@@ -94,7 +94,7 @@ func newControllerManagerCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "controller-manager",
-		Short: "Run the controllers (replicaset, deployment, garbage collector, namespace, node lifecycle) against a cluster",
+		Short: "Run the controllers (replicaset, deployment, garbage collector, namespace, node lifecycle, service accounts, root CA, endpoints, endpointslices, mirroring, replicationcontroller) against a cluster",
 		Args:  cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
 			common, err := f.common()

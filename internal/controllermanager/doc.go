@@ -3,8 +3,12 @@
 // kube-controller-manager and kube-scheduler assemble theirs:
 //
 //   - NewControllerManager: the ReplicaSet, Deployment, garbage-collector,
-//     namespace and node-lifecycle controllers on one manager that holds
-//     the Lease kube-system/kube-controller-manager;
+//     namespace, node-lifecycle, service-account, root-CA publisher,
+//     endpoints, EndpointSlice, EndpointSlice-mirroring and
+//     ReplicationController controllers on one manager that holds the
+//     Lease kube-system/kube-controller-manager (the root-CA publisher
+//     publishes RootCAPublisher.RootCA, by default the CA the manager's
+//     client configuration trusts);
 //   - NewScheduler: the scheduler on a manager that holds the Lease
 //     kube-system/kube-scheduler;
 //   - NewNodes: the simulated node agent (N nodes) on a manager without
