@@ -222,6 +222,10 @@ spec:
 	})
 
 	t.Run("-l and --all", func(t *testing.T) {
+		// kube-controller-manager's root-ca-certificate-publisher keeps
+		// kube-root-ca.crt in every namespace: it is listed, deleted by
+		// --all, and comes back.
+		waitNames(t, env, []string{"get", "configmaps"}, []string{"kube-root-ca.crt"})
 		for _, n := range []string{"l1", "l2", "l3"} {
 			kubectl(t, env, "", "create", "configmap", n)
 		}
@@ -229,21 +233,39 @@ spec:
 		if out := kubectl(t, env, "", "delete", "configmaps", "-l", "drop=yes"); out != "configmap \"l1\" deleted\nconfigmap \"l2\" deleted\n" {
 			t.Errorf("delete -l: %q", out)
 		}
-		if got := krNames(kubectl(t, env, "", "get", "configmaps")); len(got) != 1 || got[0] != "l3" {
+		if got := krNames(kubectl(t, env, "", "get", "configmaps")); !slices.Equal(got, []string{"kube-root-ca.crt", "l3"}) {
 			t.Errorf("configmaps after delete -l: %v", got)
 		}
 		kubectl(t, env, "", "create", "namespace", "keep")
 		kubectl(t, env, "", "create", "configmap", "elsewhere", "-n", "keep")
 		kubectl(t, env, "", "create", "configmap", "l4")
-		if out := kubectl(t, env, "", "delete", "configmaps", "--all"); out != "configmap \"l3\" deleted\nconfigmap \"l4\" deleted\n" {
+		if out := kubectl(t, env, "", "delete", "configmaps", "--all"); out != "configmap \"kube-root-ca.crt\" deleted\nconfigmap \"l3\" deleted\nconfigmap \"l4\" deleted\n" {
 			t.Errorf("delete --all: %q", out)
 		}
-		if out := kubectl(t, env, "", "get", "configmaps", "-A", "-o", "name"); out != "configmap/elsewhere\n" {
+		if out := kubectl(t, env, "", "get", "configmaps", "-A", "-o", "name", "--field-selector", "metadata.name!=kube-root-ca.crt"); out != "configmap/elsewhere\n" {
 			t.Errorf("configmaps left: %q (--all is one namespace)", out)
 		}
+		waitNames(t, env, []string{"get", "configmaps"}, []string{"kube-root-ca.crt"})
+		waitNames(t, env, []string{"get", "configmaps", "-n", "keep"}, []string{"elsewhere", "kube-root-ca.crt"})
 		r := kubectlRun(t, env, "", "delete", "configmaps", "-l", "drop=yes")
 		if r.Err != nil || r.Stdout != "No resources found\n" {
 			t.Errorf("delete -l with no match: %v %q %q", r.Err, r.Stdout, r.Stderr)
 		}
 	})
+}
+
+// waitNames waits (10 s) until `kubectl <args>` lists exactly want.
+func waitNames(t *testing.T, env *testenv.Environment, args []string, want []string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := krNames(kubectl(t, env, "", args...))
+		if slices.Equal(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kubectl %v: %v, want %v", args, got, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

@@ -187,11 +187,14 @@ func TestKubectlGet(t *testing.T) {
 				kubectl(t, env, "", "label", "configmap", cm.name, "-n", cm.ns, cm.labels, "team=x")
 			}
 		}
+		// kube-controller-manager publishes kube-root-ca.crt (no labels)
+		// in every namespace: it matches the selectors without "tier".
+		waitNames(t, env, []string{"get", "configmaps", "--field-selector", "metadata.name=kube-root-ca.crt"}, []string{"kube-root-ca.crt"})
 		for sel, want := range map[string][]string{
 			"tier=front":           {"front-a"},
-			"tier!=front":          {"back-a", "plain"},
+			"tier!=front":          {"back-a", "kube-root-ca.crt", "plain"},
 			"tier in (front,back)": {"back-a", "front-a"},
-			"!tier":                {"plain"},
+			"!tier":                {"kube-root-ca.crt", "plain"},
 			"tier,team=x":          {"back-a", "front-a"},
 		} {
 			out := kubectlRun(t, env, "", "get", "configmaps", "-l", sel)

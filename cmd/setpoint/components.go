@@ -94,7 +94,7 @@ func newControllerManagerCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "controller-manager",
-		Short: "Run the controllers (replicaset, deployment, garbage collector, namespace, node lifecycle) against a cluster",
+		Short: "Run the controllers (replicaset, deployment, garbage collector, namespace, node lifecycle, service accounts, root CA, endpoints, endpointslices, mirroring, replicationcontroller) against a cluster",
 		Args:  cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
 			common, err := f.common()
@@ -106,7 +106,9 @@ func newControllerManagerCommand() *cobra.Command {
 				return fmt.Errorf("--controllers: %w", err)
 			}
 			opts := controllermanager.ControllerManagerOptions{Common: common, Controllers: names, Sharding: shard}
-			tune.apply(&opts)
+			if err := tune.apply(&opts); err != nil {
+				return err
+			}
 			mgr, err := controllermanager.NewControllerManager(opts)
 			if err != nil {
 				return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ import (
 // controllerFlags tune the controller manager (node lifecycle timings).
 type controllerFlags struct {
 	monitorGrace, evictionTimeout time.Duration
+	rootCAFile                    string
 }
 
 func (f *controllerFlags) register(cmd *cobra.Command) {
@@ -22,11 +24,21 @@ func (f *controllerFlags) register(cmd *cobra.Command) {
 		"how long a node may go without a heartbeat before it is marked NotReady (Unknown) and tainted unreachable")
 	fl.DurationVar(&f.evictionTimeout, "default-eviction-timeout", 300*time.Second,
 		"how long pods without their own not-ready/unreachable toleration stay on such a node before eviction")
+	fl.StringVar(&f.rootCAFile, "root-ca-file", "",
+		"the CA bundle published as kube-root-ca.crt in every namespace (default: the CA the controller manager's kubeconfig trusts)")
 }
 
-func (f *controllerFlags) apply(o *controllermanager.ControllerManagerOptions) {
+func (f *controllerFlags) apply(o *controllermanager.ControllerManagerOptions) error {
 	o.NodeLifecycle.NodeMonitorGracePeriod = f.monitorGrace
 	o.NodeLifecycle.DefaultEvictionTimeout = f.evictionTimeout
+	if f.rootCAFile != "" {
+		ca, err := os.ReadFile(f.rootCAFile)
+		if err != nil {
+			return fmt.Errorf("--root-ca-file: %w", err)
+		}
+		o.RootCAPublisher.RootCA = ca
+	}
+	return nil
 }
 
 // nodeFlags tune the simulated nodes.

@@ -40,7 +40,9 @@ func newUpCommand() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			opts := cluster.Options{APIServer: api, Nodes: nodes, Logger: log, NoControllerManager: noCM}
-			cm.apply(&opts.ControllerManager)
+			if err := cm.apply(&opts.ControllerManager); err != nil {
+				return err
+			}
 			if err := nf.apply(&opts.NodeAgent); err != nil {
 				return err
 			}

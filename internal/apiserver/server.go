@@ -282,7 +282,13 @@ func (s *Server) Run(ctx context.Context) error {
 		srv.Close()
 		return err
 	}
-	for _, loop := range []func(context.Context){s.compactLoop, s.storageMetricsLoop, s.crds.run} {
+	adv, advertised := s.advertisement(host, port)
+	keepAdvertised := func(ctx context.Context) {
+		if advertised {
+			s.advertisedLoop(ctx, adv)
+		}
+	}
+	for _, loop := range []func(context.Context){s.compactLoop, s.storageMetricsLoop, s.crds.run, keepAdvertised} {
 		loops.Add(1)
 		go func() { defer loops.Done(); loop(loopCtx) }()
 	}
@@ -314,6 +320,11 @@ func (s *Server) start(ctx context.Context, host, port string) error {
 	}
 	if err := s.bootstrap(ctx); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if adv, ok := s.advertisement(host, port); ok {
+		if err := s.reconcileAdvertised(ctx, adv); err != nil {
+			return fmt.Errorf("bootstrap: %w", err)
+		}
 	}
 	if s.entry(crdGVR) != nil {
 		// Serve the custom resources of existing CRDs before reporting

@@ -13,6 +13,9 @@ import (
 
 	"github.com/setpoint-dev/setpoint/internal/controllers/daemonset"
 	"github.com/setpoint-dev/setpoint/internal/controllers/deployment"
+	"github.com/setpoint-dev/setpoint/internal/controllers/endpoints"
+	"github.com/setpoint-dev/setpoint/internal/controllers/endpointslice"
+	"github.com/setpoint-dev/setpoint/internal/controllers/endpointslicemirroring"
 	"github.com/setpoint-dev/setpoint/internal/controllers/expand"
 	"github.com/setpoint-dev/setpoint/internal/controllers/garbagecollector"
 	"github.com/setpoint-dev/setpoint/internal/controllers/namespace"
@@ -22,6 +25,9 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/pvcprotection"
 	"github.com/setpoint-dev/setpoint/internal/controllers/pvprotection"
 	"github.com/setpoint-dev/setpoint/internal/controllers/replicaset"
+	"github.com/setpoint-dev/setpoint/internal/controllers/replicationcontroller"
+	"github.com/setpoint-dev/setpoint/internal/controllers/rootcacertpublisher"
+	"github.com/setpoint-dev/setpoint/internal/controllers/serviceaccount"
 	"github.com/setpoint-dev/setpoint/internal/controllers/statefulset"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
@@ -43,13 +49,20 @@ const (
 	PVExpander       = "persistentvolume-expander-controller"
 	// Provisioner is setpoint's own: the simulated dynamic provisioner
 	// (an external provisioner on Kubernetes) and the default class.
-	Provisioner = "simulated-provisioner-controller"
-	DaemonSet        = "daemonset-controller"
+	Provisioner     = "simulated-provisioner-controller"
+	DaemonSet       = "daemonset-controller"
+	ServiceAccount  = "serviceaccount-controller"
+	Endpoints       = "endpoints-controller"
+	EndpointSlice   = "endpointslice-controller"
+	RC              = "replicationcontroller-controller"
+	Mirroring       = "endpointslice-mirroring-controller"
+	RootCAPublisher = "root-ca-certificate-publisher-controller"
 )
 
 // AllControllers lists every controller name, in start order.
 var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle,
-	StatefulSet, PVBinder, PVProtection, PVCProtection, PVExpander, Provisioner, DaemonSet}
+	StatefulSet, PVBinder, PVProtection, PVCProtection, PVExpander, Provisioner, DaemonSet,
+	ServiceAccount, RootCAPublisher, Endpoints, EndpointSlice, Mirroring, RC}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -94,6 +107,16 @@ type ControllerManagerOptions struct {
 	PVExpander       expand.Options
 	Provisioner      provisioner.Options
 	DaemonSet        daemonset.Options
+	ServiceAccount   serviceaccount.Options
+	Endpoints        endpoints.Options
+	EndpointSlice    endpointslice.Options
+	Mirroring        endpointslicemirroring.Options
+	// RC tunes the ReplicationController controller (the ReplicaSet
+	// controller's options; it is never sharded).
+	RC replicaset.Options
+	// RootCAPublisher.RootCA defaults to the CA bundle Config trusts (as
+	// kube-controller-manager's without --root-ca-file).
+	RootCAPublisher rootcacertpublisher.Options
 	// Sharding, when enabled, runs the ReplicaSet and Deployment
 	// controllers sharded by namespace on every replica; the others stay
 	// under the leader Lease.
@@ -158,6 +181,21 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		PVExpander:       func() error { return expand.Add(mgr, opts.PVExpander) },
 		Provisioner:      func() error { return provisioner.Add(mgr, opts.Provisioner) },
 		DaemonSet:        func() error { return daemonset.Add(mgr, opts.DaemonSet) },
+		ServiceAccount:   func() error { return serviceaccount.Add(mgr, opts.ServiceAccount) },
+		Endpoints:        func() error { return endpoints.Add(mgr, opts.Endpoints) },
+		EndpointSlice:    func() error { return endpointslice.Add(mgr, opts.EndpointSlice) },
+		RC:               func() error { return replicationcontroller.Add(mgr, opts.RC) },
+		Mirroring:        func() error { return endpointslicemirroring.Add(mgr, opts.Mirroring) },
+		RootCAPublisher: func() error {
+			if len(opts.RootCAPublisher.RootCA) == 0 {
+				ca, err := clusterCA(opts.Config)
+				if err != nil {
+					return err
+				}
+				opts.RootCAPublisher.RootCA = ca
+			}
+			return rootcacertpublisher.Add(mgr, opts.RootCAPublisher)
+		},
 	}
 	for _, name := range AllControllers {
 		if !slices.Contains(names, name) {

@@ -2,11 +2,14 @@
 // on managers from the controller runtime (package manager), as
 // kube-controller-manager and kube-scheduler assemble theirs:
 //
-//   - NewControllerManager: the ReplicaSet, Deployment, garbage-collector,
-//     namespace and node-lifecycle controllers, the volume controllers
-//     (persistent-volume binder, pv- and pvc-protection, expander) and the
-//     simulated provisioner on one manager that holds the Lease
-//     kube-system/kube-controller-manager;
+//   - NewControllerManager: the controllers of AllControllers (named as
+//     kube-controller-manager's --controllers names them: workloads,
+//     garbage collector, namespaces, nodes, service accounts and the
+//     root-CA publisher, endpoints and slices, volumes and the simulated
+//     provisioner…) on one manager that holds the Lease
+//     kube-system/kube-controller-manager (the root-CA publisher
+//     publishes RootCAPublisher.RootCA, by default the CA the manager's
+//     client configuration trusts);
 //   - NewScheduler: the scheduler on a manager that holds the Lease
 //     kube-system/kube-scheduler;
 //   - NewNodes: the simulated node agent (N nodes) on a manager without

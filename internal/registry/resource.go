@@ -208,6 +208,13 @@ type Resource struct {
 	// (the system namespaces, the kubernetes service): the server creates
 	// them when missing and leaves them alone when present. May be nil.
 	Bootstrap func() []runtime.Object
+	// Advertised returns the objects of the kind that publish where the
+	// API server is (the kubernetes Service's Endpoints and EndpointSlice,
+	// which kube-apiserver's endpoint reconciler keeps): the server creates
+	// them when missing and resets them when their content (all but the
+	// metadata, labels included) differs, at start and periodically. May
+	// be nil.
+	Advertised func(Advertisement) []runtime.Object
 	// Attrs extracts labels and selectable fields.
 	Attrs AttrFunc
 	// FieldLabelError returns the message of the 400 answering a field
@@ -218,6 +225,13 @@ type Resource struct {
 	FieldLabelError func(label string) string
 	// Table renders `kubectl get` columns.
 	Table TableConvertor
+}
+
+// Advertisement is where the API server is reached: an IP address and its
+// secure port.
+type Advertisement struct {
+	IP   string
+	Port int32
 }
 
 // GroupVersion returns the resource's group/version.

@@ -7,10 +7,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
 	"github.com/setpoint-dev/setpoint/controller"
-	"github.com/setpoint-dev/setpoint/handler"
 	"github.com/setpoint-dev/setpoint/informer"
 	"github.com/setpoint-dev/setpoint/internal/controllers/controllerref"
 	"github.com/setpoint-dev/setpoint/internal/controllers/expectations"
@@ -40,10 +40,9 @@ const (
 )
 
 var (
-	rsGVR     = appsv1.SchemeGroupVersion.WithResource("replicasets")
-	podGVR    = corev1.SchemeGroupVersion.WithResource("pods")
-	rsGVK     = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
-	rsGroupVK = rsGVK.GroupKind()
+	rsGVR  = appsv1.SchemeGroupVersion.WithResource("replicasets")
+	podGVR = corev1.SchemeGroupVersion.WithResource("pods")
+	rsGVK  = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
 )
 
 // Options tune the controller; the zero value means Kubernetes' defaults.
@@ -71,10 +70,11 @@ type Options struct {
 // reconciler holds what every sync shares. Its fields are set by newReconciler
 // and never change; the informers' objects are shared and never modified.
 type reconciler struct {
-	log    *slog.Logger
-	rsInf  *informer.Informer[*appsv1.ReplicaSet]
+	log *slog.Logger
+	// owner is the kind kept (ReplicaSets, or another kind seen as them).
+	owner  Owner
+	gvk    schema.GroupVersionKind
 	podInf *informer.Informer[*corev1.Pod]
-	rss    *rest.Resource[*appsv1.ReplicaSet, *appsv1.ReplicaSetList]
 	pods   *rest.Resource[*corev1.Pod, *corev1.PodList]
 	// exp counts the creates and deletes issued but not yet observed, per
 	// ReplicaSet key; deletions by pod key.
@@ -100,7 +100,12 @@ func (r *reconciler) acquireWrite(ctx context.Context) (release func(), err erro
 
 // Add registers the ReplicaSet controller on mgr.
 func Add(mgr *manager.Manager, opts Options) error {
-	ctrl, _, err := newController(mgr, opts)
+	return AddKind(mgr, opts, ReplicaSetKind)
+}
+
+// AddKind registers on mgr a controller of this package for kind.
+func AddKind(mgr *manager.Manager, opts Options, kind Kind) error {
+	ctrl, _, err := newController(mgr, opts, kind)
 	if err != nil {
 		return err
 	}
@@ -111,7 +116,7 @@ func Add(mgr *manager.Manager, opts Options) error {
 }
 
 // newController builds the controller and its sources without adding it.
-func newController(mgr *manager.Manager, opts Options) (*controller.Controller, *reconciler, error) {
+func newController(mgr *manager.Manager, opts Options, kind Kind) (*controller.Controller, *reconciler, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
@@ -124,15 +129,19 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	rec, err := mgr.GetEventRecorderFor(EventSource)
+	rec, err := mgr.GetEventRecorderFor(kind.EventSource)
 	if err != nil {
-		return nil, nil, fmt.Errorf("replicaset: %w", err)
+		return nil, nil, fmt.Errorf("%s: %w", kind.Name, err)
+	}
+	owner, err := kind.New(mgr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", kind.Name, err)
 	}
 	r := &reconciler{
-		log:      mgr.Logger().With("controller", ControllerName),
-		rsInf:    manager.InformerFor[*appsv1.ReplicaSet](mgr, rsGVR, true),
+		log:      mgr.Logger().With("controller", kind.Name),
+		owner:    owner,
+		gvk:      owner.GVK(),
 		podInf:   manager.InformerFor[*corev1.Pod](mgr, podGVR, true),
-		rss:      rest.For[*appsv1.ReplicaSet, *appsv1.ReplicaSetList](mgr.Client(), rsGVR, true),
 		pods:     rest.For[*corev1.Pod, *corev1.PodList](mgr.Client(), podGVR, true),
 		exp:      expectations.NewUIDTracking(opts.Clock),
 		recorder: rec,
@@ -141,15 +150,14 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 		writes:   make(chan struct{}, opts.MaxInFlightWrites),
 	}
 	if err := controllerref.AddControllerUIDIndex(r.podInf.Indexer()); err != nil {
-		return nil, nil, fmt.Errorf("replicaset: %w", err)
+		return nil, nil, fmt.Errorf("%s: %w", kind.Name, err)
 	}
 	copts := mgr.ControllerOptions()
 	copts.MaxConcurrentReconciles = opts.Workers
-	ctrl, err := sharding.NewController(opts.Sharder, ControllerName, r, copts, sharding.CachedRequests(r.rsInf),
-		controller.Kind(r.rsInf, "apps/v1 replicasets", handler.Object[*appsv1.ReplicaSet]()),
-		&podSource{r: r})
+	ctrl, err := sharding.NewController(opts.Sharder, kind.Name, r, copts, owner.CachedRequests(),
+		owner.Source(), &podSource{r: r})
 	if err != nil {
-		return nil, nil, fmt.Errorf("replicaset: %w", err)
+		return nil, nil, fmt.Errorf("%s: %w", kind.Name, err)
 	}
 	return ctrl, r, nil
 }

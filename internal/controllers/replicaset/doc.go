@@ -12,6 +12,17 @@
 // the manager leads) fed by the manager's shared ReplicaSet and pod
 // informers. The pod informer gets the controllerref.ControllerUIDIndex.
 //
+// # Other kinds
+//
+// AddKind runs the same controller for another kind with ReplicaSet
+// semantics (package replicationcontroller passes the v1
+// ReplicationController): a Kind names the controller and its event
+// source and builds an Owner, the kind's objects seen as ReplicaSets
+// (read from the kind's own informer, converted on read), which also
+// writes their status back, names the controller references of the pods
+// and the objects Events refer to. The ReplicaSet's own Owner is the
+// identity: its path reads and writes ReplicaSets as before.
+//
 // # What one sync does (key namespace/name)
 //
 //  1. Read the ReplicaSet from the cache; if gone, forget its

@@ -99,7 +99,7 @@ func newHarness(t *testing.T, opts Options, watchDelay time.Duration) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctrl, r, err := newController(mgr, opts)
+	ctrl, r, err := newController(mgr, opts, ReplicaSetKind)
 	if err != nil {
 		t.Fatal(err)
 	}

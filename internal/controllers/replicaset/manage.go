@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/setpoint-dev/setpoint/internal/controllers/podutil"
 )
@@ -80,7 +81,7 @@ func slowStartBatch(count, initial int, fn func() error) (int, error) {
 
 // createPod creates one pod from rs's template, controlled by rs.
 func (r *reconciler) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error {
-	pod, err := podFromTemplate(rs)
+	pod, err := podFromTemplate(rs, r.gvk)
 	if err == nil {
 		release, werr := r.acquireWrite(ctx)
 		if werr != nil {
@@ -90,7 +91,7 @@ func (r *reconciler) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error
 		created, err = r.pods.Namespace(rs.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 		release()
 		if err == nil {
-			r.recorder.Eventf(rs, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %s", created.Name)
+			r.recorder.Eventf(r.owner.EventObject(rs), corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %s", created.Name)
 			return nil
 		}
 	}
@@ -98,14 +99,14 @@ func (r *reconciler) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error
 		// The namespace is going away; nothing to retry.
 		return nil
 	}
-	r.recorder.Eventf(rs, corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
+	r.recorder.Eventf(r.owner.EventObject(rs), corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
 	return fmt.Errorf("create pod for replicaset %s: %w", keyOf(rs), err)
 }
 
 // podFromTemplate builds the pod rs creates: its template's labels,
 // annotations, finalizers and spec, named "<rs-name>-<random>", with rs as
 // its controller.
-func podFromTemplate(rs *appsv1.ReplicaSet) (*corev1.Pod, error) {
+func podFromTemplate(rs *appsv1.ReplicaSet, gvk schema.GroupVersionKind) (*corev1.Pod, error) {
 	t := rs.Spec.Template.DeepCopy()
 	if len(t.Labels) == 0 {
 		return nil, fmt.Errorf("replicaset %s: the pod template has no labels", keyOf(rs))
@@ -118,7 +119,7 @@ func podFromTemplate(rs *appsv1.ReplicaSet) (*corev1.Pod, error) {
 			Annotations:  t.Annotations,
 			Finalizers:   t.Finalizers,
 			OwnerReferences: []metav1.OwnerReference{
-				*metav1.NewControllerRef(rs, rsGVK),
+				*metav1.NewControllerRef(rs, gvk),
 			},
 		},
 		Spec: t.Spec,
@@ -140,7 +141,7 @@ func (r *reconciler) deletePods(ctx context.Context, rs *appsv1.ReplicaSet, vict
 				release()
 			}
 			if err == nil {
-				r.recorder.Eventf(rs, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: %s", p.Name)
+				r.recorder.Eventf(r.owner.EventObject(rs), corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: %s", p.Name)
 				return
 			}
 			// The informer will not report a deletion that did not
@@ -149,7 +150,7 @@ func (r *reconciler) deletePods(ctx context.Context, rs *appsv1.ReplicaSet, vict
 			if apierrors.IsNotFound(err) {
 				return
 			}
-			r.recorder.Eventf(rs, corev1.EventTypeWarning, "FailedDelete", "Error deleting: %v", err)
+			r.recorder.Eventf(r.owner.EventObject(rs), corev1.EventTypeWarning, "FailedDelete", "Error deleting: %v", err)
 			errs[i] = fmt.Errorf("delete pod %s: %w", podKey(p), err)
 		})
 	}

@@ -147,13 +147,13 @@ func (h *podHandler) OnDelete(pod *corev1.Pod, _ bool) {
 // resolve returns the cached ReplicaSet ref points to, or nil when ref is
 // not a ReplicaSet or names one that no longer exists (other UID).
 func (r *reconciler) resolve(ns string, ref *metav1.OwnerReference) *appsv1.ReplicaSet {
-	if ref.Kind != rsGroupVK.Kind {
+	if ref.Kind != r.gvk.Kind {
 		return nil
 	}
-	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != rsGroupVK.Group {
+	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != r.gvk.Group {
 		return nil
 	}
-	rs, err := r.rsInf.Lister().Namespace(ns).Get(ref.Name)
+	rs, err := r.owner.Get(ns, ref.Name)
 	if err != nil || rs.UID != ref.UID {
 		return nil
 	}
@@ -163,7 +163,7 @@ func (r *reconciler) resolve(ns string, ref *metav1.OwnerReference) *appsv1.Repl
 // matchingReplicaSets returns the cached ReplicaSets of pod's namespace
 // whose (non-empty) selector matches the pod: the candidates to adopt it.
 func (r *reconciler) matchingReplicaSets(pod *corev1.Pod) []*appsv1.ReplicaSet {
-	all, err := r.rsInf.Lister().Namespace(pod.Namespace).List(labels.Everything())
+	all, err := r.owner.List(pod.Namespace)
 	if err != nil {
 		return nil
 	}

@@ -2,7 +2,6 @@ package replicaset
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -76,10 +75,5 @@ func (r *reconciler) updateStatus(ctx context.Context, rs *appsv1.ReplicaSet, st
 	if equality.Semantic.DeepEqual(rs.Status, st) {
 		return nil
 	}
-	cp := rs.DeepCopy()
-	cp.Status = st
-	if _, err := r.rss.Namespace(rs.Namespace).UpdateStatus(ctx, cp, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("update status of replicaset %s: %w", keyOf(rs), err)
-	}
-	return nil
+	return r.owner.UpdateStatus(ctx, rs, st)
 }

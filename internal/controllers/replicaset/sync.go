@@ -19,7 +19,7 @@ import (
 // Reconcile implements reconcile.Reconciler: one sync of one ReplicaSet.
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	key := req.Namespace + "/" + req.Name
-	rs, err := r.rsInf.Lister().Namespace(req.Namespace).Get(req.Name)
+	rs, err := r.owner.Get(req.Namespace, req.Name)
 	if apierrors.IsNotFound(err) {
 		r.exp.DeleteExpectations(key)
 		return reconcile.Result{}, nil
@@ -38,9 +38,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("replicaset %s: pods from cache: %w", key, err)
 	}
-	claimer := controllerref.New(rs, rsGVK, selector, controllerref.PatchWith(r.pods),
+	claimer := controllerref.New(rs, r.gvk, selector, controllerref.PatchWith(r.pods),
 		controllerref.RecheckDeletionTimestamp(rs, func(ctx context.Context) (metav1.Object, error) {
-			return r.rss.Namespace(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
+			return r.owner.GetLive(ctx, rs.Namespace, rs.Name)
 		}))
 	pods, err := claimer.Claim(ctx, podutil.FilterActivePods(candidates))
 	if err != nil {

@@ -39,8 +39,9 @@ func endpointsResource() *registry.Resource {
 				return append(errs, validateEndpoints(e, old)...)
 			},
 		}},
-		Attrs: strategy.Attrs[*corev1.Endpoints](true, nil),
-		Table: printers.For("", "Endpoints"),
+		Attrs:      strategy.Attrs[*corev1.Endpoints](true, nil),
+		Table:      printers.For("", "Endpoints"),
+		Advertised: advertisedEndpoints,
 	}
 }
 

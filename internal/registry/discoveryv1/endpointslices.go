@@ -37,8 +37,9 @@ func endpointSlicesResource() *registry.Resource {
 			},
 			Warn: endpointSliceWarnings,
 		},
-		Attrs: strategy.Attrs[*discoveryv1.EndpointSlice](true, nil),
-		Table: printers.For("discovery.k8s.io", "EndpointSlice"),
+		Attrs:      strategy.Attrs[*discoveryv1.EndpointSlice](true, nil),
+		Table:      printers.For("discovery.k8s.io", "EndpointSlice"),
+		Advertised: advertisedSlice,
 	}
 }
 
