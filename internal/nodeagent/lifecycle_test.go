@@ -128,7 +128,7 @@ func TestInitContainersInOrder(t *testing.T) {
 	}
 	e.step(10 * time.Second)
 	got = e.waitPod("init", "running", running)
-	if s := containerStatus(got, "app"); !s.State.Running.StartedAt.Time.Equal(at(25*time.Second)) {
+	if s := containerStatus(got, "app"); !s.State.Running.StartedAt.Time.Equal(at(25 * time.Second)) {
 		t.Errorf("at 25s: app %+v", s)
 	}
 	if c := podCondition(got, corev1.PodInitialized); c.Status != corev1.ConditionTrue {

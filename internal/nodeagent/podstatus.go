@@ -179,6 +179,6 @@ func statusEqual(cur, want *corev1.PodStatus) bool {
 // from the same state compares equal to the one read back.
 func mt(t time.Time) metav1.Time { return metav1.NewTime(t.Truncate(timeGranularity)) }
 
-func ptrTrue() *bool        { b := true; return &b }
-func ptrFalse() *bool       { b := false; return &b }
+func ptrTrue() *bool       { b := true; return &b }
+func ptrFalse() *bool      { b := false; return &b }
 func ptrBool(b bool) *bool { return &b }

@@ -43,7 +43,7 @@ func TestRestartMidLifecycle(t *testing.T) {
 	}
 	e.step(5 * time.Second) // 20s: two done, app runs
 	got := e.waitPod("job", "app running", func(p *corev1.Pod) bool { return isRunning(p, "app") })
-	if s := containerStatus(got, "app"); !s.State.Running.StartedAt.Time.Equal(at(20*time.Second)) {
+	if s := containerStatus(got, "app"); !s.State.Running.StartedAt.Time.Equal(at(20 * time.Second)) {
 		t.Errorf("app %+v", s.State)
 	}
 	if term := terminated(got, "two"); term == nil || !term.StartedAt.Time.Equal(at(10*time.Second)) ||
