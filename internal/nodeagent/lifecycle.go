@@ -117,6 +117,7 @@ func (ps *podState) advance(rc *runtimeCtx) time.Time {
 		if code, ok := ps.pending[c.name]; ok {
 			delete(ps.pending, c.name)
 			if c.running {
+				c.byLiveness = false // crashed, not killed by its probe
 				ps.end(c, code, now, rc.backoff)
 			}
 		}

@@ -141,6 +141,7 @@ func (a *Agent) forget(key types.NamespacedName) {
 }
 
 func (a *Agent) dropLocked(key types.NamespacedName) {
+	a.setBlockedLocked(key, false)
 	if ps := a.sims[key]; ps != nil {
 		ps.releaseIP()
 		ps.endLogs()
