@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/setpoint-dev/setpoint/internal/nodeagent"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
@@ -165,6 +166,12 @@ func TestActiveDeadline(t *testing.T) {
 	ads := int64(30)
 	p.Spec.ActiveDeadlineSeconds = &ads
 	e.createBound(p, "node-0")
+	stuck := newPod("stuck", corev1.RestartPolicyAlways, "app=nginx")
+	stuck.Spec.ActiveDeadlineSeconds = &ads
+	stuck.Spec.Volumes = []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{
+		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "never"}}}}}
+	e.createBound(stuck, "node-0")
+	e.waitPod("stuck", "container creating", func(p *corev1.Pod) bool { return waitingReason(p, "app") == "ContainerCreating" })
 	e.waitPod("deadline", "running", running)
 	e.step(29 * time.Second)
 	if got := e.getPod("deadline"); got.Status.Phase != corev1.PodRunning {
@@ -177,6 +184,10 @@ func TestActiveDeadline(t *testing.T) {
 	}
 	if term := terminated(got, "app"); term == nil || term.ExitCode != 137 || !term.FinishedAt.Time.Equal(at(30*time.Second)) {
 		t.Errorf("app %+v", term)
+	}
+	got = e.waitPod("stuck", "failed", phase(corev1.PodFailed))
+	if got.Status.Reason != "DeadlineExceeded" || waitingReason(got, "app") != "ContainerCreating" {
+		t.Errorf("stuck: reason %q statuses %+v", got.Status.Reason, got.Status.ContainerStatuses)
 	}
 	e.waitEvent("deadline", "DeadlineExceeded", "Pod was active on the node longer than the specified deadline")
 	e.waitEvent("deadline", "Killing", "Stopping container app")
@@ -204,4 +215,19 @@ func TestStartEvents(t *testing.T) {
 	e.waitEvent("first", "Created", "Created container: app")
 	e.waitEvent("first", "Started", "Started container app")
 	e.waitEvent("second", "Pulled", `Container image "nginx:1.25" already present on machine and can be accessed by the pod`)
+}
+
+// DisableEvents writes no event.
+func TestDisableEvents(t *testing.T) {
+	e := startEnv(t, nodeagent.Options{DisableEvents: true})
+	e.createBound(newPod("quiet", corev1.RestartPolicyNever, "app=busybox"), "node-0")
+	e.waitPod("quiet", "succeeded", phase(corev1.PodSucceeded))
+	time.Sleep(500 * time.Millisecond) // events are written in the background
+	l, err := forKind[*corev1.Event, *corev1.EventList](e, "events").List(ctx(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Items) != 0 {
+		t.Errorf("events written: %+v", l.Items)
+	}
 }
