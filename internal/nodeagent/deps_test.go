@@ -126,3 +126,15 @@ func TestMissingVolumeDependencies(t *testing.T) {
 	}
 	e.waitPod("pvc", "running", running)
 }
+
+// IgnoreMissingDependencies runs pods whatever they miss, as KWOK does.
+func TestIgnoreMissingDependencies(t *testing.T) {
+	e := startEnv(t, nodeagent.Options{IgnoreMissingDependencies: true})
+	p := newPod("careless", corev1.RestartPolicyAlways, "app=nginx")
+	p.Spec.Volumes = []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{
+		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "none"}}}}}
+	p.Spec.Containers[0].EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "none"}}}}
+	e.createBound(p, "node-0")
+	e.waitPod("careless", "running", running)
+}

@@ -87,7 +87,9 @@
 //     found`, `couldn't find key k in ConfigMap ns/x`), rechecked at each of
 //     its starts; the pod is Pending while such a container never ran.
 //     Optional references never block. Volumes are checked only until the
-//     sandbox is made, as mounted volumes stay.
+//     sandbox is made, as mounted volumes stay. Options.IgnoreMissingDependencies
+//     turns the checks off (KWOK's behaviour): objects a workload's own
+//     program would create at run time never appear on simulated nodes.
 //
 //   - Events (events.go), unless Options.DisableEvents, through a record
 //     broadcaster (asynchronous, deduplicating, dropping past

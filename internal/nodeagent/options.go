@@ -67,6 +67,13 @@ type Options struct {
 	// says otherwise. Default 0: they exit as soon as they started, as
 	// KWOK's default stages complete Job pods.
 	RunTime time.Duration
+	// IgnoreMissingDependencies runs pods whose ConfigMaps, Secrets,
+	// PersistentVolumeClaims or ServiceAccounts are missing, as KWOK does,
+	// instead of holding them as the kubelet does (deps.go). Objects that
+	// a real workload's own program creates at run time (a Job that writes
+	// a Secret) never appear on simulated nodes; this lets such workloads
+	// run.
+	IgnoreMissingDependencies bool
 	// DisableEvents turns the kubelet's events (Pulled, Created, Started,
 	// Killing, BackOff, Unhealthy, FailedMount, Failed, DeadlineExceeded)
 	// off.

@@ -246,7 +246,12 @@ func (a *Agent) simulateLocked(ps *podState, pod *corev1.Pod, now time.Time) (*c
 	}
 	ps.startEphemeral(pod, now)
 	rc := &runtimeCtx{now: now, backoff: a.opts.RestartBackoff,
-		env: func(spec *corev1.Container) string { return a.deps.envError(pod.Namespace, spec) }}
+		env: func(spec *corev1.Container) string {
+			if a.opts.IgnoreMissingDependencies {
+				return ""
+			}
+			return a.deps.envError(pod.Namespace, spec)
+		}}
 	next := ps.advance(rc)
 	st := ps.status(pod, now)
 	if isTerminal(st.Phase) {
@@ -282,7 +287,10 @@ func (a *Agent) ensureStartedLocked(ps *podState, pod *corev1.Pod, now time.Time
 		}
 		ps.ip = "" // held by another pod: take a new address below
 	} else {
-		msg := a.deps.volumeError(pod)
+		msg := ""
+		if !a.opts.IgnoreMissingDependencies {
+			msg = a.deps.volumeError(pod)
+		}
 		if msg != "" && msg != ps.mountErr {
 			ps.podEvent(corev1.EventTypeWarning, "FailedMount", msg)
 		}
