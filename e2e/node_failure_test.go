@@ -91,13 +91,14 @@ func nodeReady(n *corev1.Node) corev1.ConditionStatus {
 }
 
 // crashingPod is a pod whose simulated container exits with code 3 one
-// second after every start (the node agent's setpoint.dev/crash-after).
+// second after every start (the node agent's setpoint.dev/crash-after);
+// its run time is long, so that a pod meant to finish crashes first.
 func crashingPod(name, restartPolicy string) string {
 	return fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata:
   name: %s
-  annotations: {setpoint.dev/crash-after: "1s", setpoint.dev/crash-exit-code: "3"}
+  annotations: {setpoint.dev/crash-after: "1s", setpoint.dev/crash-exit-code: "3", setpoint.dev/run-time: "1h"}
 spec:
   restartPolicy: %s
   containers:

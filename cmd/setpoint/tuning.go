@@ -46,6 +46,9 @@ type nodeFlags struct {
 	prefix                string
 	startDelay, stopDelay time.Duration
 	restartBackoff        time.Duration
+	runTime               time.Duration
+	noEvents              bool
+	ignoreDeps            bool
 	leaseDuration, renew  time.Duration
 	cpu, memory, pods     string
 	kubeletAddr           string
@@ -59,6 +62,11 @@ func (f *nodeFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.stopDelay, "pod-stop-delay", 0, "cap on the simulated container stop time of a deleted pod (its grace period otherwise)")
 	fl.DurationVar(&f.restartBackoff, "container-restart-backoff", 10*time.Second,
 		"first back-off before a crashed container restarts (doubling up to 5 minutes, as the kubelet's)")
+	fl.DurationVar(&f.runTime, "pod-run-time", 0,
+		"how long the containers of pods meant to finish (restartPolicy Never or OnFailure) and init containers run before they exit 0, unless the pod's setpoint.dev/run-time annotation says otherwise")
+	fl.BoolVar(&f.noEvents, "disable-kubelet-events", false, "do not write the simulated kubelets' events (Pulled, Created, Started, Killing, BackOff, Unhealthy, FailedMount…)")
+	fl.BoolVar(&f.ignoreDeps, "ignore-missing-pod-dependencies", false,
+		"run pods whose ConfigMaps, Secrets, PersistentVolumeClaims or ServiceAccounts are missing, as KWOK does, instead of holding them as a kubelet does (CreateContainerConfigError, FailedMount)")
 	fl.DurationVar(&f.leaseDuration, "node-lease-duration", 40*time.Second, "leaseDurationSeconds of each node's heartbeat Lease")
 	fl.DurationVar(&f.renew, "node-lease-renew-interval", 10*time.Second, "how often each node renews its heartbeat Lease")
 	fl.StringVar(&f.cpu, "node-cpu", "32", "cpu capacity of each simulated node")
@@ -82,6 +90,8 @@ func (f *nodeFlags) apply(o *controllermanager.NodesOptions) error {
 	a := &o.Agent
 	a.NamePrefix, a.StartDelay, a.StopDelay = f.prefix, f.startDelay, f.stopDelay
 	a.RestartBackoff = f.restartBackoff
+	a.RunTime, a.DisableEvents = f.runTime, f.noEvents
+	a.IgnoreMissingDependencies = f.ignoreDeps
 	a.LeaseDuration, a.LeaseRenewInterval = f.leaseDuration, f.renew
 	a.Capacity = capacity
 	a.ServingAddress, a.AdvertiseAddress = f.kubeletAddr, f.kubeletAdvertise

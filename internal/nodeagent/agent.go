@@ -15,6 +15,7 @@ import (
 
 	"github.com/setpoint-dev/setpoint/informer"
 	"github.com/setpoint-dev/setpoint/manager"
+	"github.com/setpoint-dev/setpoint/record"
 	"github.com/setpoint-dev/setpoint/rest"
 	"github.com/setpoint-dev/setpoint/workqueue"
 )
@@ -45,6 +46,10 @@ type Agent struct {
 	// nodes.
 	podInf  *informer.Informer[*corev1.Pod]
 	nodeInf *informer.Informer[*corev1.Node]
+	// deps watch what pods need before they run (deps.go).
+	deps deps
+	// client writes the kubelet events.
+	client *rest.Client
 	// queue holds pod keys; one worker per key at a time. Its delays
 	// (start, stop, restart back-off) run on opts.Clock, the simulated time.
 	queue *workqueue.Queue[types.NamespacedName]
@@ -65,6 +70,8 @@ type Agent struct {
 	mu sync.Mutex
 	// sims is the simulation state of pods on our nodes, by key.
 	sims map[types.NamespacedName]*podState
+	// blocked holds, by namespace, the pods waiting for a dependency.
+	blocked map[string]map[types.NamespacedName]struct{}
 	// registered is closed once every node is registered; before that
 	// the injection methods still work (they only flip flags).
 	registered chan struct{}
@@ -96,6 +103,10 @@ type node struct {
 	// lastReport is when the status was last posted (zero: post at the
 	// next heartbeat round).
 	lastReport time.Time
+	// images are the images the node has pulled (guarded by Agent.mu).
+	images map[string]bool
+	// recorder writes the node's events (nil when events are off).
+	recorder record.Recorder
 }
 
 // Add builds an agent on mgr (see New) for callers that need no handle.
@@ -121,6 +132,9 @@ func New(mgr *manager.Manager, opts Options) (*Agent, error) {
 		nodeInf:    manager.InformerFor[*corev1.Node](mgr, nodesGVR, false),
 		byName:     map[string]*node{},
 		sims:       map[types.NamespacedName]*podState{},
+		blocked:    map[string]map[types.NamespacedName]struct{}{},
+		deps:       newDeps(mgr),
+		client:     c,
 		registered: make(chan struct{}),
 		kick:       make(chan struct{}, 1),
 		queue:      workqueue.NewWithConfig[types.NamespacedName](workqueue.Config{Name: "nodeagent", Clock: opts.Clock}),
@@ -183,6 +197,22 @@ func (a *Agent) Start(ctx context.Context) error {
 	if !informer.WaitForCacheSync(ctx, a.podInf.HasSynced, a.nodeInf.HasSynced) {
 		return nil // stopped before the caches synced
 	}
+	wg.Go(func() { a.heartbeatLoop(ctx) })
+	if !informer.WaitForCacheSync(ctx, a.deps.hasSynced) {
+		return nil
+	}
+	events, err := a.startEvents()
+	if err != nil {
+		return err
+	}
+	if events != nil {
+		defer a.stopEvents(events)
+	}
+	unwatch, err := a.watchDeps()
+	if err != nil {
+		return err
+	}
+	defer unwatch()
 	a.adoptIPs()
 	reg, err := a.podInf.AddEventHandler(podHandler{a}, informer.HandlerOptions{Name: "nodeagent"})
 	if err != nil {
@@ -190,7 +220,6 @@ func (a *Agent) Start(ctx context.Context) error {
 	}
 	defer func() { _ = a.podInf.RemoveEventHandler(reg) }()
 
-	wg.Go(func() { a.heartbeatLoop(ctx) })
 	for range a.opts.Workers {
 		wg.Go(func() { a.worker(ctx) })
 	}

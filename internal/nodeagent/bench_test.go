@@ -17,8 +17,15 @@ import (
 
 // BenchmarkRunBoundPods measures how long one agent simulating 100 nodes
 // takes from its start to all of 10,000 already bound pods Running, against
-// an in-process server (memory storage). Run with -benchtime=1x.
+// an in-process server (memory storage), with the kubelet events on and
+// off. Run with -benchtime=1x.
 func BenchmarkRunBoundPods(b *testing.B) {
+	for _, events := range []bool{true, false} {
+		b.Run(fmt.Sprintf("events=%v", events), func(b *testing.B) { benchRunBoundPods(b, !events) })
+	}
+}
+
+func benchRunBoundPods(b *testing.B, noEvents bool) {
 	const nodes, pods = 100, 10000
 	for range b.N {
 		b.StopTimer()
@@ -26,7 +33,7 @@ func BenchmarkRunBoundPods(b *testing.B) {
 		e := newEnv(b, srv)
 		createBoundPods(b, e, nodes, pods)
 		mgr := newManager(b, srv)
-		if _, err := nodeagent.New(mgr, nodeagent.Options{Count: nodes, Clock: clock.RealClock{}}); err != nil {
+		if _, err := nodeagent.New(mgr, nodeagent.Options{Count: nodes, Clock: clock.RealClock{}, DisableEvents: noEvents}); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()

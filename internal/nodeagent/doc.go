@@ -24,14 +24,87 @@
 //   - The pods bound to its nodes: one informer for all nodes (field
 //     selector spec.nodeName!=, served by the API server's watch cache),
 //     a workqueue and Options.Workers workers that write pod status through
-//     the status subresource. A pod goes from Pending to Running
-//     StartDelay after the agent first sees it bound, with phase, the
-//     PodReadyToStartContainers/Initialized/ContainersReady/Ready
-//     conditions (PodScheduled and other conditions kept), podIP(s) unique
-//     per node from its pod CIDR, hostIP(s), startTime and one container
-//     status per container (imageID, containerID, ready, started,
-//     state.running.startedAt, restartCount). qosClass is left as is.
-//     Regular init containers are reported Completed, sidecars running.
+//     the status subresource. StartDelay after the agent first sees a pod
+//     bound, the kubelet admits it (status.startTime), sets up its volumes
+//     and makes its sandbox (podIP(s) unique per node from its pod CIDR,
+//     hostIP(s)); then its containers run as below. The status carries the
+//     phase, the PodReadyToStartContainers/Initialized/ContainersReady/
+//     Ready conditions worded as the kubelet words them (ContainersNotReady
+//     "containers with unready status: [a b]", ContainersNotInitialized
+//     "containers with incomplete status: [...]", PodCompleted once
+//     Succeeded; PodScheduled and other conditions kept), and one status per
+//     init and regular container (imageID, containerID, ready, started,
+//     state, lastState, restartCount; waiting PodInitializing or
+//     ContainerCreating before the first run). qosClass is left as is.
+//
+//   - Containers' lives (lifecycle.go, probes.go). Init containers run one
+//     after the other, each until its run time ends (Init:0/2 → Init:1/2 in
+//     kubectl); a failing one is restarted with back-off unless the pod's
+//     restartPolicy is Never, which fails the pod. A sidecar (an init
+//     container with restartPolicy Always) starts in its turn and the next
+//     init container waits until its startup probe succeeded; sidecars are
+//     restarted whatever the pod's policy and count for readiness. The
+//     regular containers start together once the init containers are
+//     done. Containers of pods meant to finish (restartPolicy Never or
+//     OnFailure, e.g. Jobs' pods and Helm test hooks) and regular init
+//     containers exit after Options.RunTime (default 0: at once after they
+//     started, as KWOK's default stages complete Job pods; no better
+//     founded default exists, a real run time being the workload's) with
+//     exit code 0, reason Completed (non-zero: Error); under restartPolicy
+//     Always containers run until crashed, killed or the pod deleted. A
+//     container that exits is restarted under Always, or OnFailure with a
+//     non-zero code, after a back-off of Options.RestartBackoff doubling
+//     per restart up to 5 minutes (waiting CrashLoopBackOff, "back-off 10s
+//     restarting failed container=c pod=name_ns(uid)"); otherwise it stays
+//     terminated, and once every regular container has, the running
+//     sidecars are stopped (exit 0) and the pod is Succeeded (all exited 0)
+//     or Failed. Probes follow their timings: a probe runs when the
+//     container starts and every periodSeconds, skipping those before
+//     initialDelaySeconds; readiness needs successThreshold successes and
+//     waits for the startup probe (started=false until then); without a
+//     readiness probe a container is ready once started. Simulated probes
+//     succeed unless a knob below makes them fail; a liveness probe that
+//     fails failureThreshold times kills the container (exit code 137,
+//     Error), which is restarted per policy. activeDeadlineSeconds after
+//     startTime the pod is Failed with reason DeadlineExceeded, message
+//     "Pod was active on the node longer than the specified deadline", its
+//     running containers terminated (137) at the deadline.
+//
+//   - Dependencies (deps.go), with the kubelet's reasons, until they
+//     appear (informers on ConfigMaps, Secrets, PersistentVolumeClaims and
+//     ServiceAccounts requeue the blocked pods of the namespace): a volume
+//     whose ConfigMap or Secret (or projected source) is missing keeps the
+//     pod Pending without a sandbox, containers waiting ContainerCreating,
+//     with FailedMount `MountVolume.SetUp failed for volume "v" : configmap
+//     "x" not found`; a projected serviceAccountToken source whose
+//     ServiceAccount is missing likewise (`failed to fetch token:
+//     serviceaccounts "x" not found`); a PersistentVolumeClaim missing or
+//     not Bound gives `Unable to attach or mount volumes: unmounted
+//     volumes=[v], unattached volumes=[], failed to process volumes=[v]:
+//     error processing PVC ns/x: …` (at once, where the kubelet waits 2
+//     minutes). A container whose env or envFrom needs a missing ConfigMap,
+//     Secret or key waits in CreateContainerConfigError (`configmap "x" not
+//     found`, `couldn't find key k in ConfigMap ns/x`), rechecked at each of
+//     its starts; the pod is Pending while such a container never ran.
+//     Optional references never block. Volumes are checked only until the
+//     sandbox is made, as mounted volumes stay. Options.IgnoreMissingDependencies
+//     turns the checks off (KWOK's behaviour): objects a workload's own
+//     program would create at run time never appear on simulated nodes.
+//
+//   - Events (events.go), unless Options.DisableEvents, through a record
+//     broadcaster (asynchronous, deduplicating, dropping past
+//     Options.EventQueueSize) with source component "kubelet" and host the
+//     node, naming the container in involvedObject.fieldPath: per container
+//     start Pulling and Pulled (the first time the node uses the image, or
+//     imagePullPolicy Always) or Pulled "already present on machine and can
+//     be accessed by the pod", Created "Created container: c", Started
+//     "Started container c"; Killing "Stopping container c" (deletion,
+//     deadline) or "Container c failed liveness probe, will be restarted";
+//     BackOff "Back-off restarting failed container c in pod name_ns(uid)";
+//     Unhealthy "Liveness probe failed: …"/"Readiness probe failed: …";
+//     FailedMount; Failed "Error: <config error>"; DeadlineExceeded. A
+//     plain Deployment pod costs three event writes (Pulled, Created,
+//     Started).
 //
 //   - Deletion: a pod with a deletionTimestamp on a live node is deleted
 //     with gracePeriodSeconds=0 and a uid precondition, min(deletion grace
@@ -52,36 +125,45 @@
 //   - The logs (logs.go): every run of a container writes lines telling
 //     its life (started or restarted, exited with code N, killed by the
 //     pod's deletion), timestamped with the agent's clock; the latest run
-//     and the one before are kept (--previous). Init containers log their
-//     run at the pod's start; ephemeral containers added to a pod
+//     and the one before are kept (--previous). Init containers log
+//     their runs like the others; ephemeral containers added to a pod
 //     (kubectl debug) are started, reported running and logged too.
 //
 //   - Container statuses report cpu and memory resources as the spec has
 //     them (a simulated in-place resize is applied at once), which the API
 //     server requires before it allows pods/resize.
 //
-// # Failure injection
+// # Failure injection and knobs
 //
 // StopHeartbeat(node) stops the node's Lease renewals, status posts and
 // pod handling, like a dead kubelet; ResumeHeartbeat(node) renews and posts
 // at once and handles its pods again (including deletions that waited).
-// CrashContainer(ns, pod, container, code) ends a running container's run:
-// lastState.terminated records it; under restartPolicy Always, or OnFailure
-// with a non-zero code, restartCount grows and the container waits in
-// CrashLoopBackOff for 10s (doubling per restart, at most 5 minutes; see
-// Options.RestartBackoff) before it runs again; otherwise it stays
-// terminated, and once no container runs the pod is Succeeded (all exited 0)
-// or Failed. The pod annotation setpoint.dev/crash-after: "<duration>",
-// read when the pod is first handled, crashes its first container that long
-// after every start, with exit code setpoint.dev/crash-exit-code (default
-// 1).
+// CrashContainer(ns, pod, container, code) ends a running (init or
+// regular) container's run now, restarted or not as any exit.
+//
+// Pod annotations (knobs.go), read when the agent first handles the pod;
+// each takes one value, or a list "container=value,…" naming init and
+// regular containers: setpoint.dev/run-time (a duration; a single value
+// applies to init containers and to containers of pods meant to finish),
+// setpoint.dev/exit-code (default 0), setpoint.dev/crash-after with
+// setpoint.dev/crash-exit-code (default 1; a single value applies to the
+// first container), setpoint.dev/liveness-fail-after (the liveness probe
+// fails from that long after each start; containers without a liveness
+// probe ignore it), setpoint.dev/ready-after (the readiness probe, or
+// without one readiness, succeeds only that long after each start),
+// setpoint.dev/not-ready ("true" or container names: the readiness probe
+// always fails).
 //
 // # Invariants
 //
 //   - The simulation state of a pod (kept in memory, rebuilt from the pod's
-//     status after a restart) is the source of truth; its status is a pure
-//     function of that state and the pod, with times at whole seconds, so
-//     an unchanged pod is never written again.
+//     status after a restart: a running container keeps its start, so its
+//     run time, probe times and crash are those it had; one in back-off
+//     restarts its back-off after its last exit) is the source of truth;
+//     its status is a pure function of that state, the pod and the time
+//     (readiness turns at times known in advance), with times at whole
+//     seconds, so an unchanged pod is never written again. Transitions
+//     happen at the times they were due, not when the agent looked.
 //   - No two live pods of one node hold the same IP: addresses are reserved
 //     from the pods' statuses before the first worker starts, and freed when
 //     a pod is gone or terminal.
@@ -90,9 +172,17 @@
 //   - The Agent runs whether or not its manager leads (NeedLeaderElection
 //     is false) and starts once.
 //
-// Not simulated: probes, image pulls, resource accounting, eviction under
-// pressure, activeDeadlineSeconds, resize conditions (PodResizePending,
-// PodResizeInProgress), a final status write before the grace-0 delete;
+// Not simulated: probe handlers (nothing is probed: results follow the
+// knobs), the first restart without back-off (the kubelet restarts a
+// container at once the first time; here every restart waits), pull
+// times, image pull failures and pull secrets, lifecycle hooks, readiness
+// gates, one Unhealthy event per failing probe (one per episode here),
+// repeated FailedMount events and the kubelet's "timed out waiting for the
+// condition" one, resource accounting, eviction under pressure, resize
+// conditions (PodResizePending, PodResizeInProgress), a final status write
+// before the grace-0 delete, ServiceAccount checks for pods without a
+// serviceAccountToken volume (the API server here does not inject the
+// kube-api-access volume);
 // the kubelet endpoint serves no /pods, /stats or /metrics (one listener
 // serves all the agent's nodes and could not tell which one a request
 // meant).

@@ -31,7 +31,9 @@ func TestCrashContainer(t *testing.T) {
 		{"never", corev1.RestartPolicyNever, 3, false, corev1.PodFailed},
 	}
 	for _, c := range cases {
-		e.createBound(newPod(c.name, c.policy, "app=nginx"), "node-0")
+		p := newPod(c.name, c.policy, "app=nginx")
+		p.Annotations = map[string]string{nodeagent.AnnotationRunTime: "1h"} // runs until crashed
+		e.createBound(p, "node-0")
 	}
 	for _, c := range cases {
 		e.waitPod(c.name, "running", running)
@@ -77,7 +79,7 @@ func TestCrashContainer(t *testing.T) {
 func TestCrashAfterAnnotation(t *testing.T) {
 	e := startEnv(t, nodeagent.Options{})
 	never := newPod("never", corev1.RestartPolicyNever, "app=nginx")
-	never.Annotations = map[string]string{nodeagent.AnnotationCrashAfter: "5s"}
+	never.Annotations = map[string]string{nodeagent.AnnotationCrashAfter: "5s", nodeagent.AnnotationRunTime: "1h"}
 	always := newPod("always", corev1.RestartPolicyAlways, "app=nginx")
 	always.Annotations = map[string]string{nodeagent.AnnotationCrashAfter: "5s", nodeagent.AnnotationCrashExitCode: "7"}
 	e.createBound(never, "node-0")

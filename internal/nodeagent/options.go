@@ -36,17 +36,6 @@ const (
 	DefaultServingAddress = "127.0.0.1:0"
 )
 
-// Annotations read from a pod when its containers start (KWOK-style
-// knobs). Both apply to the pod's first container.
-const (
-	// AnnotationCrashAfter is a duration ("5s", "1m"): the container
-	// crashes that long after each start, and is restarted or not per the
-	// pod's restartPolicy.
-	AnnotationCrashAfter = "setpoint.dev/crash-after"
-	// AnnotationCrashExitCode is the exit code of those crashes (default 1).
-	AnnotationCrashExitCode = "setpoint.dev/crash-exit-code"
-)
-
 // Options configure an Agent. The zero value of every field selects the
 // documented default.
 type Options struct {
@@ -72,6 +61,27 @@ type Options struct {
 	// RestartBackoff is the first container restart back-off (default
 	// 10s); each later restart doubles it, up to 5 minutes.
 	RestartBackoff time.Duration
+	// RunTime is how long the containers of pods meant to finish
+	// (restartPolicy Never or OnFailure) and regular init containers run
+	// before they exit, unless the pod's setpoint.dev/run-time annotation
+	// says otherwise. Default 0: they exit as soon as they started, as
+	// KWOK's default stages complete Job pods.
+	RunTime time.Duration
+	// IgnoreMissingDependencies runs pods whose ConfigMaps, Secrets,
+	// PersistentVolumeClaims or ServiceAccounts are missing, as KWOK does,
+	// instead of holding them as the kubelet does (deps.go). Objects that
+	// a real workload's own program creates at run time (a Job that writes
+	// a Secret) never appear on simulated nodes; this lets such workloads
+	// run.
+	IgnoreMissingDependencies bool
+	// DisableEvents turns the kubelet's events (Pulled, Created, Started,
+	// Killing, BackOff, Unhealthy, FailedMount, Failed, DeadlineExceeded)
+	// off.
+	DisableEvents bool
+	// EventQueueSize bounds the events waiting to be written (default
+	// 1000, the record package's); when it is full further events are
+	// dropped, as the kubelet's recorder drops them.
+	EventQueueSize int
 	// LeaseDuration, LeaseRenewInterval, StatusUpdateFrequency and
 	// StatusReportFrequency default to the kubelet's 40s, 10s, 10s, 5m.
 	LeaseDuration, LeaseRenewInterval            time.Duration

@@ -141,6 +141,7 @@ func (a *Agent) forget(key types.NamespacedName) {
 }
 
 func (a *Agent) dropLocked(key types.NamespacedName) {
+	a.setBlockedLocked(key, false)
 	if ps := a.sims[key]; ps != nil {
 		ps.releaseIP()
 		ps.endLogs()
@@ -178,7 +179,8 @@ func (a *Agent) sync(ctx context.Context, key types.NamespacedName) (time.Durati
 	ps := a.sims[key]
 	if ps == nil || ps.uid != pod.UID {
 		a.dropLocked(key)
-		ps = newPodState(pod, n, now)
+		ps = newPodState(pod, n, now, a.opts.RunTime)
+		ps.record = !a.opts.DisableEvents
 		a.sims[key] = ps
 	}
 	if pod.DeletionTimestamp != nil {
@@ -187,7 +189,10 @@ func (a *Agent) sync(ctx context.Context, key types.NamespacedName) (time.Durati
 			ps.stop(ps.stopAt)
 			ps.stopped = true
 		}
+		a.setBlockedLocked(key, false)
+		evs := ps.takeEvents()
 		a.mu.Unlock()
+		a.writeEvents(pod, n, evs)
 		if wait > 0 {
 			return wait, nil
 		}
@@ -195,23 +200,20 @@ func (a *Agent) sync(ctx context.Context, key types.NamespacedName) (time.Durati
 	}
 	if isTerminal(pod.Status.Phase) {
 		ps.releaseIP()
+		a.setBlockedLocked(key, false)
 		a.mu.Unlock()
 		return 0, nil
 	}
-	if wait, err := a.ensureStartedLocked(ps, pod, now); wait > 0 || err != nil {
-		a.mu.Unlock()
-		return wait, err
-	}
-	ps.startEphemeral(pod, now)
-	next := ps.advance(now, pod.Spec.RestartPolicy, a.opts.RestartBackoff)
-	want := ps.status(pod, now)
-	if isTerminal(want.Phase) {
-		ps.releaseIP()
-	}
+	want, next, evs, err := a.simulateLocked(ps, pod, now)
+	a.setBlockedLocked(key, ps.blocked())
 	a.mu.Unlock()
-	if !statusEqual(&pod.Status, &want) {
+	a.writeEvents(pod, n, evs)
+	if err != nil || want == nil {
+		return next, err
+	}
+	if !statusEqual(&pod.Status, want) {
 		upd := pod.DeepCopy()
-		upd.Status = want
+		upd.Status = *want
 		if _, err := a.pods.Namespace(key.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil {
 			if apierrors.IsNotFound(err) {
 				a.forget(key)
@@ -220,34 +222,86 @@ func (a *Agent) sync(ctx context.Context, key types.NamespacedName) (time.Durati
 			return 0, fmt.Errorf("update status of pod %s: %w", key, err)
 		}
 	}
-	if next.IsZero() {
-		return 0, nil
-	}
-	return max(next.Sub(now), time.Nanosecond), nil
+	return next, nil
 }
 
-// ensureStartedLocked starts the pod's containers once StartDelay has
-// passed since it was first seen, or adopts a pod an earlier agent
-// started. It returns the remaining delay, if any.
+// simulateLocked moves the pod's simulation to now and returns the status
+// to report (nil: none yet), how long until the pod needs another look
+// (0: not before it changes) and the events recorded.
+func (a *Agent) simulateLocked(ps *podState, pod *corev1.Pod, now time.Time) (*corev1.PodStatus, time.Duration, []kubeletEvent, error) {
+	if wait, err := a.ensureStartedLocked(ps, pod, now); wait > 0 || err != nil {
+		return nil, wait, ps.takeEvents(), err
+	}
+	if !ps.started() { // waiting for a volume, up to the active deadline
+		var after time.Duration
+		if !ps.deadline.IsZero() {
+			if now.Before(ps.deadline) {
+				after = ps.deadline.Sub(now)
+			} else if ps.failReason == "" {
+				ps.failDeadline()
+			}
+		}
+		st := ps.status(pod, now)
+		return &st, after, ps.takeEvents(), nil
+	}
+	ps.startEphemeral(pod, now)
+	rc := &runtimeCtx{now: now, backoff: a.opts.RestartBackoff,
+		env: func(spec *corev1.Container) string {
+			if a.opts.IgnoreMissingDependencies {
+				return ""
+			}
+			return a.deps.envError(pod.Namespace, spec)
+		}}
+	next := ps.advance(rc)
+	st := ps.status(pod, now)
+	if isTerminal(st.Phase) {
+		ps.releaseIP()
+	}
+	var after time.Duration
+	if !next.IsZero() {
+		after = max(next.Sub(now), time.Nanosecond)
+	}
+	return &st, after, ps.takeEvents(), nil
+}
+
+// ensureStartedLocked admits the pod once StartDelay has passed since it
+// was first seen, makes its sandbox once its volumes can be set up (or
+// adopts a pod an earlier agent started). It returns the remaining delay,
+// if any.
 func (a *Agent) ensureStartedLocked(ps *podState, pod *corev1.Pod, now time.Time) (time.Duration, error) {
 	if ps.started() {
 		return 0, nil
 	}
-	if pod.Status.StartTime != nil && pod.Status.PodIP != "" {
-		ps.adopt(pod, now)
+	if !ps.admitted() {
+		if pod.Status.StartTime == nil {
+			if due := ps.seenAt.Add(a.opts.StartDelay); now.Before(due) {
+				return due.Sub(now), nil
+			}
+		}
+		ps.admit(pod, now)
+	}
+	if pod.Status.PodIP != "" {
+		ps.adopt(pod, now, a.opts.RestartBackoff)
 		if ps.node.ipam.reserve(ps.uid, ps.ip) {
 			return 0, nil
 		}
 		ps.ip = "" // held by another pod: take a new address below
 	} else {
-		if due := ps.seenAt.Add(a.opts.StartDelay); now.Before(due) {
-			return due.Sub(now), nil
+		msg := ""
+		if !a.opts.IgnoreMissingDependencies {
+			msg = a.deps.volumeError(pod)
 		}
-		ps.start(pod, now)
+		if msg != "" && msg != ps.mountErr {
+			ps.podEvent(corev1.EventTypeWarning, "FailedMount", msg)
+		}
+		if ps.mountErr = msg; msg != "" {
+			return 0, nil
+		}
+		ps.startSandbox(now)
 	}
 	ip, err := ps.node.ipam.allocate(ps.uid)
 	if err != nil {
-		ps.startedAt = time.Time{}
+		ps.sandboxAt = time.Time{}
 		return 0, fmt.Errorf("pod %s/%s on %s: %w", pod.Namespace, pod.Name, ps.node.name, err)
 	}
 	ps.ip = ip
@@ -298,10 +352,8 @@ func (a *Agent) CrashContainer(namespace, pod, container string, exitCode int32)
 		a.mu.Unlock()
 		return fmt.Errorf("nodeagent: pod %s is not running on a simulated node", key)
 	}
-	found := false
-	for _, c := range ps.containers {
-		found = found || c.name == container
-	}
+	c := ps.container(container)
+	found := c != nil && c.kind != kindEphemeral
 	if found {
 		ps.pending[container] = exitCode
 	}

@@ -19,24 +19,37 @@ const timeGranularity = time.Second
 // from CrashContainer, which only adds to pending.
 type podState struct {
 	uid  types.UID
+	name string
+	ns   string
 	node *node
+	// policy is the pod's restartPolicy.
+	policy corev1.RestartPolicy
 	// seenAt is when the agent first saw the pod bound (StartDelay counts
-	// from it); startedAt when its containers started (zero before).
-	seenAt, startedAt time.Time
-	// ip is the pod's address (empty before start); node.ipam holds it
-	// for the pod until the pod is terminal or gone.
+	// from it); admittedAt when the kubelet took it in (status.startTime),
+	// sandboxAt when its volumes were ready and its sandbox (address)
+	// made, after which containers run. Zero before.
+	seenAt, admittedAt, sandboxAt time.Time
+	// deadline is admittedAt + activeDeadlineSeconds (zero: none).
+	deadline time.Time
+	// failReason and failMsg, once set, fail the whole pod (deadline).
+	failReason, failMsg string
+	// initialized is set once every init container completed (sidecars
+	// started); initDoneAt is when.
+	initialized bool
+	initDoneAt  time.Time
+	// mountErr is the FailedMount message while a volume is missing.
+	mountErr string
+	// ip is the pod's address (empty before the sandbox); node.ipam holds
+	// it for the pod until the pod is terminal or gone.
 	ip string
 	// stopAt is when the containers of a deleted pod have stopped; zero
 	// until deletion is seen.
 	stopAt time.Time
-	// containers mirror spec.containers, in order; inits the init
-	// containers (set at start: regular ones completed, sidecars
-	// running), ephemeral the ephemeral containers started so far.
+	// containers mirror spec.containers, inits spec.initContainers, in
+	// order; ephemeral the ephemeral containers started so far.
 	containers, inits, ephemeral []*ctrState
-	// crashAfter and crashExit come from the pod's annotations; crashAfter
-	// zero means no scheduled crashes.
-	crashAfter time.Duration
-	crashExit  int32
+	// hasInits tells whether the pod has init containers (waiting reason).
+	hasInits bool
 	// pending holds injected crashes not applied yet: exit code by
 	// container name.
 	pending map[string]int32
@@ -44,24 +57,44 @@ type podState struct {
 	conflicts int
 	// stopped is set once the containers of a deleted pod were killed.
 	stopped bool
+	// events are the kubelet events recorded by the last transitions,
+	// written (outside the lock) by the worker.
+	events []kubeletEvent
+	// record tells whether events are recorded.
+	record bool
 }
 
-// ctrState is one container. Exactly one of: running; waiting for a
-// restart (restartAt set); terminated for good (term set).
+// ctrState is one container. Exactly one of: never started (waiting);
+// running; waiting for a restart (restartAt set); terminated for good
+// (term set).
 type ctrState struct {
 	name, image string
-	restarts    int32
-	running     bool
-	// startedAt is when the current (or last) run started.
+	kind        containerKind
+	// spec is the container's spec (probes, env, pull policy).
+	spec  *corev1.Container
+	knobs knobs
+	// fieldPath names the container in events.
+	fieldPath string
+	restarts  int32
+	running   bool
+	// startedAt is when the current (or last) run started; probes its
+	// probe times.
 	startedAt time.Time
-	// crashAt, when set on a running container, is its scheduled crash.
-	crashAt time.Time
+	probes    probeTimes
+	// exitAt, when set on a running container, is when its run ends, with
+	// exitCode; byLiveness tells that its liveness probe kills it.
+	exitAt     time.Time
+	exitCode   int32
+	byLiveness bool
 	// restartAt, when set, is the end of the crash back-off, which lasts
 	// backoff.
 	restartAt time.Time
 	backoff   time.Duration
 	// term is the final state; last the previous run's end (lastState).
 	term, last *corev1.ContainerStateTerminated
+	// configErr is why the container cannot be created (a missing
+	// ConfigMap or Secret): it waits in CreateContainerConfigError.
+	configErr string
 	// log is what `kubectl logs` shows of its runs (logs.go).
 	log logBook
 }
@@ -72,6 +105,16 @@ const (
 	lineRestarted = "[setpoint] container %s restarted (restart %d): image %s"
 	lineExited    = "[setpoint] container %s exited with code %d (%s)"
 	lineKilled    = "[setpoint] container %s killed: pod deleted"
+)
+
+// Exit codes and reasons of the simulated ends of runs.
+const (
+	exitKilled       = 137 // SIGKILL: liveness failure, deadline
+	reasonCompleted  = "Completed"
+	reasonError      = "Error"
+	deadlineReason   = "DeadlineExceeded"
+	deadlineMessage  = "Pod was active on the node longer than the specified deadline"
+	maxAdvanceRounds = 64
 )
 
 // logStart opens the log of a new run of c, started at.
@@ -116,59 +159,64 @@ func (ps *podState) container(name string) *ctrState {
 	return nil
 }
 
-func newPodState(pod *corev1.Pod, n *node, now time.Time) *podState {
-	ps := &podState{uid: pod.UID, node: n, seenAt: now, pending: map[string]int32{}}
-	for _, c := range pod.Spec.Containers {
-		ps.containers = append(ps.containers, &ctrState{name: c.Name, image: c.Image})
+// newPodState builds the state of a pod first seen at now; defRun is the
+// default run time of containers meant to finish.
+func newPodState(pod *corev1.Pod, n *node, now time.Time, defRun time.Duration) *podState {
+	ps := &podState{uid: pod.UID, name: pod.Name, ns: pod.Namespace, node: n, seenAt: now,
+		policy: pod.Spec.RestartPolicy, pending: map[string]int32{}, hasInits: len(pod.Spec.InitContainers) > 0}
+	if ps.policy == "" {
+		ps.policy = corev1.RestartPolicyAlways
 	}
-	ps.crashAfter, ps.crashExit = crashKnobs(pod)
+	for i := range pod.Spec.InitContainers {
+		spec := pod.Spec.InitContainers[i].DeepCopy()
+		kind := kindInit
+		if isSidecar(spec) {
+			kind = kindSidecar
+		}
+		ps.inits = append(ps.inits, &ctrState{name: spec.Name, image: spec.Image, kind: kind, spec: spec,
+			knobs: readKnobs(pod, spec.Name, -1, kind, defRun), fieldPath: "spec.initContainers{" + spec.Name + "}"})
+	}
+	for i := range pod.Spec.Containers {
+		spec := pod.Spec.Containers[i].DeepCopy()
+		ps.containers = append(ps.containers, &ctrState{name: spec.Name, image: spec.Image, kind: kindRegular, spec: spec,
+			knobs: readKnobs(pod, spec.Name, i, kindRegular, defRun), fieldPath: "spec.containers{" + spec.Name + "}"})
+	}
+	ps.initialized = len(ps.inits) == 0
 	return ps
-}
-
-// crashKnobs reads AnnotationCrashAfter and AnnotationCrashExitCode;
-// unparsable values disable the knob.
-func crashKnobs(pod *corev1.Pod) (time.Duration, int32) {
-	d, err := time.ParseDuration(pod.Annotations[AnnotationCrashAfter])
-	if err != nil || d <= 0 {
-		return 0, 0
-	}
-	code := int32(1)
-	if s, ok := pod.Annotations[AnnotationCrashExitCode]; ok {
-		if v, err := strconv.ParseInt(s, 10, 32); err == nil {
-			code = int32(v)
-		}
-	}
-	return d, code
-}
-
-func (ps *podState) started() bool { return !ps.startedAt.IsZero() }
-
-// start runs every container at now, after the init containers: regular
-// ones complete at once, sidecars keep running.
-func (ps *podState) start(pod *corev1.Pod, now time.Time) {
-	ps.startedAt = now
-	ps.startInits(pod)
-	for i, c := range ps.containers {
-		ps.run(i, c, now)
-	}
-}
-
-// startInits records the init containers' runs at the pod's start.
-func (ps *podState) startInits(pod *corev1.Pod) {
-	ps.inits = nil
-	for _, ic := range pod.Spec.InitContainers {
-		c := &ctrState{name: ic.Name, image: ic.Image, startedAt: ps.startedAt, running: true}
-		c.logStart(ps.startedAt)
-		if !isSidecar(&ic) {
-			c.running = false
-			c.logEnd(&corev1.ContainerStateTerminated{Reason: "Completed"}, ps.startedAt)
-		}
-		ps.inits = append(ps.inits, c)
-	}
 }
 
 func isSidecar(c *corev1.Container) bool {
 	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}
+
+// admit takes the pod in at now (its startTime), or at the startTime an
+// earlier agent reported, and sets its active deadline.
+func (ps *podState) admit(pod *corev1.Pod, now time.Time) {
+	ps.admittedAt = now.Truncate(timeGranularity)
+	if st := pod.Status.StartTime; st != nil {
+		ps.admittedAt = st.Time
+	}
+	if ads := pod.Spec.ActiveDeadlineSeconds; ads != nil {
+		ps.deadline = ps.admittedAt.Add(time.Duration(*ads) * time.Second)
+	}
+}
+
+func (ps *podState) admitted() bool { return !ps.admittedAt.IsZero() }
+func (ps *podState) started() bool  { return !ps.sandboxAt.IsZero() }
+
+// neverRan reports a container that has not run yet.
+func (c *ctrState) neverRan() bool {
+	return !c.running && c.term == nil && c.restartAt.IsZero() && c.startedAt.IsZero()
+}
+
+// isStarted reports whether c runs and its startup probe succeeded by now.
+func (c *ctrState) isStarted(now time.Time) bool {
+	return c.running && !now.Before(c.startedAt.Add(c.probes.started))
+}
+
+// isReady reports whether c runs and is ready at now.
+func (c *ctrState) isReady(now time.Time) bool {
+	return c.running && c.probes.ready >= 0 && !now.Before(c.startedAt.Add(c.probes.ready))
 }
 
 // startEphemeral starts the ephemeral containers added to the pod since
@@ -178,7 +226,8 @@ func (ps *podState) startEphemeral(pod *corev1.Pod, now time.Time) {
 		if ps.findEphemeral(ec.Name) != nil {
 			continue
 		}
-		c := &ctrState{name: ec.Name, image: ec.Image, running: true, startedAt: now}
+		c := &ctrState{name: ec.Name, image: ec.Image, kind: kindEphemeral, running: true, startedAt: now,
+			probes: probeTimes{ready: -1, livenessKill: -1, livenessFail: -1}}
 		if s := ephemeralStatus(pod, ec.Name); s != nil && s.State.Running != nil {
 			c.startedAt = s.State.Running.StartedAt.Time // an earlier agent started it
 		}
@@ -209,6 +258,9 @@ func ephemeralStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 // are killed at.
 func (ps *podState) stop(at time.Time) {
 	for _, c := range ps.allContainers() {
+		if c.running {
+			ps.event(c, corev1.EventTypeNormal, "Killing", "Stopping container "+c.name)
+		}
 		c.kill(at)
 	}
 }
@@ -219,115 +271,6 @@ func (ps *podState) endLogs() {
 	for _, c := range ps.allContainers() {
 		c.log.endAll()
 	}
-}
-
-// run starts container i at now and schedules its annotated crash.
-func (ps *podState) run(i int, c *ctrState, now time.Time) {
-	c.running, c.startedAt, c.restartAt = true, now, time.Time{}
-	c.crashAt = time.Time{}
-	if i == 0 && ps.crashAfter > 0 {
-		c.crashAt = now.Add(ps.crashAfter)
-	}
-	c.logStart(now)
-}
-
-// adopt takes over a pod already started by an earlier incarnation of the
-// agent, from its status. The logs are rebuilt from it too: the latest run
-// and, from lastState, the one before.
-func (ps *podState) adopt(pod *corev1.Pod, now time.Time) {
-	ps.startedAt = pod.Status.StartTime.Time
-	ps.ip = pod.Status.PodIP
-	ps.startInits(pod)
-	byName := map[string]corev1.ContainerStatus{}
-	for _, s := range pod.Status.ContainerStatuses {
-		byName[s.Name] = s
-	}
-	for i, c := range ps.containers {
-		s, ok := byName[c.name]
-		c.restarts = s.RestartCount
-		c.last = s.LastTerminationState.Terminated
-		switch {
-		case ok && s.State.Terminated != nil:
-			c.term, c.startedAt = s.State.Terminated, s.State.Terminated.StartedAt.Time
-		case ok && s.State.Running != nil:
-			ps.run(i, c, now)
-			c.startedAt = s.State.Running.StartedAt.Time
-		default: // waiting or unknown: start it now
-			ps.run(i, c, now)
-		}
-		c.rebuildLog()
-	}
-}
-
-// rebuildLog makes c's log what its adopted state tells: the previous run
-// from lastState, the latest from the current state.
-func (c *ctrState) rebuildLog() {
-	c.log.endAll()
-	c.log = logBook{}
-	restarts := c.restarts
-	if c.last != nil {
-		c.restarts = max(restarts-1, 0)
-		c.logStart(c.last.StartedAt.Time)
-		c.logEnd(c.last, c.last.FinishedAt.Time)
-		c.restarts = restarts
-	}
-	switch {
-	case c.term != nil:
-		c.logStart(c.term.StartedAt.Time)
-		c.logEnd(c.term, c.term.FinishedAt.Time)
-	case c.running:
-		c.logStart(c.startedAt)
-	}
-}
-
-// advance applies every event due at now (injected crashes, scheduled
-// crashes, restarts after back-off) and returns the time of the next
-// scheduled event, zero if none.
-func (ps *podState) advance(now time.Time, policy corev1.RestartPolicy, backoff time.Duration) time.Time {
-	for i, c := range ps.containers {
-		if code, ok := ps.pending[c.name]; ok {
-			delete(ps.pending, c.name)
-			if c.running {
-				ps.crash(c, code, now, policy, backoff)
-			}
-		}
-		if c.running && !c.crashAt.IsZero() && !now.Before(c.crashAt) {
-			ps.crash(c, ps.crashExit, c.crashAt, policy, backoff)
-		}
-		if !c.running && !c.restartAt.IsZero() && !now.Before(c.restartAt) {
-			ps.run(i, c, c.restartAt)
-		}
-	}
-	var next time.Time
-	for _, c := range ps.containers {
-		for _, t := range []time.Time{c.crashAt, c.restartAt} {
-			if !t.IsZero() && (next.IsZero() || t.Before(next)) {
-				next = t
-			}
-		}
-	}
-	return next
-}
-
-// crash ends container c's run at "at" with the exit code; per the
-// restart policy it restarts after the back-off or stays terminated.
-func (ps *podState) crash(c *ctrState, code int32, at time.Time, policy corev1.RestartPolicy, base time.Duration) {
-	reason := "Error"
-	if code == 0 {
-		reason = "Completed"
-	}
-	t := &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, ContainerID: ps.containerID(c),
-		StartedAt: mt(c.startedAt), FinishedAt: mt(at)}
-	c.running, c.crashAt = false, time.Time{}
-	c.logEnd(t, at)
-	if policy == corev1.RestartPolicyAlways || policy == "" || (policy == corev1.RestartPolicyOnFailure && code != 0) {
-		c.last = t
-		c.restarts++
-		c.backoff = restartBackoff(base, c.restarts)
-		c.restartAt = at.Add(c.backoff)
-		return
-	}
-	c.term = t
 }
 
 // restartBackoff is base doubled per earlier restart, capped at
@@ -344,20 +287,4 @@ func restartBackoff(base time.Duration, restarts int32) time.Duration {
 func (ps *podState) containerID(c *ctrState) string {
 	h := sha256.Sum256([]byte(string(ps.uid) + "/" + c.name + "/" + strconv.Itoa(int(c.restarts))))
 	return "containerd://" + hex.EncodeToString(h[:])
-}
-
-// phase is the pod phase the containers imply: Running while any runs or
-// will restart; once all ended, Succeeded if all exited 0, else Failed.
-func (ps *podState) phase() corev1.PodPhase {
-	failed := false
-	for _, c := range ps.containers {
-		if c.term == nil {
-			return corev1.PodRunning
-		}
-		failed = failed || c.term.ExitCode != 0
-	}
-	if failed {
-		return corev1.PodFailed
-	}
-	return corev1.PodSucceeded
 }

@@ -21,13 +21,16 @@ func TestTerminalPodKeepsIPAfterRelease(t *testing.T) {
 		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
 			Containers: []corev1.Container{{Name: "app", Image: "nginx"}}}}
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	ps := newPodState(pod, n, now)
-	ps.start(pod, now)
+	ps := newPodState(pod, n, now, time.Hour)
+	ps.admit(pod, now)
+	ps.startSandbox(now)
+	rc := &runtimeCtx{now: now, backoff: time.Second, env: func(*corev1.Container) string { return "" }}
+	ps.advance(rc)
 	if ps.ip, err = ip.allocate(ps.uid); err != nil {
 		t.Fatal(err)
 	}
 	ps.pending["app"] = 3
-	ps.advance(now, corev1.RestartPolicyNever, time.Second)
+	ps.advance(rc)
 	ps.releaseIP()
 	for attempt := range 2 { // the first write and its retry
 		st := ps.status(pod, now)

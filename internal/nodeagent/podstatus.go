@@ -12,36 +12,58 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// status is the pod status the simulation implies, over the pod's current
-// one: fields the kubelet does not own (PodScheduled and other foreign
-// conditions, qosClass, nominatedNodeName, …) are kept. now stamps
+// status is the pod status the simulation implies at now, over the pod's
+// current one: fields the kubelet does not own (PodScheduled and other
+// foreign conditions, qosClass, nominatedNodeName, …) are kept. now stamps
 // condition transitions.
 func (ps *podState) status(pod *corev1.Pod, now time.Time) corev1.PodStatus {
 	st := *pod.Status.DeepCopy()
-	start := mt(ps.startedAt)
+	start := mt(ps.admittedAt)
 	st.Phase = ps.phase()
 	st.StartTime = &start
+	st.Reason, st.Message = ps.failReason, ps.failMsg
 	st.HostIP, st.HostIPs = ps.node.ip, []corev1.HostIP{{IP: ps.node.ip}}
 	if ps.ip != "" {
 		st.PodIP, st.PodIPs = ps.ip, []corev1.PodIP{{IP: ps.ip}}
 	}
-	st.InitContainerStatuses = ps.initStatuses(pod)
+	st.InitContainerStatuses = nil
+	var incomplete, unready []string
+	for _, c := range ps.inits {
+		st.InitContainerStatuses = append(st.InitContainerStatuses, ps.containerStatus(c, now))
+		switch {
+		case c.kind == kindSidecar && !c.isStarted(now) && !ps.initialized,
+			c.kind == kindInit && (c.term == nil || c.term.ExitCode != 0) && !ps.initialized:
+			incomplete = append(incomplete, c.name)
+		}
+		if c.kind == kindSidecar && !c.isReady(now) {
+			unready = append(unready, c.name)
+		}
+	}
 	st.ContainerStatuses = make([]corev1.ContainerStatus, len(ps.containers))
-	var unready []string
 	for i, c := range ps.containers {
-		st.ContainerStatuses[i] = ps.containerStatus(c)
+		st.ContainerStatuses[i] = ps.containerStatus(c, now)
 		if i < len(pod.Spec.Containers) {
 			setResources(&st.ContainerStatuses[i], &pod.Spec.Containers[i].Resources)
 		}
-		if !c.running {
+		if !c.isReady(now) {
 			unready = append(unready, c.name)
 		}
 	}
 	st.EphemeralContainerStatuses = ps.ephemeralStatuses()
-	t := mt(now)
-	terminal := st.Phase != corev1.PodRunning
-	setPodCondition(&st, corev1.PodReadyToStartContainers, !terminal, "", "", t)
-	setPodCondition(&st, corev1.PodInitialized, true, "", "", t)
+	ps.setConditions(&st, incomplete, unready, mt(now))
+	return st
+}
+
+// setConditions sets the kubelet's pod conditions, worded as the kubelet
+// words them.
+func (ps *podState) setConditions(st *corev1.PodStatus, incomplete, unready []string, t metav1.Time) {
+	terminal := isTerminal(st.Phase)
+	setPodCondition(st, corev1.PodReadyToStartContainers, ps.started() && !terminal, "", "", t)
+	initMsg := ""
+	if len(incomplete) > 0 {
+		initMsg = fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(incomplete, " "))
+	}
+	setPodCondition(st, corev1.PodInitialized, len(incomplete) == 0, "ContainersNotInitialized", initMsg, t)
 	reason, msg := "", ""
 	switch {
 	case st.Phase == corev1.PodSucceeded:
@@ -49,50 +71,36 @@ func (ps *podState) status(pod *corev1.Pod, now time.Time) corev1.PodStatus {
 	case len(unready) > 0:
 		reason, msg = "ContainersNotReady", fmt.Sprintf("containers with unready status: [%s]", strings.Join(unready, " "))
 	}
-	setPodCondition(&st, corev1.ContainersReady, len(unready) == 0, reason, msg, t)
-	setPodCondition(&st, corev1.PodReady, len(unready) == 0, reason, msg, t)
-	return st
+	ready := len(unready) == 0 && st.Phase == corev1.PodRunning
+	setPodCondition(st, corev1.ContainersReady, ready, reason, msg, t)
+	setPodCondition(st, corev1.PodReady, ready, reason, msg, t)
 }
 
-// initStatuses reports regular init containers as completed at the pod's
-// start and restartable (sidecar) ones as running.
-func (ps *podState) initStatuses(pod *corev1.Pod) []corev1.ContainerStatus {
-	if len(pod.Spec.InitContainers) == 0 {
-		return nil
-	}
-	start := mt(ps.startedAt)
-	out := make([]corev1.ContainerStatus, len(pod.Spec.InitContainers))
-	for i, ic := range pod.Spec.InitContainers {
-		c := &ctrState{name: ic.Name, image: ic.Image, startedAt: ps.startedAt}
-		s := corev1.ContainerStatus{Name: ic.Name, Image: ic.Image, ImageID: imageID(ic.Image), ContainerID: ps.containerID(c)}
-		if ic.RestartPolicy != nil && *ic.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			s.Ready, s.Started = true, ptrTrue()
-			s.State.Running = &corev1.ContainerStateRunning{StartedAt: start}
-		} else {
-			s.Started = ptrFalse()
-			s.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed",
-				StartedAt: start, FinishedAt: start, ContainerID: s.ContainerID}
-		}
-		out[i] = s
-	}
-	return out
-}
-
-func (ps *podState) containerStatus(c *ctrState) corev1.ContainerStatus {
-	s := corev1.ContainerStatus{Name: c.name, Image: c.image, ImageID: imageID(c.image),
-		ContainerID: ps.containerID(c), RestartCount: c.restarts, Ready: c.running, Started: ptrFalse()}
+// containerStatus reports c at now.
+func (ps *podState) containerStatus(c *ctrState, now time.Time) corev1.ContainerStatus {
+	s := corev1.ContainerStatus{Name: c.name, Image: c.image, RestartCount: c.restarts, Started: ptrFalse()}
 	if c.last != nil {
 		s.LastTerminationState.Terminated = c.last.DeepCopy()
 	}
+	if !c.neverRan() {
+		s.ImageID, s.ContainerID = imageID(c.image), ps.containerID(c)
+	}
 	switch {
 	case c.running:
-		s.Started = ptrTrue()
+		s.Ready, s.Started = c.isReady(now), ptrBool(c.isStarted(now))
 		s.State.Running = &corev1.ContainerStateRunning{StartedAt: mt(c.startedAt)}
 	case c.term != nil:
 		s.State.Terminated = c.term.DeepCopy()
-	default:
+		s.ContainerID = c.term.ContainerID
+	case c.configErr != "":
+		s.State.Waiting = &corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: c.configErr}
+	case !c.restartAt.IsZero():
 		s.State.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
-			Message: fmt.Sprintf("back-off %s restarting failed container=%s", c.backoff, c.name)}
+			Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", c.backoff, c.name, ps.podRef())}
+	case ps.hasInits:
+		s.State.Waiting = &corev1.ContainerStateWaiting{Reason: "PodInitializing"}
+	default:
+		s.State.Waiting = &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}
 	}
 	return s
 }
@@ -171,5 +179,6 @@ func statusEqual(cur, want *corev1.PodStatus) bool {
 // from the same state compares equal to the one read back.
 func mt(t time.Time) metav1.Time { return metav1.NewTime(t.Truncate(timeGranularity)) }
 
-func ptrTrue() *bool  { b := true; return &b }
-func ptrFalse() *bool { b := false; return &b }
+func ptrTrue() *bool       { b := true; return &b }
+func ptrFalse() *bool      { b := false; return &b }
+func ptrBool(b bool) *bool { return &b }
