@@ -13,9 +13,11 @@ import (
 
 	"github.com/setpoint-dev/setpoint/internal/controllers/deployment"
 	"github.com/setpoint-dev/setpoint/internal/controllers/garbagecollector"
+	"github.com/setpoint-dev/setpoint/internal/controllers/job"
 	"github.com/setpoint-dev/setpoint/internal/controllers/namespace"
 	"github.com/setpoint-dev/setpoint/internal/controllers/nodelifecycle"
 	"github.com/setpoint-dev/setpoint/internal/controllers/replicaset"
+	"github.com/setpoint-dev/setpoint/internal/controllers/ttlafterfinished"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 	"github.com/setpoint-dev/setpoint/sharding"
@@ -29,10 +31,12 @@ const (
 	GarbageCollector = "garbage-collector-controller"
 	Namespace        = "namespace-controller"
 	NodeLifecycle    = "node-lifecycle-controller"
+	Job              = "job-controller"
+	TTLAfterFinished = "ttl-after-finished-controller"
 )
 
 // AllControllers lists every controller name, in start order.
-var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle}
+var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle, Job, TTLAfterFinished}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -70,6 +74,8 @@ type ControllerManagerOptions struct {
 	GarbageCollector garbagecollector.Options
 	Namespace        namespace.Options
 	NodeLifecycle    nodelifecycle.Options
+	Job              job.Options
+	TTLAfterFinished ttlafterfinished.Options
 	// Sharding, when enabled, runs the ReplicaSet and Deployment
 	// controllers sharded by namespace on every replica; the others stay
 	// under the leader Lease.
@@ -127,6 +133,8 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		GarbageCollector: func() error { return garbagecollector.Add(mgr, opts.GarbageCollector) },
 		Namespace:        func() error { return namespace.Add(mgr, opts.Namespace) },
 		NodeLifecycle:    func() error { return nodelifecycle.Add(mgr, opts.NodeLifecycle) },
+		Job:              func() error { return job.Add(mgr, opts.Job) },
+		TTLAfterFinished: func() error { return ttlafterfinished.Add(mgr, opts.TTLAfterFinished) },
 	}
 	for _, name := range AllControllers {
 		if !slices.Contains(names, name) {
