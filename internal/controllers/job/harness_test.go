@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -62,7 +63,7 @@ func newHarness(t *testing.T) *harness {
 func (h *harness) start() {
 	h.t.Helper()
 	mgr, err := manager.New(manager.Options{Config: h.srv.RESTConfig(h.t), MetricsAddr: "0", HealthAddr: "0",
-		Logger: slog.New(slog.DiscardHandler)})
+		Logger: testLogger()})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -302,3 +303,11 @@ func (h *harness) waitEvent(name, reason string) string {
 }
 
 func fmtErr(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// testLogger discards logs unless JOB_TEST_LOG is set.
+func testLogger() *slog.Logger {
+	if os.Getenv("JOB_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
