@@ -236,7 +236,10 @@ func TestPolicies(t *testing.T) {
 		},
 	}, {
 		name: "suspend-resume",
-		mod:  func(j *batchv1.Job) { j.Spec.Suspend = new(true); j.Spec.Completions, j.Spec.Parallelism = new(int32(2)), new(int32(2)) },
+		mod: func(j *batchv1.Job) {
+			j.Spec.Suspend = new(true)
+			j.Spec.Completions, j.Spec.Parallelism = new(int32(2)), new(int32(2))
+		},
 		run: func(t *testing.T, j *batchv1.Job) {
 			s := h.waitCondition(j.Name, batchv1.JobSuspended)
 			if c := trueCondition(s, batchv1.JobSuspended); c.Reason != "JobSuspended" || c.Message != "Job suspended" || s.Status.StartTime != nil {
