@@ -80,6 +80,13 @@ func (h *harness) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
+	select {
+	case <-mgr.Ready():
+	case err := <-done:
+		h.t.Fatalf("manager: %v", err)
+	case <-time.After(30 * time.Second):
+		h.t.Fatal("manager not ready")
+	}
 	h.mu.Lock()
 	h.mgr, h.r, h.cancel, h.done, h.stopped = mgr, r, cancel, done, false
 	h.mu.Unlock()

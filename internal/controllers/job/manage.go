@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +21,9 @@ import (
 // maxGeneratedNameLength is the longest generateName prefix the API
 // server keeps whole (63 less the 5 random characters).
 const maxGeneratedNameLength = 58
+
+// createTimeout bounds a pod create, which shutdown does not cancel.
+const createTimeout = 30 * time.Second
 
 // manageJob creates or deletes pods so that the active ones move toward
 // what the Job wants: none while suspended, else min(parallelism,
@@ -259,7 +263,12 @@ func (r *reconciler) createPod(ctx context.Context, c *syncCtx, template *corev1
 		},
 		Spec: *t.Spec.DeepCopy(),
 	}
-	out, err := r.pods.Namespace(job.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	// A create cut short by shutdown may still land on the server, after
+	// a successor listed the pods: let it finish, so that a graceful
+	// restart never doubles a pod.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+	defer cancel()
+	out, err := r.pods.Namespace(job.Namespace).Create(cctx, pod, metav1.CreateOptions{})
 	if err == nil {
 		r.recorder.Eventf(job, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %s", out.Name)
 		return nil
