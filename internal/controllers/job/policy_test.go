@@ -227,6 +227,12 @@ func TestPolicies(t *testing.T) {
 		mod:  func(j *batchv1.Job) { j.Spec.ActiveDeadlineSeconds = new(int64(30)) },
 		run: func(t *testing.T, j *batchv1.Job) {
 			h.waitActive(j, 1)
+			h.eventually("startTime recorded", func() error {
+				if st := h.get(j.Name).Status; st.StartTime == nil || st.Active != 1 {
+					return fmt.Errorf("status %+v", st)
+				}
+				return nil
+			})
 			h.clk.Step(31 * time.Second)
 			h.nudge(j.Name)
 			done := h.expectFailed(j.Name, "DeadlineExceeded", "Job was active longer than specified deadline")
