@@ -1,12 +1,14 @@
 package job
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestNonIndexedRunsToCompletion(t *testing.T) {
@@ -134,3 +136,68 @@ func TestIndexedPods(t *testing.T) {
 func errorf(format string, args ...any) error { return fmtErr(format, args...) }
 
 var _ = corev1.PodRunning
+
+func TestAdoptionOrphansAndMetrics(t *testing.T) {
+	h := newHarness(t)
+	j := h.create(newJob("adopt", 2, 1))
+	first := h.waitActive(j, 1)[0]
+	// An orphan matching the selector is adopted, with the finalizer.
+	orphan := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "stray", Labels: j.Spec.Template.Labels},
+		Spec: *j.Spec.Template.Spec.DeepCopy()}
+	if _, err := h.pods.Create(context.Background(), orphan, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("orphan adopted", func() error {
+		p, err := h.pods.Get(context.Background(), "stray", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != j.UID || !hasTrackingFinalizer(p) {
+			return errorf("owner %v finalizers %v", ref, p.Finalizers)
+		}
+		return nil
+	})
+	// One pod too many for parallelism 1: one is deleted, without counting.
+	h.waitActive(j, 1)
+	// A pod released by its Job (labels changed) loses the finalizer.
+	survivor := h.activePods(j)[0]
+	patch := []byte(`{"metadata":{"labels":{"batch.kubernetes.io/controller-uid":"other","controller-uid":"other"}}}`)
+	if _, err := h.pods.Patch(context.Background(), survivor.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("released pod loses the finalizer", func() error {
+		p, err := h.pods.Get(context.Background(), survivor.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if metav1.GetControllerOf(p) != nil || hasTrackingFinalizer(p) {
+			return errorf("owner %v finalizers %v", metav1.GetControllerOf(p), p.Finalizers)
+		}
+		return nil
+	})
+	for range 2 {
+		h.finish(h.waitActive(j, 1)[0], 0)
+	}
+	done := h.waitCondition("adopt", batchv1.JobComplete)
+	if done.Status.Failed != 0 || done.Status.Succeeded != 2 {
+		t.Errorf("status %+v", done.Status)
+	}
+	_ = first
+	families, err := h.mgr.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			v := m.GetCounter().GetValue() + float64(m.GetHistogram().GetSampleCount())
+			got[f.GetName()] += v
+		}
+	}
+	for _, name := range []string{"job_controller_job_sync_duration_seconds", "job_controller_job_syncs_total",
+		"job_controller_jobs_finished_total", "job_controller_job_pods_finished_total", "job_controller_job_pods_creation_total"} {
+		if got[name] == 0 {
+			t.Errorf("metric %s not recorded (%v)", name, got[name])
+		}
+	}
+}
