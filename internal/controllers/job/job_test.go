@@ -11,8 +11,17 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-func TestNonIndexedRunsToCompletion(t *testing.T) {
+// TestLifecycle runs its cases on one server (each starts quickly; a
+// server does not).
+func TestLifecycle(t *testing.T) {
 	h := newHarness(t)
+	t.Run("non-indexed", func(t *testing.T) { nonIndexedRunsToCompletion(t, h) })
+	t.Run("indexed", func(t *testing.T) { indexedPods(t, h) })
+	t.Run("adoption", func(t *testing.T) { adoptionOrphansAndMetrics(t, h) })
+	policies(t, h)
+}
+
+func nonIndexedRunsToCompletion(t *testing.T, h *harness) {
 	j := h.create(newJob("plain", 3, 2))
 	pods := h.waitActive(j, 2)
 	for _, p := range pods {
@@ -78,8 +87,7 @@ func TestNonIndexedRunsToCompletion(t *testing.T) {
 	}
 }
 
-func TestIndexedPods(t *testing.T) {
-	h := newHarness(t)
+func indexedPods(t *testing.T, h *harness) {
 	j := newJob("idx", 3, 3)
 	mode := batchv1.IndexedCompletion
 	j.Spec.CompletionMode = &mode
@@ -137,8 +145,7 @@ func errorf(format string, args ...any) error { return fmtErr(format, args...) }
 
 var _ = corev1.PodRunning
 
-func TestAdoptionOrphansAndMetrics(t *testing.T) {
-	h := newHarness(t)
+func adoptionOrphansAndMetrics(t *testing.T, h *harness) {
 	j := h.create(newJob("adopt", 2, 1))
 	first := h.waitActive(j, 1)[0]
 	// An orphan matching the selector is adopted, with the finalizer.

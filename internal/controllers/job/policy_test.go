@@ -38,8 +38,8 @@ func (h *harness) staysWithout(j *batchv1.Job) {
 	}
 }
 
-func TestPolicies(t *testing.T) {
-	h := newHarness(t)
+// policies runs one case per policy, each on its own Job.
+func policies(t *testing.T, h *harness) {
 	indexed := batchv1.IndexedCompletion
 	for _, tc := range []struct {
 		name string
