@@ -18,6 +18,7 @@ func TestLifecycle(t *testing.T) {
 	t.Run("non-indexed", func(t *testing.T) { nonIndexedRunsToCompletion(t, h) })
 	t.Run("indexed", func(t *testing.T) { indexedPods(t, h) })
 	t.Run("adoption", func(t *testing.T) { adoptionOrphansAndMetrics(t, h) })
+	t.Run("work-queue", func(t *testing.T) { workQueue(t, h) })
 	policies(t, h)
 }
 
@@ -206,5 +207,30 @@ func adoptionOrphansAndMetrics(t *testing.T, h *harness) {
 		if got[name] == 0 {
 			t.Errorf("metric %s not recorded (%v)", name, got[name])
 		}
+	}
+}
+
+// workQueue: without completions, the first success ends the work; the
+// pods still running finish, no new pod starts.
+func workQueue(t *testing.T, h *harness) {
+	j := newJob("queue", 1, 3)
+	j.Spec.Completions = nil
+	j = h.create(j)
+	pods := h.waitActive(j, 3)
+	h.finish(pods[0], 0)
+	h.eventually("succeeded 1, active 2", func() error {
+		if st := h.get("queue").Status; st.Succeeded != 1 || st.Active != 2 {
+			return errorf("status %+v", st)
+		}
+		return nil
+	})
+	if trueCondition(h.get("queue"), batchv1.JobComplete) != nil {
+		t.Fatal("complete while pods still run")
+	}
+	h.finish(pods[1], 0)
+	h.finish(pods[2], 1)
+	done := h.waitCondition("queue", batchv1.JobComplete)
+	if st := done.Status; st.Succeeded != 2 || st.Failed != 1 || len(h.jobPods(j)) != 3 {
+		t.Errorf("status %+v, %d pods", st, len(h.jobPods(j)))
 	}
 }
