@@ -156,6 +156,17 @@ func TestUpJobLifecycle(t *testing.T) {
 		t.Errorf("Suspended condition reason %q, want JobResumed", out)
 	}
 
+	// ttlSecondsAfterFinished: the finished Job and its pods are deleted.
+	cl.kubectl(t, jobManifest("short-lived", 1, 1, "1s", "  ttlSecondsAfterFinished: 2\n"), "apply", "-f", "-")
+	cl.kubectl(t, "", "wait", "--for=condition=complete", "job/short-lived", "--timeout=60s")
+	cl.kubectl(t, "", "wait", "--for=delete", "job/short-lived", "--timeout=60s")
+	eventually(t, 30*time.Second, "short-lived job's pods deleted", func() string {
+		if all, _ := countPods(t, c, "default", "job-name=short-lived"); all != 0 {
+			return fmt.Sprintf("%d pods left", all)
+		}
+		return ""
+	})
+
 	// A long-running Job deleted with cascade foreground: pods go first.
 	cl.kubectl(t, jobManifest("long", 4, 4, "10m", ""), "apply", "-f", "-")
 	eventually(t, 30*time.Second, "long job's pods running", func() string {

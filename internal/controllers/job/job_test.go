@@ -144,11 +144,9 @@ func indexedPods(t *testing.T, h *harness) {
 
 func errorf(format string, args ...any) error { return fmtErr(format, args...) }
 
-var _ = corev1.PodRunning
-
 func adoptionOrphansAndMetrics(t *testing.T, h *harness) {
 	j := h.create(newJob("adopt", 2, 1))
-	first := h.waitActive(j, 1)[0]
+	h.waitActive(j, 1)
 	// An orphan matching the selector is adopted, with the finalizer.
 	orphan := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "stray", Labels: j.Spec.Template.Labels},
 		Spec: *j.Spec.Template.Spec.DeepCopy()}
@@ -190,7 +188,6 @@ func adoptionOrphansAndMetrics(t *testing.T, h *harness) {
 	if done.Status.Failed != 0 || done.Status.Succeeded != 2 {
 		t.Errorf("status %+v", done.Status)
 	}
-	_ = first
 	families, err := h.mgr.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
