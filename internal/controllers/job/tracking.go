@@ -41,73 +41,10 @@ func (r *reconciler) trackStatus(ctx context.Context, c *syncCtx, needsFlush boo
 	if cleanUncounted(&job.Status, withFinalizer) {
 		needsFlush = true
 	}
-	uncounted := job.Status.UncountedTerminatedPods
-	var toRemove []*corev1.Pod
-	var newIndexes []int
-	policyActions := map[string]int{}
-	reachedMax := false
-	for _, p := range c.pods {
-		uid := string(p.UID)
-		if !hasTrackingFinalizer(p) || c.expectedRm.Has(uid) {
-			continue
-		}
-		failed := isPodFailed(p, job)
-		if !canRemoveFinalizer(c, p, failed) {
-			continue
-		}
-		toRemove = append(toRemove, p)
-		switch {
-		case p.Status.Phase == corev1.PodSucceeded && !c.uncountedFailed.Has(uid):
-			if indexed {
-				if ix := validIndex(p, *job.Spec.Completions); ix != unknownIndex && !c.prevSucceededIdx.has(ix) {
-					newIndexes = append(newIndexes, ix)
-					needsFlush = true
-				}
-			} else if !c.uncountedSucceeded.Has(uid) {
-				uncounted.Succeeded = append(uncounted.Succeeded, p.UID)
-				needsFlush = true
-			}
-		case failed || (c.finished != nil && !isSuccessCriteriaMet(c.finished)):
-			// Once the Job is finished, every pod not succeeded failed.
-			if c.uncountedFailed.Has(uid) || (indexed && validIndex(p, *job.Spec.Completions) == unknownIndex) {
-				break
-			}
-			count := true
-			if job.Spec.PodFailurePolicy != nil {
-				m := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p)
-				if m.action != nil {
-					policyActions[string(*m.action)]++
-				}
-				count = m.countFailed
-			}
-			if count {
-				uncounted.Failed = append(uncounted.Failed, p.UID)
-				needsFlush = true
-			}
-		}
-		if len(newIndexes)+len(uncounted.Succeeded)+len(uncounted.Failed) >= MaxUncountedPods {
-			// Bound the status size and this sync's work; the writes
-			// below enqueue the Job again.
-			reachedMax = true
-			break
-		}
-	}
-	if indexed {
-		c.succeededIdx = c.succeededIdx.withIndexes(newIndexes)
-		if s := c.succeededIdx.String(); s != job.Status.CompletedIndexes {
-			needsFlush = true
-			job.Status.CompletedIndexes = s
-		}
-		job.Status.Succeeded = int32(c.succeededIdx.total())
-		var failedStr *string
-		if c.failedIdx != nil {
-			s := c.failedIdx.String()
-			failedStr = &s
-		}
-		if !equalStrPtr(job.Status.FailedIndexes, failedStr) {
-			job.Status.FailedIndexes = failedStr
-			needsFlush = true
-		}
+	f := collectFinished(c)
+	needsFlush = needsFlush || f.changed
+	if indexed && updateIndexStatus(c, f.newIndexes) {
+		needsFlush = true
 	}
 	if c.finished != nil && c.finished.Type == batchv1.JobFailureTarget {
 		// Record the interim condition before the finalizers go; the final
@@ -123,11 +60,11 @@ func (r *reconciler) trackStatus(ctx context.Context, c *syncCtx, needsFlush boo
 		}
 		c.finished = newCondition(batchv1.JobComplete, corev1.ConditionTrue, c.finished.Reason, c.finished.Message, r.clock.Now())
 	}
-	needsFlush, err := r.flushAndRemoveFinalizers(ctx, c, toRemove, withFinalizer, &oldCounters, policyActions, needsFlush)
+	needsFlush, err := r.flushAndRemoveFinalizers(ctx, c, f.toRemove, withFinalizer, &oldCounters, f.policyActions, needsFlush)
 	if err != nil {
 		return err
 	}
-	finished := !reachedMax && r.enactFinished(c)
+	finished := !f.reachedMax && r.enactFinished(c)
 	if finished {
 		needsFlush = true
 	}
@@ -142,6 +79,102 @@ func (r *reconciler) trackStatus(ctx context.Context, c *syncCtx, needsFlush boo
 	}
 	r.recordPodsFinished(c.job, oldCounters)
 	return nil
+}
+
+// finishedPods is what one sync found among the pods with the finalizer.
+type finishedPods struct {
+	// toRemove are the pods whose finalizer goes in this sync.
+	toRemove []*corev1.Pod
+	// newIndexes are newly succeeded indexes (Indexed Jobs).
+	newIndexes []int
+	// policyActions counts the pod failure policy's actions.
+	policyActions map[string]int
+	// changed reports new UIDs in the uncounted lists or new indexes.
+	changed bool
+	// reachedMax reports that MaxUncountedPods cut the walk short.
+	reachedMax bool
+}
+
+// collectFinished walks the pods that still carry the finalizer: those
+// whose finalizer may go now are collected, and the finished ones not yet
+// recorded are added to status.uncountedTerminatedPods (Indexed
+// successes to newIndexes). Once the Job is failing, every pod that did
+// not succeed counts as failed.
+func collectFinished(c *syncCtx) finishedPods {
+	job := c.job
+	indexed := isIndexed(job)
+	uncounted := job.Status.UncountedTerminatedPods
+	out := finishedPods{policyActions: map[string]int{}}
+	for _, p := range c.pods {
+		uid := string(p.UID)
+		if !hasTrackingFinalizer(p) || c.expectedRm.Has(uid) {
+			continue
+		}
+		failed := isPodFailed(p, job)
+		if !canRemoveFinalizer(c, p, failed) {
+			continue
+		}
+		out.toRemove = append(out.toRemove, p)
+		switch {
+		case p.Status.Phase == corev1.PodSucceeded && !c.uncountedFailed.Has(uid):
+			if indexed {
+				if ix := validIndex(p, *job.Spec.Completions); ix != unknownIndex && !c.prevSucceededIdx.has(ix) {
+					out.newIndexes = append(out.newIndexes, ix)
+					out.changed = true
+				}
+			} else if !c.uncountedSucceeded.Has(uid) {
+				uncounted.Succeeded = append(uncounted.Succeeded, p.UID)
+				out.changed = true
+			}
+		case failed || (c.finished != nil && !isSuccessCriteriaMet(c.finished)):
+			if c.uncountedFailed.Has(uid) || (indexed && validIndex(p, *job.Spec.Completions) == unknownIndex) {
+				break
+			}
+			count := true
+			if job.Spec.PodFailurePolicy != nil {
+				m := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p)
+				if m.action != nil {
+					out.policyActions[string(*m.action)]++
+				}
+				count = m.countFailed
+			}
+			if count {
+				uncounted.Failed = append(uncounted.Failed, p.UID)
+				out.changed = true
+			}
+		}
+		if len(out.newIndexes)+len(uncounted.Succeeded)+len(uncounted.Failed) >= MaxUncountedPods {
+			// Bound the status size and this sync's work; the writes
+			// enqueue the Job again.
+			out.reachedMax = true
+			break
+		}
+	}
+	return out
+}
+
+// updateIndexStatus writes completedIndexes (with newIndexes), succeeded
+// and failedIndexes of an Indexed Job; it reports a change of the index
+// lists.
+func updateIndexStatus(c *syncCtx, newIndexes []int) bool {
+	st := &c.job.Status
+	changed := false
+	c.succeededIdx = c.succeededIdx.withIndexes(newIndexes)
+	if s := c.succeededIdx.String(); s != st.CompletedIndexes {
+		st.CompletedIndexes = s
+		changed = true
+	}
+	st.Succeeded = int32(c.succeededIdx.total())
+	var failed *string
+	if c.failedIdx != nil {
+		s := c.failedIdx.String()
+		failed = &s
+	}
+	if !equalStrPtr(st.FailedIndexes, failed) {
+		st.FailedIndexes = failed
+		changed = true
+	}
+	return changed
 }
 
 // canRemoveFinalizer reports whether p's finalizer may go now: the Job is
