@@ -18,6 +18,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/endpointslicemirroring"
 	"github.com/setpoint-dev/setpoint/internal/controllers/expand"
 	"github.com/setpoint-dev/setpoint/internal/controllers/garbagecollector"
+	"github.com/setpoint-dev/setpoint/internal/controllers/job"
 	"github.com/setpoint-dev/setpoint/internal/controllers/namespace"
 	"github.com/setpoint-dev/setpoint/internal/controllers/nodelifecycle"
 	"github.com/setpoint-dev/setpoint/internal/controllers/persistentvolume"
@@ -29,6 +30,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/rootcacertpublisher"
 	"github.com/setpoint-dev/setpoint/internal/controllers/serviceaccount"
 	"github.com/setpoint-dev/setpoint/internal/controllers/statefulset"
+	"github.com/setpoint-dev/setpoint/internal/controllers/ttlafterfinished"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 	"github.com/setpoint-dev/setpoint/sharding"
@@ -49,20 +51,22 @@ const (
 	PVExpander       = "persistentvolume-expander-controller"
 	// Provisioner is setpoint's own: the simulated dynamic provisioner
 	// (an external provisioner on Kubernetes) and the default class.
-	Provisioner     = "simulated-provisioner-controller"
-	DaemonSet       = "daemonset-controller"
-	ServiceAccount  = "serviceaccount-controller"
-	Endpoints       = "endpoints-controller"
-	EndpointSlice   = "endpointslice-controller"
-	RC              = "replicationcontroller-controller"
-	Mirroring       = "endpointslice-mirroring-controller"
-	RootCAPublisher = "root-ca-certificate-publisher-controller"
+	Provisioner      = "simulated-provisioner-controller"
+	DaemonSet        = "daemonset-controller"
+	ServiceAccount   = "serviceaccount-controller"
+	Endpoints        = "endpoints-controller"
+	EndpointSlice    = "endpointslice-controller"
+	RC               = "replicationcontroller-controller"
+	Mirroring        = "endpointslice-mirroring-controller"
+	RootCAPublisher  = "root-ca-certificate-publisher-controller"
+	Job              = "job-controller"
+	TTLAfterFinished = "ttl-after-finished-controller"
 )
 
 // AllControllers lists every controller name, in start order.
 var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle,
-	StatefulSet, PVBinder, PVProtection, PVCProtection, PVExpander, Provisioner, DaemonSet,
-	ServiceAccount, RootCAPublisher, Endpoints, EndpointSlice, Mirroring, RC}
+	StatefulSet, PVBinder, PVProtection, PVCProtection, PVExpander, Provisioner, DaemonSet, ServiceAccount,
+	RootCAPublisher, Endpoints, EndpointSlice, Mirroring, RC, Job, TTLAfterFinished}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -116,7 +120,9 @@ type ControllerManagerOptions struct {
 	RC replicaset.Options
 	// RootCAPublisher.RootCA defaults to the CA bundle Config trusts (as
 	// kube-controller-manager's without --root-ca-file).
-	RootCAPublisher rootcacertpublisher.Options
+	RootCAPublisher  rootcacertpublisher.Options
+	Job              job.Options
+	TTLAfterFinished ttlafterfinished.Options
 	// Sharding, when enabled, runs the ReplicaSet and Deployment
 	// controllers sharded by namespace on every replica; the others stay
 	// under the leader Lease.
@@ -196,6 +202,8 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 			}
 			return rootcacertpublisher.Add(mgr, opts.RootCAPublisher)
 		},
+		Job:              func() error { return job.Add(mgr, opts.Job) },
+		TTLAfterFinished: func() error { return ttlafterfinished.Add(mgr, opts.TTLAfterFinished) },
 	}
 	for _, name := range AllControllers {
 		if !slices.Contains(names, name) {
