@@ -32,6 +32,7 @@ func TestCronJob(t *testing.T) {
 		{"MissedStarts", testMissedStarts},
 		{"TimeZone", testTimeZone},
 		{"UnexpectedAndMissingJobs", testUnexpectedAndMissingJobs},
+		{"Convergence", testConvergence},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, srv) })
 	}

@@ -34,7 +34,10 @@
 //     active entry whose Job the server no longer has is dropped
 //     (MissingJob); an unfinished Job it controls but never recorded is
 //     reported (UnexpectedJob) and left alone (kubectl create job --from
-//     makes such Jobs).
+//     makes such Jobs) unless it is one the controller made itself (its
+//     scheduled-timestamp annotation and the name derived from it) and
+//     whose status write was lost: that one is tracked again, so that Forbid
+//     holds (Kubernetes leaves it out of status.active).
 //  3. A CronJob being deleted, with an invalid time zone (UnknownTimeZone),
 //     suspended, or with a schedule that does not parse
 //     (UnparseableSchedule) or has impossible times (InvalidSchedule) starts

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -52,7 +53,7 @@ func newHarness(t *testing.T, srv *testserver.Server) *harness {
 		t.Fatal(err)
 	}
 	mgr, err := manager.New(manager.Options{Config: srv.RESTConfig(t), MetricsAddr: "0", HealthAddr: "0",
-		Logger: slog.New(slog.DiscardHandler)})
+		Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,4 +282,12 @@ func (h *harness) settle() {
 			quiet = 0
 		}
 	}
+}
+
+// testLogger logs the controller's errors to stderr when CRONJOB_LOG is set.
+func testLogger() *slog.Logger {
+	if os.Getenv("CRONJOB_LOG") == "" {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }

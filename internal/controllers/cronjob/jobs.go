@@ -114,3 +114,19 @@ func compareStrings(a, b string) int {
 	}
 	return 0
 }
+
+// scheduledBySelf reports whether the controller made the Job for a
+// schedule time (the scheduled-timestamp annotation, and the name derived
+// from that time), and which. Jobs made by hand from the CronJob (kubectl
+// create job --from) carry neither.
+func scheduledBySelf(cj *batchv1.CronJob, j *batchv1.Job) (time.Time, bool) {
+	v, ok := j.Annotations[batchv1.CronJobScheduledTimestampAnnotation]
+	if !ok {
+		return time.Time{}, false
+	}
+	at, err := time.Parse(time.RFC3339, v)
+	if err != nil || j.Name != jobName(cj, at) {
+		return time.Time{}, false
+	}
+	return at, true
+}

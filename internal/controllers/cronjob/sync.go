@@ -155,6 +155,15 @@ func (r *reconciler) trackJobs(ctx context.Context, cj *batchv1.CronJob, jobs []
 				continue
 			}
 			r.recorder.Eventf(cj, corev1.EventTypeWarning, "UnexpectedJob", "Saw a job that the controller did not create or forgot: %s", j.Name)
+			if at, ok := scheduledBySelf(cj, j); ok {
+				// Ours, with its status write lost (a conflict, a crash):
+				// track it again, or Forbid would start a second Job.
+				cj.Status.Active = append(cj.Status.Active, jobRef(j))
+				if cj.Status.LastScheduleTime == nil || at.After(cj.Status.LastScheduleTime.Time) {
+					cj.Status.LastScheduleTime = &metav1.Time{Time: at}
+				}
+				changed = true
+			}
 		case cond != "":
 			if found {
 				removeActive(cj, j.UID)
