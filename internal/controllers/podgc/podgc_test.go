@@ -330,4 +330,3 @@ func testOutOfService(t *testing.T, srv *testserver.Server) {
 		t.Errorf("force_delete_pod_errors_total{reason=out-of-service} = %v, want 0", c)
 	}
 }
-
