@@ -9,11 +9,17 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/setpoint-dev/setpoint/internal/controllermanager"
+	"github.com/setpoint-dev/setpoint/internal/controllers/nodeipam"
+	"github.com/setpoint-dev/setpoint/internal/controllers/podgc"
 )
 
-// controllerFlags tune the controller manager (node lifecycle timings).
+// controllerFlags tune the controller manager (node lifecycle timings, pod
+// GC threshold, node IPAM range).
 type controllerFlags struct {
 	monitorGrace, evictionTimeout time.Duration
+	terminatedPodGCThreshold      int
+	clusterCIDR                   string
+	nodeCIDRMaskSize              int
 }
 
 func (f *controllerFlags) register(cmd *cobra.Command) {
@@ -22,11 +28,20 @@ func (f *controllerFlags) register(cmd *cobra.Command) {
 		"how long a node may go without a heartbeat before it is marked NotReady (Unknown) and tainted unreachable")
 	fl.DurationVar(&f.evictionTimeout, "default-eviction-timeout", 300*time.Second,
 		"how long pods without their own not-ready/unreachable toleration stay on such a node before eviction")
+	fl.IntVar(&f.terminatedPodGCThreshold, "terminated-pod-gc-threshold", podgc.DefaultTerminatedPodThreshold,
+		"number of terminated pods that can exist before the pod garbage collector starts deleting them; <= 0 disables that")
+	fl.StringVar(&f.clusterCIDR, "cluster-cidr", nodeipam.DefaultClusterCIDR, "IPv4 range node IPAM assigns nodes' podCIDRs from")
+	fl.IntVar(&f.nodeCIDRMaskSize, "node-cidr-mask-size", nodeipam.DefaultNodeCIDRMaskSize, "prefix length of each node's podCIDR")
 }
 
 func (f *controllerFlags) apply(o *controllermanager.ControllerManagerOptions) {
 	o.NodeLifecycle.NodeMonitorGracePeriod = f.monitorGrace
 	o.NodeLifecycle.DefaultEvictionTimeout = f.evictionTimeout
+	o.PodGC.TerminatedPodThreshold = f.terminatedPodGCThreshold
+	if f.terminatedPodGCThreshold <= 0 {
+		o.PodGC.TerminatedPodThreshold = -1
+	}
+	o.NodeIPAM.ClusterCIDR, o.NodeIPAM.NodeCIDRMaskSize = f.clusterCIDR, f.nodeCIDRMaskSize
 }
 
 // nodeFlags tune the simulated nodes.

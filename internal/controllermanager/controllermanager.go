@@ -11,10 +11,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/rand"
 
+	"github.com/setpoint-dev/setpoint/internal/controllers/cronjob"
 	"github.com/setpoint-dev/setpoint/internal/controllers/deployment"
 	"github.com/setpoint-dev/setpoint/internal/controllers/garbagecollector"
 	"github.com/setpoint-dev/setpoint/internal/controllers/namespace"
+	"github.com/setpoint-dev/setpoint/internal/controllers/nodeipam"
 	"github.com/setpoint-dev/setpoint/internal/controllers/nodelifecycle"
+	"github.com/setpoint-dev/setpoint/internal/controllers/podgc"
 	"github.com/setpoint-dev/setpoint/internal/controllers/replicaset"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
@@ -29,10 +32,13 @@ const (
 	GarbageCollector = "garbage-collector-controller"
 	Namespace        = "namespace-controller"
 	NodeLifecycle    = "node-lifecycle-controller"
+	CronJob          = "cronjob-controller"
+	PodGC            = "pod-garbage-collector-controller"
+	NodeIPAM         = "node-ipam-controller"
 )
 
 // AllControllers lists every controller name, in start order.
-var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle}
+var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle, CronJob, PodGC, NodeIPAM}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -70,6 +76,9 @@ type ControllerManagerOptions struct {
 	GarbageCollector garbagecollector.Options
 	Namespace        namespace.Options
 	NodeLifecycle    nodelifecycle.Options
+	CronJob          cronjob.Options
+	PodGC            podgc.Options
+	NodeIPAM         nodeipam.Options
 	// Sharding, when enabled, runs the ReplicaSet and Deployment
 	// controllers sharded by namespace on every replica; the others stay
 	// under the leader Lease.
@@ -127,6 +136,9 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		GarbageCollector: func() error { return garbagecollector.Add(mgr, opts.GarbageCollector) },
 		Namespace:        func() error { return namespace.Add(mgr, opts.Namespace) },
 		NodeLifecycle:    func() error { return nodelifecycle.Add(mgr, opts.NodeLifecycle) },
+		CronJob:          func() error { return cronjob.Add(mgr, opts.CronJob) },
+		PodGC:            func() error { return podgc.Add(mgr, opts.PodGC) },
+		NodeIPAM:         func() error { return nodeipam.Add(mgr, opts.NodeIPAM) },
 	}
 	for _, name := range AllControllers {
 		if !slices.Contains(names, name) {
