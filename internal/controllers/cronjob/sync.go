@@ -109,13 +109,10 @@ func (r *reconciler) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs 
 		changed = true
 	}
 	created, err := r.createJob(ctx, cj, *scheduled, now)
-	if err != nil || !created {
-		if err == nil {
-			return next()
-		}
+	if err != nil {
 		return nil, changed, err
 	}
-	changed = true
+	changed = changed || created
 	return next()
 }
 
