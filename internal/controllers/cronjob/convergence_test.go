@@ -177,7 +177,7 @@ func testConvergence(t *testing.T, srv *testserver.Server) {
 		cjs = append(cjs, cj)
 	}
 	jw := h.watchJobs(cjs)
-	for step := range 25 {
+	for step := range 20 {
 		for _, m := range models {
 			h.randomFinishes(rng, m)
 			m.justSuspended = false

@@ -32,6 +32,8 @@ func TestCronJob(t *testing.T) {
 		{"MissedStarts", testMissedStarts},
 		{"TimeZone", testTimeZone},
 		{"UnexpectedAndMissingJobs", testUnexpectedAndMissingJobs},
+		{"InvalidSchedule", testInvalidSchedule},
+		{"LostStatusWrite", testLostStatusWrite},
 		{"Convergence", testConvergence},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, srv) })
@@ -323,4 +325,48 @@ func testUnexpectedAndMissingJobs(t *testing.T, srv *testserver.Server) {
 		}
 		return nil
 	})
+}
+
+// testInvalidSchedule: a schedule that parses but never fires (February
+// 31st) is reported and starts nothing.
+func testInvalidSchedule(t *testing.T, srv *testserver.Server) {
+	h := newHarness(t, srv)
+	cj := h.create(newCronJob("never", "59 23 31 2 *"))
+	h.toNextMinute()
+	h.waitEvent("never", "InvalidSchedule", "invalid schedule: 59 23 31 2 * : time difference between two schedules is less than 1 second")
+	if n := len(h.jobsOf(cj)); n != 0 {
+		t.Fatalf("%d jobs", n)
+	}
+}
+
+// testLostStatusWrite: a Job the controller made (its name and
+// scheduled-timestamp annotation) but never recorded, as after a lost
+// status write, is tracked again, so Forbid does not start another.
+func testLostStatusWrite(t *testing.T, srv *testserver.Server) {
+	h := newHarness(t, srv)
+	c := newCronJob("lost", "* * * * *")
+	c.Spec.ConcurrencyPolicy = batchv1.ForbidConcurrent
+	c.Spec.Suspend = ptr.To(true)
+	cj := h.create(c)
+	m := h.toNextMinute()
+	orphan, err := jobFor(cj, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.jobs.Create(context.Background(), orphan, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitEvent("lost", "UnexpectedJob", "Saw a job that the controller did not create or forgot: "+orphan.Name)
+	h.mutate("lost", func(cj *batchv1.CronJob) { cj.Spec.Suspend = ptr.To(false) })
+	h.settle()
+	h.toNextMinute()
+	jobs := h.jobsOf(cj)
+	if len(jobs) != 1 || jobs[0].Name != orphan.Name {
+		t.Fatalf("jobs %v, want only the recovered %s", jobNames(jobs), orphan.Name)
+	}
+	st := h.get("lost").Status
+	if len(st.Active) != 1 || st.Active[0].Name != orphan.Name || st.LastScheduleTime == nil || !st.LastScheduleTime.Time.Equal(m) {
+		t.Errorf("status %+v", st)
+	}
+	h.waitEvent("lost", "JobAlreadyActive", "")
 }

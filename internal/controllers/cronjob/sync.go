@@ -54,7 +54,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // when to sync next (nil: only on the next change).
 func (r *reconciler) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs []*batchv1.Job) (*time.Duration, bool, error) {
 	now := r.clock.Now()
-	changed, err := r.trackJobs(ctx, cj, jobs)
+	changed, err := r.trackJobs(ctx, cj, jobs, now)
 	if err != nil {
 		return nil, changed, err
 	}
@@ -131,8 +131,10 @@ func (r *reconciler) nextScheduleTime(cj *batchv1.CronJob, now time.Time, sched 
 }
 
 // trackJobs updates status.active and lastSuccessfulTime from the Jobs the
-// CronJob controls, and drops active entries whose Job is gone.
-func (r *reconciler) trackJobs(ctx context.Context, cj *batchv1.CronJob, jobs []*batchv1.Job) (bool, error) {
+// CronJob controls, and drops active entries whose Job is gone. A running
+// Job the controller made for a past schedule time but never recorded
+// (its status write was lost) is recorded again.
+func (r *reconciler) trackJobs(ctx context.Context, cj *batchv1.CronJob, jobs []*batchv1.Job, now time.Time) (bool, error) {
 	changed := false
 	children := make(map[types.UID]bool, len(jobs))
 	for _, j := range jobs {
@@ -152,7 +154,7 @@ func (r *reconciler) trackJobs(ctx context.Context, cj *batchv1.CronJob, jobs []
 				continue
 			}
 			r.recorder.Eventf(cj, corev1.EventTypeWarning, "UnexpectedJob", "Saw a job that the controller did not create or forgot: %s", j.Name)
-			if at, ok := scheduledBySelf(cj, j); ok {
+			if at, ok := scheduledBySelf(cj, j); ok && !at.After(now) {
 				// Ours, with its status write lost (a conflict, a crash):
 				// track it again, or Forbid would start a second Job.
 				cj.Status.Active = append(cj.Status.Active, jobRef(j))
