@@ -10,12 +10,18 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/setpoint-dev/setpoint/internal/controllermanager"
+	"github.com/setpoint-dev/setpoint/internal/controllers/nodeipam"
+	"github.com/setpoint-dev/setpoint/internal/controllers/podgc"
 )
 
-// controllerFlags tune the controller manager (node lifecycle timings).
+// controllerFlags tune the controller manager (node lifecycle timings, pod
+// GC threshold, node IPAM range).
 type controllerFlags struct {
 	monitorGrace, evictionTimeout time.Duration
 	rootCAFile                    string
+	terminatedPodGCThreshold      int
+	clusterCIDR                   string
+	nodeCIDRMaskSize              int
 }
 
 func (f *controllerFlags) register(cmd *cobra.Command) {
@@ -26,6 +32,10 @@ func (f *controllerFlags) register(cmd *cobra.Command) {
 		"how long pods without their own not-ready/unreachable toleration stay on such a node before eviction")
 	fl.StringVar(&f.rootCAFile, "root-ca-file", "",
 		"the CA bundle published as kube-root-ca.crt in every namespace (default: the CA the controller manager's kubeconfig trusts)")
+	fl.IntVar(&f.terminatedPodGCThreshold, "terminated-pod-gc-threshold", podgc.DefaultTerminatedPodThreshold,
+		"number of terminated pods that can exist before the pod garbage collector starts deleting them; <= 0 disables that")
+	fl.StringVar(&f.clusterCIDR, "cluster-cidr", nodeipam.DefaultClusterCIDR, "IPv4 range node IPAM assigns nodes' podCIDRs from")
+	fl.IntVar(&f.nodeCIDRMaskSize, "node-cidr-mask-size", nodeipam.DefaultNodeCIDRMaskSize, "prefix length of each node's podCIDR")
 }
 
 func (f *controllerFlags) apply(o *controllermanager.ControllerManagerOptions) error {
@@ -38,6 +48,11 @@ func (f *controllerFlags) apply(o *controllermanager.ControllerManagerOptions) e
 		}
 		o.RootCAPublisher.RootCA = ca
 	}
+	o.PodGC.TerminatedPodThreshold = f.terminatedPodGCThreshold
+	if f.terminatedPodGCThreshold <= 0 {
+		o.PodGC.TerminatedPodThreshold = -1
+	}
+	o.NodeIPAM.ClusterCIDR, o.NodeIPAM.NodeCIDRMaskSize = f.clusterCIDR, f.nodeCIDRMaskSize
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/rand"
 
+	"github.com/setpoint-dev/setpoint/internal/controllers/cronjob"
 	"github.com/setpoint-dev/setpoint/internal/controllers/daemonset"
 	"github.com/setpoint-dev/setpoint/internal/controllers/deployment"
 	"github.com/setpoint-dev/setpoint/internal/controllers/endpoints"
@@ -20,8 +21,10 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/garbagecollector"
 	"github.com/setpoint-dev/setpoint/internal/controllers/job"
 	"github.com/setpoint-dev/setpoint/internal/controllers/namespace"
+	"github.com/setpoint-dev/setpoint/internal/controllers/nodeipam"
 	"github.com/setpoint-dev/setpoint/internal/controllers/nodelifecycle"
 	"github.com/setpoint-dev/setpoint/internal/controllers/persistentvolume"
+	"github.com/setpoint-dev/setpoint/internal/controllers/podgc"
 	"github.com/setpoint-dev/setpoint/internal/controllers/provisioner"
 	"github.com/setpoint-dev/setpoint/internal/controllers/pvcprotection"
 	"github.com/setpoint-dev/setpoint/internal/controllers/pvprotection"
@@ -61,12 +64,15 @@ const (
 	RootCAPublisher  = "root-ca-certificate-publisher-controller"
 	Job              = "job-controller"
 	TTLAfterFinished = "ttl-after-finished-controller"
+	CronJob          = "cronjob-controller"
+	PodGC            = "pod-garbage-collector-controller"
+	NodeIPAM         = "node-ipam-controller"
 )
 
 // AllControllers lists every controller name, in start order.
 var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle,
 	StatefulSet, PVBinder, PVProtection, PVCProtection, PVExpander, Provisioner, DaemonSet, ServiceAccount,
-	RootCAPublisher, Endpoints, EndpointSlice, Mirroring, RC, Job, TTLAfterFinished}
+	RootCAPublisher, Endpoints, EndpointSlice, Mirroring, RC, Job, TTLAfterFinished, CronJob, PodGC, NodeIPAM}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -123,6 +129,9 @@ type ControllerManagerOptions struct {
 	RootCAPublisher  rootcacertpublisher.Options
 	Job              job.Options
 	TTLAfterFinished ttlafterfinished.Options
+	CronJob          cronjob.Options
+	PodGC            podgc.Options
+	NodeIPAM         nodeipam.Options
 	// Sharding, when enabled, runs the ReplicaSet and Deployment
 	// controllers sharded by namespace on every replica; the others stay
 	// under the leader Lease.
@@ -204,6 +213,9 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		},
 		Job:              func() error { return job.Add(mgr, opts.Job) },
 		TTLAfterFinished: func() error { return ttlafterfinished.Add(mgr, opts.TTLAfterFinished) },
+		CronJob:          func() error { return cronjob.Add(mgr, opts.CronJob) },
+		PodGC:            func() error { return podgc.Add(mgr, opts.PodGC) },
+		NodeIPAM:         func() error { return nodeipam.Add(mgr, opts.NodeIPAM) },
 	}
 	for _, name := range AllControllers {
 		if !slices.Contains(names, name) {
