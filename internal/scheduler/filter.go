@@ -261,10 +261,10 @@ func contains(vals []string, v string) bool {
 // check that refused the pod before any node was looked at (preFilter);
 // and the outcome of preemption (postFilter).
 type fitError struct {
-	numNodes      int
-	reasons       map[string]int
-	preFilter     string
-	postFilter    string
+	numNodes   int
+	reasons    map[string]int
+	preFilter  string
+	postFilter string
 	// potential are the nodes refused for reasons preemption may resolve.
 	potential []*nodeInfo
 }

@@ -57,7 +57,7 @@ func TestNodeSelectorAndAffinity(t *testing.T) {
 	if n := e.waitBound("aff"); n != "n-c" {
 		t.Errorf("affinity pod on %s, want n-c", n)
 	}
-	msg := "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."+
+	msg := "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector." +
 		" preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 	e.waitUnschedulable("none", msg)
 	e.waitEvent("none", corev1.EventTypeWarning, "FailedScheduling", msg)
@@ -204,7 +204,7 @@ func TestBurstNeverOvercommits(t *testing.T) {
 	for i := range 50 {
 		e.createPod(fmt.Sprintf("p-%02d", i), requests("10m", "10Mi"))
 	}
-	msg := "0/3 nodes are available: 3 Too many pods."+
+	msg := "0/3 nodes are available: 3 Too many pods." +
 		" preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
 	e.eventually("30 bound, 20 unschedulable", func() string {
 		l, err := e.pods.List(e.ctx, metav1.ListOptions{})
