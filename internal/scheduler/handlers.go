@@ -19,16 +19,20 @@ func (s *Scheduler) onPod(old, pod *corev1.Pod) {
 	if pod.Spec.NodeName != "" {
 		s.queue.remove(pod.UID)
 		s.mu.Lock()
-		freed := false
+		move := false
 		if terminal(pod) {
-			_, freed = s.cache.pods[pod.UID]
+			_, move = s.cache.pods[pod.UID]
 			s.cache.remove(pod.UID)
 		} else {
+			// A pod newly shown bound (by anyone, or created bound) may
+			// satisfy a waiting pod's affinity or spreading.
+			p := s.cache.pods[pod.UID]
+			move = p == nil || p.assumed
 			s.cache.confirm(pod, pod.Spec.NodeName, demandOf(pod))
 			delete(s.nominated, pod.UID)
 		}
 		s.mu.Unlock()
-		if freed {
+		if move {
 			s.queue.moveAll()
 		}
 		return
