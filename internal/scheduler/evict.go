@@ -19,9 +19,14 @@ const eventPreempted = "Preempted"
 // Preempted event, then is deleted with its own grace period.
 func (s *Scheduler) executePreemption(ctx context.Context, preemptor *corev1.Pod, pr *preemption) {
 	for _, v := range pr.victims {
-		if err := s.evictVictim(ctx, preemptor, v, pr.node); err != nil && ctx.Err() == nil {
-			s.log.Warn("preemption failed", "preemptor", preemptor.Namespace+"/"+preemptor.Name,
-				"victim", v.Namespace+"/"+v.Name, "err", err)
+		if err := s.evictVictim(ctx, preemptor, v, pr.node); err != nil {
+			s.mu.Lock()
+			delete(s.evicting, v.UID)
+			s.mu.Unlock()
+			if ctx.Err() == nil {
+				s.log.Warn("preemption failed", "preemptor", preemptor.Namespace+"/"+preemptor.Name,
+					"victim", v.Namespace+"/"+v.Name, "err", err)
+			}
 		}
 	}
 }

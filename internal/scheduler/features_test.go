@@ -163,4 +163,3 @@ func TestSchedulingGates(t *testing.T) {
 	}
 	e.waitBound("gated")
 }
-

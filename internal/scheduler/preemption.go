@@ -87,14 +87,20 @@ func (s *Scheduler) preempt(cy *cycle, fe *fitError) *preemption {
 	}
 	best := pickCandidate(cands)
 	s.nominated[pod.UID] = &nomination{node: best.node.node.Name, pod: pod, demand: *cy.d, priority: podPriority(pod)}
+	for _, v := range best.victims {
+		s.evicting[v.UID] = true
+	}
 	return &preemption{node: best.node.node.Name, victims: best.victims}
 }
 
 // terminatingOnNominated: the pod already preempted on its nominated node
-// and a victim there is still terminating (and the node is not refused for
-// good).
+// and a victim there is still terminating (or its eviction is in flight),
+// and the node is not refused for good.
 func (s *Scheduler) terminatingOnNominated(pod *corev1.Pod, fe *fitError) bool {
 	name := pod.Status.NominatedNodeName
+	if nm := s.nominated[pod.UID]; nm != nil {
+		name = nm.node
+	}
 	if name == "" {
 		return false
 	}
@@ -110,7 +116,7 @@ func (s *Scheduler) terminatingOnNominated(pod *corev1.Pod, fe *fitError) bool {
 		return false
 	}
 	for _, p := range n.pods {
-		if p.DeletionTimestamp != nil && podPriority(p) < podPriority(pod) {
+		if (p.DeletionTimestamp != nil || s.evicting[p.UID]) && podPriority(p) < podPriority(pod) {
 			return true
 		}
 	}
@@ -301,9 +307,11 @@ func splitByBudget(victims []*corev1.Pod, pdbs []*budget) (violating, other []*c
 	return violating, other
 }
 
-// forgetNomination drops a pod's nomination (deleted, gated, bound).
+// forgetNomination drops a pod's nomination (deleted, gated, bound), and
+// its eviction if it was a victim.
 func (s *Scheduler) forgetNomination(uid types.UID) {
 	s.mu.Lock()
 	delete(s.nominated, uid)
+	delete(s.evicting, uid)
 	s.mu.Unlock()
 }

@@ -115,6 +115,9 @@ type Scheduler struct {
 	// wait for and their demand, counted there for pods of no higher
 	// priority.
 	nominated map[types.UID]*nomination
+	// evicting are the victims of preemptions until the informer shows
+	// them gone.
+	evicting map[types.UID]bool
 
 	// sem bounds the API writes in flight; writes tracks their goroutines.
 	sem    chan struct{}
@@ -147,6 +150,7 @@ func New(mgr *manager.Manager, opts Options) (*Scheduler, error) {
 		queue:  newSchedulingQueue(opts.Clock, opts.InitialBackoff, opts.MaxBackoff),
 		cache:  newSchedCache(), sem: make(chan struct{}, opts.BindConcurrency),
 		namespaces: map[string]labels.Set{}, assumedPVs: map[string]bool{}, nominated: map[types.UID]*nomination{},
+		evicting: map[types.UID]bool{},
 		pvcRes: rest.For[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList](mgr.Client(),
 			corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), true),
 		pvRes: rest.For[*corev1.PersistentVolume, *corev1.PersistentVolumeList](mgr.Client(),
