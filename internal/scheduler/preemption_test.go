@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -73,10 +74,19 @@ func TestPriorityAdmission(t *testing.T) {
 			t.Errorf("%s: stored after refusal (get: %v)", c.name, err)
 		}
 	}
+	// The admission reads classes from the watch cache, as kube-apiserver
+	// reads an informer: the new default applies once the cache has it.
 	e.priorityClass("everyone", 42, true, "")
-	if p := e.createPod("defaulted"); p.Spec.PriorityClassName != "everyone" || *p.Spec.Priority != 42 {
-		t.Fatalf("defaulted pod: class %q priority %d", p.Spec.PriorityClassName, *p.Spec.Priority)
-	}
+	e.eventually("pods get the globalDefault class", func() string {
+		p := e.createPod("defaulted")
+		if err := e.pods.Delete(e.ctx, "defaulted", metav1.DeleteOptions{}); err != nil {
+			return err.Error()
+		}
+		if p.Spec.PriorityClassName != "everyone" || *p.Spec.Priority != 42 {
+			return fmt.Sprintf("class %q priority %d", p.Spec.PriorityClassName, *p.Spec.Priority)
+		}
+		return ""
+	})
 }
 
 // A high-priority pod that fits nowhere evicts the lowest victims on the

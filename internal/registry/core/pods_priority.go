@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/setpoint-dev/setpoint/internal/registry"
 )
@@ -77,7 +78,7 @@ func resolvePriority(ctx context.Context, env registry.Env, p *corev1.Pod) (stri
 		pc := obj.(*schedulingv1.PriorityClass)
 		return name, pc.Value, pc.PreemptionPolicy, nil
 	}
-	list, err := classes.List(ctx, "", nil, nil)
+	list, err := listCached(ctx, classes)
 	if err != nil {
 		return "", 0, nil, apierrors.NewInternalError(fmt.Errorf("error occurred while retrieving default priority class: %w", err))
 	}
@@ -91,4 +92,13 @@ func resolvePriority(ctx context.Context, env registry.Env, p *corev1.Pod) (stri
 		return "", 0, &lower, nil
 	}
 	return def.Name, def.Value, def.PreemptionPolicy, nil
+}
+
+// listCached lists from the watch cache when the server offers it (kube's
+// Priority admission reads an informer), else consistently.
+func listCached(ctx context.Context, objs registry.Objects) ([]runtime.Object, error) {
+	if cl, ok := objs.(registry.CachedLister); ok {
+		return cl.ListCached(ctx, "", nil, nil)
+	}
+	return objs.List(ctx, "", nil, nil)
 }
