@@ -55,15 +55,23 @@ func podPriority(p *corev1.Pod) int32 {
 // eviction would violate a disruption budget before the others). The best
 // candidate is chosen as kube-scheduler chooses it. Without candidate, the
 // outcome is written in fe.postFilter.
-func (s *Scheduler) preempt(cy *cycle, fe *fitError) *preemption {
+//
+// The nomination to report is the chosen node; or, when preemption was not
+// tried (policy Never, victims still terminating), the pod's current one;
+// or none when no node would do.
+func (s *Scheduler) preempt(cy *cycle, fe *fitError) (*preemption, string) {
 	pod := cy.pod
+	current := pod.Status.NominatedNodeName
+	if nm := s.nominated[pod.UID]; nm != nil {
+		current = nm.node
+	}
 	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == corev1.PreemptNever {
 		fe.postFilter = "preemption: " + preemptNever
-		return nil
+		return nil, current
 	}
 	if s.terminatingOnNominated(pod, fe) {
 		fe.postFilter = "preemption: " + preemptTerminating
-		return nil
+		return nil, current
 	}
 	statuses := &fitError{numNodes: fe.numNodes, reasons: map[string]int{}}
 	var cands []candidate
@@ -83,14 +91,15 @@ func (s *Scheduler) preempt(cy *cycle, fe *fitError) *preemption {
 			statuses.reasons[preemptNotHelpful] += absent
 		}
 		fe.postFilter = "preemption: " + statuses.Error()
-		return nil
+		delete(s.nominated, pod.UID)
+		return nil, ""
 	}
 	best := pickCandidate(cands)
 	s.nominated[pod.UID] = &nomination{node: best.node.node.Name, pod: pod, demand: *cy.d, priority: podPriority(pod)}
 	for _, v := range best.victims {
 		s.evicting[v.UID] = true
 	}
-	return &preemption{node: best.node.node.Name, victims: best.victims}
+	return &preemption{node: best.node.node.Name, victims: best.victims}, best.node.node.Name
 }
 
 // terminatingOnNominated: the pod already preempted on its nominated node

@@ -255,16 +255,13 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qp *queuedPod, pod *corev1.
 		delete(s.nominated, pod.UID)
 	}
 	var pr *preemption
+	nominated := pod.Status.NominatedNodeName
 	if fitErr != nil && fitErr.numNodes > 0 {
-		pr = s.preempt(cy, fitErr)
+		pr, nominated = s.preempt(cy, fitErr)
 	}
 	s.mu.Unlock()
 	if fitErr != nil {
 		s.queue.requeueUnschedulable(qp, cycle)
-		nominated := ""
-		if pr != nil {
-			nominated = pr.node
-		}
 		s.reportUnschedulable(ctx, pod, fitErr, nominated)
 		if pr != nil {
 			s.write(ctx, func() { s.executePreemption(ctx, pod, pr) })

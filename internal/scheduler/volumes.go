@@ -55,6 +55,17 @@ func claimNames(pod *corev1.Pod) []string {
 	return out
 }
 
+// ephemeralClaim reports whether name is the claim of one of the pod's
+// generic ephemeral volumes.
+func ephemeralClaim(pod *corev1.Pod, name string) bool {
+	for i := range pod.Spec.Volumes {
+		if v := &pod.Spec.Volumes[i]; v.Ephemeral != nil && pod.Name+"-"+v.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 func claimClass(c *corev1.PersistentVolumeClaim) string {
 	if v, ok := c.Annotations[betaClassAnnotaton]; ok {
 		return v
@@ -85,6 +96,9 @@ func (s *Scheduler) newVolumeState(pod *corev1.Pod) (*volumeState, string) {
 	immediate := false
 	for _, name := range names {
 		c, err := s.pvcs.Lister().Namespace(pod.Namespace).Get(name)
+		if err != nil && ephemeralClaim(pod, name) {
+			return nil, fmt.Sprintf("waiting for ephemeral volume controller to create the persistentvolumeclaim %q", name)
+		}
 		if err != nil {
 			return nil, fmt.Sprintf("persistentvolumeclaim %q not found", name)
 		}
