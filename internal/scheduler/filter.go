@@ -176,6 +176,9 @@ func insufficient(d *podDemand, n *nodeInfo) (out []string, unresolvable bool) {
 // matchesNodeSelector checks spec.nodeSelector (every label equal) and the
 // required node affinity (any of the terms).
 func matchesNodeSelector(pod *corev1.Pod, node *corev1.Node) bool {
+	if len(pod.Spec.NodeSelector) == 0 && pod.Spec.Affinity == nil {
+		return true
+	}
 	for k, v := range pod.Spec.NodeSelector {
 		if got, ok := node.Labels[k]; !ok || got != v {
 			return false

@@ -79,7 +79,12 @@ func newSpreadScorer(pod *corev1.Pod, d *podDemand, c *schedCache, feasible []*n
 		}
 		sc.weights[i] = math.Log(float64(size + 2))
 	}
-	sc.countDomains(c)
+	for i := range cs {
+		if len(sc.counts[i]) > 0 {
+			sc.countDomains(c)
+			break
+		}
+	}
 	return sc
 }
 
