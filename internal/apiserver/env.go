@@ -72,6 +72,14 @@ func (o entryObjects) List(ctx context.Context, namespace string, label labels.S
 	return objs, err
 }
 
+// ListCached answers from the watch cache as it is, without waiting for it
+// to catch up with storage: admission that kube-apiserver runs on
+// informers (Priority) reads this way, and does not wait on every write.
+func (o entryObjects) ListCached(_ context.Context, namespace string, label labels.Selector, field fields.Selector) ([]runtime.Object, error) {
+	objs, _, err := o.e.cache.List(watchcache.ListOptions{Namespace: namespace, Label: label, Field: field})
+	return objs, err
+}
+
 func (o entryObjects) Create(ctx context.Context, namespace string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
 	return o.e.store.Create(ctx, namespace, obj, objects.WriteOptions{DryRun: dryRun})
 }

@@ -92,6 +92,13 @@ type Objects interface {
 	Delete(ctx context.Context, namespace, name string, opts *metav1.DeleteOptions) (obj runtime.Object, gone bool, err error)
 }
 
+// CachedLister is what the server's Objects also offer: a read of the watch
+// cache as it is, possibly behind storage, for admission that
+// kube-apiserver runs on informers and that must not wait on every write.
+type CachedLister interface {
+	ListCached(ctx context.Context, namespace string, label labels.Selector, field fields.Selector) ([]runtime.Object, error)
+}
+
 // UserInfo is the authenticated user a request runs as.
 type UserInfo struct {
 	Name, UID string

@@ -25,8 +25,15 @@ const (
 // bind writes the Binding of an assumed pod. On success the pod leaves the
 // queue (the informer will confirm the assumption); on failure the
 // assumption is forgotten and the pod backs off, unless it is gone.
-func (s *Scheduler) bind(ctx context.Context, qp *queuedPod, pod *corev1.Pod, node string) {
-	err := s.postBinding(ctx, pod, node)
+func (s *Scheduler) bind(ctx context.Context, qp *queuedPod, pod *corev1.Pod, node string, vb *volumeBinding) {
+	var err error
+	if vb != nil {
+		err = s.bindVolumes(ctx, pod, node, vb)
+		s.releaseVolumes(vb)
+	}
+	if err == nil {
+		err = s.postBinding(ctx, pod, node)
+	}
 	if err == nil {
 		s.queue.done(qp)
 		s.recorder.Eventf(pod, corev1.EventTypeNormal, eventScheduled, "Successfully assigned %s/%s to %s",
@@ -74,16 +81,17 @@ func (s *Scheduler) postBinding(ctx context.Context, pod *corev1.Pod, node strin
 
 // reportUnschedulable records a FailedScheduling event and, unless the pod
 // already says so, sets its PodScheduled condition to False with reason
-// Unschedulable and the fit error as message.
-func (s *Scheduler) reportUnschedulable(ctx context.Context, pod *corev1.Pod, fitErr *fitError) {
+// Unschedulable and the fit error as message, and its nominatedNodeName to
+// the node it preempted on ("" clears it).
+func (s *Scheduler) reportUnschedulable(ctx context.Context, pod *corev1.Pod, fitErr *fitError, nominated string) {
 	msg := fitErr.Error()
 	s.recorder.Event(pod, corev1.EventTypeWarning, eventFailedScheduling, msg)
 	if cur := scheduledCondition(pod); cur != nil && cur.Status == corev1.ConditionFalse &&
-		cur.Reason == corev1.PodReasonUnschedulable && cur.Message == msg {
+		cur.Reason == corev1.PodReasonUnschedulable && cur.Message == msg && pod.Status.NominatedNodeName == nominated {
 		return
 	}
 	s.write(ctx, func() {
-		if err := s.patchUnschedulable(ctx, pod, msg); err != nil && ctx.Err() == nil && !apierrors.IsNotFound(err) {
+		if err := s.patchUnschedulable(ctx, pod, msg, nominated); err != nil && ctx.Err() == nil && !apierrors.IsNotFound(err) {
 			s.log.Warn("cannot set PodScheduled=False", "pod", pod.Namespace+"/"+pod.Name, "err", err)
 		}
 	})
@@ -101,16 +109,20 @@ func scheduledCondition(pod *corev1.Pod) *corev1.PodCondition {
 // patchUnschedulable strategic-merge-patches the PodScheduled condition
 // through the status subresource; the transition time stays when the
 // condition was already False.
-func (s *Scheduler) patchUnschedulable(ctx context.Context, pod *corev1.Pod, msg string) error {
+func (s *Scheduler) patchUnschedulable(ctx context.Context, pod *corev1.Pod, msg, nominated string) error {
 	cond := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 		Reason: corev1.PodReasonUnschedulable, Message: msg, LastTransitionTime: metav1.NewTime(s.opts.Clock.Now())}
 	if cur := scheduledCondition(pod); cur != nil && cur.Status == corev1.ConditionFalse {
 		cond.LastTransitionTime = cur.LastTransitionTime
 	}
-	patch := map[string]any{
-		"metadata": map[string]any{"uid": pod.UID},
-		"status":   map[string]any{"conditions": []corev1.PodCondition{cond}},
+	status := map[string]any{"conditions": []corev1.PodCondition{cond}}
+	switch {
+	case nominated != "":
+		status["nominatedNodeName"] = nominated
+	case pod.Status.NominatedNodeName != "":
+		status["nominatedNodeName"] = nil
 	}
+	patch := map[string]any{"metadata": map[string]any{"uid": pod.UID}, "status": status}
 	data, err := json.Marshal(patch)
 	if err != nil {
 		return fmt.Errorf("encode status patch: %w", err)

@@ -50,21 +50,54 @@ func readinessTaint(node *corev1.Node) *corev1.Taint {
 
 var unschedulableTaint = corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}
 
-// fits runs the filters in kube-scheduler's order (NodeUnschedulable,
-// TaintToleration, NodeAffinity, NodeResourcesFit) and returns the reasons
-// of the first that refuses the node: nil when the pod fits.
-func fits(pod *corev1.Pod, d *podDemand, n *nodeInfo) []string {
-	node := n.node
+// cycle is what one scheduling attempt precomputes for its pod (kube's
+// PreFilter state): nil parts have nothing to check.
+type cycle struct {
+	pod      *corev1.Pod
+	d        *podDemand
+	affinity *affinityState
+	spread   *spreadState
+	volumes  *volumeState
+}
+
+// filterNode runs the filters in kube-scheduler's order (NodeUnschedulable,
+// TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit,
+// VolumeBinding, PodTopologySpread, InterPodAffinity) and returns the
+// reasons of the first that refuses the node (nil when the pod fits) and
+// whether the refusal is one preemption cannot resolve.
+func (cy *cycle) filterNode(n *nodeInfo) ([]string, bool) {
+	pod, node := cy.pod, n.node
 	if node.Spec.Unschedulable && !tolerated(pod.Spec.Tolerations, &unschedulableTaint) {
-		return []string{reasonUnschedulable}
+		return []string{reasonUnschedulable}, true
 	}
 	if t := untoleratedTaint(pod.Spec.Tolerations, node, n.readiness); t != nil {
-		return []string{taintReason(t)}
+		return []string{taintReason(t)}, true
 	}
 	if !matchesNodeSelector(pod, node) {
-		return []string{reasonAffinity}
+		return []string{reasonAffinity}, true
 	}
-	return insufficient(d, n)
+	if len(cy.d.ports) > 0 && portsConflict(cy.d.ports, n.ports) {
+		return []string{reasonPorts}, false
+	}
+	if rs, unresolvable := insufficient(cy.d, n); rs != nil {
+		return rs, unresolvable
+	}
+	if cy.volumes != nil {
+		if rs := cy.volumes.filter(node); rs != nil {
+			return rs, true
+		}
+	}
+	if cy.spread != nil {
+		if r, unresolvable := cy.spread.filter(node); r != "" {
+			return []string{r}, unresolvable
+		}
+	}
+	if cy.affinity != nil {
+		if r, unresolvable := cy.affinity.filter(node); r != "" {
+			return []string{r}, unresolvable
+		}
+	}
+	return nil, false
 }
 
 // untoleratedTaint returns the first NoSchedule or NoExecute taint of the
@@ -109,31 +142,43 @@ func tolerated(tols []corev1.Toleration, t *corev1.Taint) bool {
 	return false
 }
 
-// insufficient is NodeResourcesFit: the pod count, then CPU and memory
-// against allocatable minus what the node's pods request. A pod requesting
-// neither CPU nor memory needs only a pod slot.
-func insufficient(d *podDemand, n *nodeInfo) []string {
-	var out []string
+// insufficient is NodeResourcesFit: the pod count, then CPU, memory and
+// every other resource the pod requests against allocatable minus what
+// the node's pods request. unresolvable is set when a request exceeds
+// allocatable itself (no preemption can make room). A pod requesting
+// nothing needs only a pod slot.
+func insufficient(d *podDemand, n *nodeInfo) (out []string, unresolvable bool) {
 	if n.podCount+1 > n.allocPods {
 		out = append(out, reasonTooManyPods)
 	}
 	r := d.request
-	if r.isZero() {
-		return out
+	if r.isZero() && len(d.scalar) == 0 {
+		return out, false
 	}
 	free := n.allocatable.sub(n.requested)
 	if r.milliCPU > 0 && r.milliCPU > free.milliCPU {
 		out = append(out, reasonCPU)
+		unresolvable = unresolvable || r.milliCPU > n.allocatable.milliCPU
 	}
 	if r.memory > 0 && r.memory > free.memory {
 		out = append(out, reasonMemory)
+		unresolvable = unresolvable || r.memory > n.allocatable.memory
 	}
-	return out
+	for name, v := range d.scalar {
+		if v > 0 && v > n.allocScalar[name]-n.requestedScalar[name] {
+			out = append(out, "Insufficient "+string(name))
+			unresolvable = unresolvable || v > n.allocScalar[name]
+		}
+	}
+	return out, unresolvable
 }
 
 // matchesNodeSelector checks spec.nodeSelector (every label equal) and the
 // required node affinity (any of the terms).
 func matchesNodeSelector(pod *corev1.Pod, node *corev1.Node) bool {
+	if len(pod.Spec.NodeSelector) == 0 && pod.Spec.Affinity == nil {
+		return true
+	}
 	for k, v := range pod.Spec.NodeSelector {
 		if got, ok := node.Labels[k]; !ok || got != v {
 			return false
@@ -215,23 +260,44 @@ func contains(vals []string, v string) bool {
 }
 
 // fitError is the outcome of a pod that fits no node: how many nodes were
-// considered and, per reason, how many nodes gave it.
+// considered and, per reason, how many nodes gave it; or the message of a
+// check that refused the pod before any node was looked at (preFilter);
+// and the outcome of preemption (postFilter).
 type fitError struct {
-	numNodes int
-	reasons  map[string]int
+	numNodes   int
+	reasons    map[string]int
+	preFilter  string
+	postFilter string
+	// potential are the nodes refused for reasons preemption may resolve.
+	potential []*nodeInfo
 }
 
 // Error renders kube-scheduler's message: "0/3 nodes are available: 1
 // node(s) had untolerated taint {node.kubernetes.io/not-ready: }, 2
-// Insufficient cpu." with the "<count> <reason>" items sorted.
+// Insufficient cpu." with the "<count> <reason>" items sorted, then the
+// outcome of preemption ("preemption: ...").
 func (e *fitError) Error() string {
 	if e.numNodes == 0 {
 		return "no nodes available to schedule pods"
 	}
-	items := make([]string, 0, len(e.reasons))
-	for r, n := range e.reasons {
+	msg := fmt.Sprintf("0/%d nodes are available:", e.numNodes)
+	if e.preFilter != "" {
+		msg += " " + e.preFilter + "."
+	} else if len(e.reasons) > 0 {
+		msg += " " + reasonHistogram(e.reasons) + "."
+	}
+	if e.postFilter != "" {
+		msg += " " + e.postFilter
+	}
+	return msg
+}
+
+// reasonHistogram renders "<count> <reason>" items, sorted as strings.
+func reasonHistogram(reasons map[string]int) string {
+	items := make([]string, 0, len(reasons))
+	for r, n := range reasons {
 		items = append(items, fmt.Sprintf("%d %s", n, r))
 	}
 	sort.Strings(items)
-	return fmt.Sprintf("0/%d nodes are available: %s.", e.numNodes, strings.Join(items, ", "))
+	return strings.Join(items, ", ")
 }

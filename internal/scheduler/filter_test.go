@@ -124,16 +124,18 @@ func TestCacheAccounting(t *testing.T) {
 		corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourcePods: resource.MustParse("3")}}}
 	c.setNode(n)
 	d := podDemand{request: resources{milliCPU: 300}, nonZero: resources{milliCPU: 300, memory: 1}, owner: "rs"}
-	c.assume("p1", "a", d)
-	c.assume("p2", "a", d)
+	p1 := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "p1"}}
+	p2 := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "p2"}}
+	c.assume(p1, "a", d)
+	c.assume(p2, "a", d)
 	if a := c.nodes["a"]; a.podCount != 2 || a.requested.milliCPU != 600 || a.byOwner["rs"] != 2 {
 		t.Fatalf("after two assumes: %+v", a)
 	}
-	if r := insufficient(&podDemand{request: resources{milliCPU: 500}}, c.nodes["a"]); len(r) != 1 || r[0] != reasonCPU {
-		t.Fatalf("500m on 400m free: %v", r)
+	if r, unres := insufficient(&podDemand{request: resources{milliCPU: 500}}, c.nodes["a"]); len(r) != 1 || r[0] != reasonCPU || unres {
+		t.Fatalf("500m on 400m free: %v (unresolvable %v)", r, unres)
 	}
-	c.confirm("p1", "b", d) // bound elsewhere
-	if c.assume("p1", "a", d) {
+	c.confirm(p1, "b", d) // bound elsewhere
+	if c.assume(p1, "a", d) {
 		t.Fatal("assume accepted a pod confirmed bound")
 	}
 	c.forget("p2")

@@ -19,15 +19,20 @@ func (s *Scheduler) onPod(old, pod *corev1.Pod) {
 	if pod.Spec.NodeName != "" {
 		s.queue.remove(pod.UID)
 		s.mu.Lock()
-		freed := false
+		move := false
 		if terminal(pod) {
-			_, freed = s.cache.pods[pod.UID]
+			_, move = s.cache.pods[pod.UID]
 			s.cache.remove(pod.UID)
 		} else {
-			s.cache.confirm(pod.UID, pod.Spec.NodeName, demandOf(pod))
+			// A pod newly shown bound (by anyone, or created bound) may
+			// satisfy a waiting pod's affinity or spreading.
+			p := s.cache.pods[pod.UID]
+			move = p == nil || p.assumed
+			s.cache.confirm(pod, pod.Spec.NodeName, demandOf(pod))
+			delete(s.nominated, pod.UID)
 		}
 		s.mu.Unlock()
-		if freed {
+		if move {
 			s.queue.moveAll()
 		}
 		return
@@ -36,8 +41,12 @@ func (s *Scheduler) onPod(old, pod *corev1.Pod) {
 		// Unbound (not possible through the API, but a cache may see it).
 		s.releasePod(pod)
 	}
-	if pod.Spec.SchedulerName != s.opts.SchedulerName || pod.DeletionTimestamp != nil || terminal(pod) {
+	if pod.Spec.SchedulerName != s.opts.SchedulerName || pod.DeletionTimestamp != nil || terminal(pod) ||
+		len(pod.Spec.SchedulingGates) > 0 {
+		// A gated pod waits outside the queue (kube-scheduler's
+		// SchedulingGates PreEnqueue) until its gates are removed.
 		s.queue.remove(pod.UID)
+		s.forgetNomination(pod.UID)
 		return
 	}
 	s.mu.Lock()
@@ -48,7 +57,7 @@ func (s *Scheduler) onPod(old, pod *corev1.Pod) {
 		s.queue.addOrUpdate(pod, demandOf(pod), false)
 		return
 	}
-	specChanged := old == nil || old.Generation != pod.Generation
+	specChanged := old == nil || old.Generation != pod.Generation || len(old.Spec.SchedulingGates) > 0
 	s.queue.addOrUpdate(pod, demandOf(pod), specChanged)
 }
 
@@ -56,6 +65,7 @@ func (s *Scheduler) onPod(old, pod *corev1.Pod) {
 // queue if it was pending.
 func (s *Scheduler) onPodDelete(pod *corev1.Pod) {
 	s.queue.remove(pod.UID)
+	s.forgetNomination(pod.UID)
 	s.releasePod(pod)
 }
 

@@ -103,6 +103,8 @@ type nodeSpec struct {
 	labels        map[string]string
 	taints        []corev1.Taint
 	unschedulable bool
+	// extra is more allocatable (extended resources, ephemeral-storage).
+	extra corev1.ResourceList
 }
 
 // addNode creates the Node and sets its status through the status
@@ -119,6 +121,9 @@ func (e *env) addNode(ns nodeSpec) {
 		corev1.ResourceCPU:    resource.MustParse(ns.cpu),
 		corev1.ResourceMemory: resource.MustParse(ns.memory),
 		corev1.ResourcePods:   *resource.NewQuantity(int64(ns.pods), resource.DecimalSI),
+	}
+	for k, v := range ns.extra {
+		rl[k] = v
 	}
 	n.Status.Capacity, n.Status.Allocatable = rl, rl
 	if ns.ready != "" {

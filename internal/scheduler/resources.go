@@ -1,6 +1,9 @@
 package scheduler
 
 import (
+	"maps"
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -42,6 +45,18 @@ type podDemand struct {
 	// owner is the UID of the pod's controller ("" without one), the
 	// spreading key.
 	owner types.UID
+	// scalar holds the requests of every resource but cpu, memory and
+	// pods: ephemeral-storage, extended resources (nvidia.com/gpu),
+	// hugepages-*; nil for most pods.
+	scalar map[corev1.ResourceName]int64
+	// ports are the host ports the pod's containers claim; nil for most.
+	ports []hostPort
+}
+
+// sameDemand reports whether two demands take the same from a node.
+func sameDemand(a, b *podDemand) bool {
+	return a.request == b.request && a.nonZero == b.nonZero && a.owner == b.owner &&
+		maps.Equal(a.scalar, b.scalar) && slices.Equal(a.ports, b.ports)
 }
 
 // demandOf computes a pod's demand the way Kubernetes does: the sum of its
@@ -63,7 +78,79 @@ func demandOf(pod *corev1.Pod) podDemand {
 		o := resources{milliCPU: oh.Cpu().MilliValue(), memory: oh.Memory().Value()}
 		req, nz = req.add(o), nz.add(o)
 	}
-	return podDemand{request: req, nonZero: nz, owner: controllerUID(pod)}
+	return podDemand{request: req, nonZero: nz, owner: controllerUID(pod),
+		scalar: scalarRequests(pod), ports: hostPorts(pod)}
+}
+
+// isScalar reports whether a resource is counted in podDemand.scalar:
+// every resource but cpu, memory and pods.
+func isScalar(name corev1.ResourceName) bool {
+	return name != corev1.ResourceCPU && name != corev1.ResourceMemory && name != corev1.ResourcePods
+}
+
+// scalarRequests is the pod's request of each scalar resource, with the
+// same rule as CPU and memory: the containers' sum (sidecars included) or
+// the largest init container with the sidecars before it, whichever is
+// larger, plus overhead; pod-level requests replace the container sum.
+func scalarRequests(pod *corev1.Pod) map[corev1.ResourceName]int64 {
+	var out map[corev1.ResourceName]int64
+	names := func(rl corev1.ResourceList) {
+		for n := range rl {
+			if isScalar(n) {
+				if out == nil {
+					out = map[corev1.ResourceName]int64{}
+				}
+				out[n] = 0
+			}
+		}
+	}
+	spec := &pod.Spec
+	for i := range spec.Containers {
+		names(spec.Containers[i].Resources.Requests)
+	}
+	for i := range spec.InitContainers {
+		names(spec.InitContainers[i].Resources.Requests)
+	}
+	if spec.Resources != nil {
+		names(spec.Resources.Requests)
+	}
+	names(spec.Overhead)
+	for n := range out {
+		out[n] = scalarRequest(spec, n)
+	}
+	return out
+}
+
+func scalarRequest(spec *corev1.PodSpec, n corev1.ResourceName) int64 {
+	value := func(rl corev1.ResourceList) int64 {
+		q, ok := rl[n]
+		if !ok {
+			return 0
+		}
+		return q.Value()
+	}
+	var sum, sidecars, initMax int64
+	for i := range spec.Containers {
+		sum += value(spec.Containers[i].Resources.Requests)
+	}
+	for i := range spec.InitContainers {
+		c := &spec.InitContainers[i]
+		v := value(c.Resources.Requests)
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			sum += v
+			sidecars += v
+			initMax = max(initMax, sidecars)
+			continue
+		}
+		initMax = max(initMax, v+sidecars)
+	}
+	sum = max(sum, initMax)
+	if spec.Resources != nil {
+		if q, ok := spec.Resources.Requests[n]; ok {
+			sum = q.Value()
+		}
+	}
+	return sum + value(spec.Overhead)
 }
 
 // containerSum returns the request and the non-zero request of the pod's

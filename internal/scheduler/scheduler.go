@@ -8,6 +8,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/setpoint-dev/setpoint/informer"
@@ -82,9 +86,18 @@ type Scheduler struct {
 	// client posts bindings; pods patches pod status.
 	client *rest.Client
 	pods   *rest.Resource[*corev1.Pod, *corev1.PodList]
-	// podReg, nodeReg are the informer registrations Start waits for.
-	podReg, nodeReg *informer.Registration
-	queue           *schedulingQueue
+	// podReg, nodeReg, nsReg are the informer registrations Start waits
+	// for.
+	podReg, nodeReg, nsReg *informer.Registration
+	queue                  *schedulingQueue
+	// pvcs, pvs and classes are read for volume binding; pdbs for
+	// preemption; their informers are shared with the manager.
+	pvcs    *informer.Informer[*corev1.PersistentVolumeClaim]
+	pvs     *informer.Informer[*corev1.PersistentVolume]
+	classes *informer.Informer[*storagev1.StorageClass]
+	pdbs    *informer.Informer[*policyv1.PodDisruptionBudget]
+	pvcRes  *rest.Resource[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList]
+	pvRes   *rest.Resource[*corev1.PersistentVolume, *corev1.PersistentVolumeList]
 
 	// mu guards cache and feasible: the decision loop and the informer
 	// handlers take it; it is never held across an API call.
@@ -92,6 +105,19 @@ type Scheduler struct {
 	cache *schedCache
 	// feasible is the decision loop's scratch slice.
 	feasible []*nodeInfo
+	// namespaces holds the labels of each namespace, for the namespace
+	// selectors of pod affinity terms.
+	namespaces map[string]labels.Set
+	// assumedPVs are the volumes chosen for claims of pods being bound,
+	// kept from other pods' choices until the binding ends.
+	assumedPVs map[string]bool
+	// nominated are the pods that preempted others, by UID: the node they
+	// wait for and their demand, counted there for pods of no higher
+	// priority.
+	nominated map[types.UID]*nomination
+	// evicting are the victims of preemptions until the informer shows
+	// them gone.
+	evicting map[types.UID]bool
 
 	// sem bounds the API writes in flight; writes tracks their goroutines.
 	sem    chan struct{}
@@ -123,6 +149,15 @@ func New(mgr *manager.Manager, opts Options) (*Scheduler, error) {
 		pods:   rest.For[*corev1.Pod, *corev1.PodList](mgr.Client(), corev1.SchemeGroupVersion.WithResource("pods"), true),
 		queue:  newSchedulingQueue(opts.Clock, opts.InitialBackoff, opts.MaxBackoff),
 		cache:  newSchedCache(), sem: make(chan struct{}, opts.BindConcurrency),
+		namespaces: map[string]labels.Set{}, assumedPVs: map[string]bool{}, nominated: map[types.UID]*nomination{},
+		evicting: map[types.UID]bool{},
+		pvcRes: rest.For[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList](mgr.Client(),
+			corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), true),
+		pvRes: rest.For[*corev1.PersistentVolume, *corev1.PersistentVolumeList](mgr.Client(),
+			corev1.SchemeGroupVersion.WithResource("persistentvolumes"), false),
+	}
+	if err := s.addInformers(mgr); err != nil {
+		return nil, fmt.Errorf("scheduler: %w", err)
 	}
 	podInf, _, err := manager.Informer[*corev1.Pod](mgr)
 	if err != nil {
@@ -154,7 +189,8 @@ func New(mgr *manager.Manager, opts Options) (*Scheduler, error) {
 // the informers' initial lists (so every bound pod is counted before the
 // first decision). It returns after the writes in flight finished.
 func (s *Scheduler) Start(ctx context.Context) error {
-	if !informer.WaitForCacheSync(ctx, s.podReg.HasSynced, s.nodeReg.HasSynced) {
+	if !informer.WaitForCacheSync(ctx, s.podReg.HasSynced, s.nodeReg.HasSynced, s.nsReg.HasSynced,
+		s.pvcs.HasSynced, s.pvs.HasSynced, s.classes.HasSynced, s.pdbs.HasSynced) {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -211,17 +247,28 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qp *queuedPod, pod *corev1.
 		s.queue.done(qp)
 		return
 	}
-	node, fitErr := s.selectNode(pod, &d)
+	node, cy, fitErr := s.selectNode(pod, &d)
+	var vb *volumeBinding
 	if fitErr == nil {
-		s.cache.assume(pod.UID, node, d)
+		vb = s.assumeVolumes(cy, node)
+		s.cache.assume(pod, node, d)
+		delete(s.nominated, pod.UID)
+	}
+	var pr *preemption
+	nominated := pod.Status.NominatedNodeName
+	if fitErr != nil && fitErr.numNodes > 0 {
+		pr, nominated = s.preempt(cy, fitErr)
 	}
 	s.mu.Unlock()
 	if fitErr != nil {
 		s.queue.requeueUnschedulable(qp, cycle)
-		s.reportUnschedulable(ctx, pod, fitErr)
+		s.reportUnschedulable(ctx, pod, fitErr, nominated)
+		if pr != nil {
+			s.write(ctx, func() { s.executePreemption(ctx, pod, pr) })
+		}
 		return
 	}
-	s.write(ctx, func() { s.bind(ctx, qp, pod, node) })
+	s.write(ctx, func() { s.bind(ctx, qp, pod, node, vb) })
 }
 
 // write runs fn in a goroutine once fewer than BindConcurrency writes are

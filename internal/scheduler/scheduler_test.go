@@ -57,7 +57,8 @@ func TestNodeSelectorAndAffinity(t *testing.T) {
 	if n := e.waitBound("aff"); n != "n-c" {
 		t.Errorf("affinity pod on %s, want n-c", n)
 	}
-	msg := "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."
+	msg := "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector." +
+		" preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 	e.waitUnschedulable("none", msg)
 	e.waitEvent("none", corev1.EventTypeWarning, "FailedScheduling", msg)
 }
@@ -73,17 +74,20 @@ func TestCapacityExhausted(t *testing.T) {
 		t.Fatalf("first on %s", n)
 	}
 	e.createPod("big-cpu", requests("500m", "100Mi"))
-	e.waitUnschedulable("big-cpu", "0/1 nodes are available: 1 Insufficient cpu.")
+	e.waitUnschedulable("big-cpu", "0/1 nodes are available: 1 Insufficient cpu."+
+		" preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.")
 	e.createPod("big-both", requests("3", "2Gi"))
-	e.waitUnschedulable("big-both", "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory.")
-	e.waitEvent("big-both", corev1.EventTypeWarning, "FailedScheduling",
-		"0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory.")
+	bigBoth := "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory." +
+		" preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+	e.waitUnschedulable("big-both", bigBoth)
+	e.waitEvent("big-both", corev1.EventTypeWarning, "FailedScheduling", bigBoth)
 
 	// A best-effort pod fills the second pod slot; the next one finds none.
 	e.createPod("tiny")
 	e.waitBound("tiny")
 	e.createPod("tiny2")
-	e.waitUnschedulable("tiny2", "0/1 nodes are available: 1 Too many pods.")
+	e.waitUnschedulable("tiny2", "0/1 nodes are available: 1 Too many pods."+
+		" preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.")
 
 	// Deleting "first" frees 600m and a slot: big-cpu or tiny2 fits, not both
 	// (one slot); adding a node lets the rest in, except big-both's 2Gi.
@@ -99,7 +103,8 @@ func TestCapacityExhausted(t *testing.T) {
 	e.addNode(nodeSpec{name: "more", cpu: "2", memory: "1Gi", pods: 10, ready: corev1.ConditionTrue})
 	e.waitBound("big-cpu")
 	e.waitBound("tiny2")
-	e.waitUnschedulable("big-both", "0/2 nodes are available: 1 Too many pods, 2 Insufficient cpu, 2 Insufficient memory.")
+	e.waitUnschedulable("big-both", "0/2 nodes are available: 1 Too many pods, 2 Insufficient cpu, 2 Insufficient memory."+
+		" preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
 }
 
 // Readiness taints keep pods off NotReady and unreachable nodes unless
@@ -123,7 +128,8 @@ func TestTaintsAndUnschedulable(t *testing.T) {
 	e.createPod("plain")
 	e.waitUnschedulable("plain", "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: db}, "+
 		"1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, "+
-		"1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, 1 node(s) were unschedulable.")
+		"1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, 1 node(s) were unschedulable."+
+		" preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.")
 
 	e.createPod("db", tolerating(corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual,
 		Value: "db", Effect: corev1.TaintEffectNoSchedule}))
@@ -134,7 +140,8 @@ func TestTaintsAndUnschedulable(t *testing.T) {
 		func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "x"} })
 	e.waitUnschedulable("nr-ok", "0/4 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "+
 		"1 node(s) had untolerated taint {dedicated: db}, "+
-		"1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, 1 node(s) were unschedulable.")
+		"1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, 1 node(s) were unschedulable."+
+		" preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.")
 	e.createPod("unreach-ok", tolerating(corev1.Toleration{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists,
 		Effect: corev1.TaintEffectNoSchedule}), func(p *corev1.Pod) {
 		p.Spec.NodeSelector = map[string]string{"role": "edge"}
@@ -197,7 +204,8 @@ func TestBurstNeverOvercommits(t *testing.T) {
 	for i := range 50 {
 		e.createPod(fmt.Sprintf("p-%02d", i), requests("10m", "10Mi"))
 	}
-	msg := "0/3 nodes are available: 3 Too many pods."
+	msg := "0/3 nodes are available: 3 Too many pods." +
+		" preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
 	e.eventually("30 bound, 20 unschedulable", func() string {
 		l, err := e.pods.List(e.ctx, metav1.ListOptions{})
 		if err != nil {
@@ -317,7 +325,7 @@ func TestRefusedBindingForgetsAssumption(t *testing.T) {
 	s := e.sched
 	// This scheduler assumes the pod on n1 while the other binds it to n2.
 	s.mu.Lock()
-	assumed := s.cache.assume(p.UID, "n1", demandOf(p))
+	assumed := s.cache.assume(p, "n1", demandOf(p))
 	s.mu.Unlock()
 	if !assumed {
 		t.Fatal("assume refused for an unbound pod")
@@ -326,7 +334,7 @@ func TestRefusedBindingForgetsAssumption(t *testing.T) {
 		t.Fatal(err)
 	}
 	qp := &queuedPod{pod: p, where: inFlight, attempts: 1}
-	s.bind(e.ctx, qp, p, "n1")
+	s.bind(e.ctx, qp, p, "n1", nil)
 	e.eventually("racer counted on n2 only", func() string {
 		s.mu.Lock()
 		defer s.mu.Unlock()

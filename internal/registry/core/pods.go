@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -86,9 +87,17 @@ func isPodTerminal(phase corev1.PodPhase) bool {
 	return phase == corev1.PodSucceeded || phase == corev1.PodFailed
 }
 
-// preparePodCreate resets the status to Pending with the pod's QoS class.
+// preparePodCreate resets the status to Pending with the pod's QoS class;
+// a pod created with scheduling gates says why it waits, as
+// kube-apiserver's pod strategy writes it (PodScheduled=False, reason
+// SchedulingGated).
 func preparePodCreate(p *corev1.Pod) {
 	p.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: podspec.QOS(&p.Spec)}
+	if len(p.Spec.SchedulingGates) > 0 {
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: corev1.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates",
+			LastTransitionTime: metav1.Now()}}
+	}
 }
 
 // preparePodStatusUpdate keeps everything of old but status. The QoS class
