@@ -9,22 +9,51 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/setpoint-dev/setpoint/internal/admission/resourcequota"
 	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
 // admitter returns the admission chain of one resource's writes: the
 // server's own admission (namespace lifecycle) for every kind, then the
-// kind's (registry.Resource.Admit).
+// kind's (registry.Resource.Admit), then ResourceQuota's, last as in
+// kube-apiserver.
 func (s *Server) admitter(res *registry.Resource) func(ctx context.Context, a *registry.Attributes) (*registry.Txn, error) {
 	env := s.env()
 	return func(ctx context.Context, a *registry.Attributes) (*registry.Txn, error) {
 		if err := s.admitNamespaceLifecycle(ctx, res, a); err != nil {
 			return nil, err
 		}
-		if res.Admit == nil || a.Operation == registry.Delete {
+		if a.Operation == registry.Delete {
 			return nil, nil
 		}
-		return res.Admit(ctx, env, a)
+		var kind *registry.Txn
+		if res.Admit != nil {
+			t, err := res.Admit(ctx, env, a)
+			if err != nil {
+				return nil, err
+			}
+			kind = t
+		}
+		q, err := resourcequota.Admit(ctx, env, res, a)
+		if err != nil {
+			kind.Finish(false)
+			return nil, err
+		}
+		return joinTxns(kind, q), nil
+	}
+}
+
+// joinTxns is a Txn finishing a, then b (nil when both are).
+func joinTxns(a, b *registry.Txn) *registry.Txn {
+	if a == nil || b == nil {
+		if a == nil {
+			return b
+		}
+		return a
+	}
+	return &registry.Txn{
+		Commit: func() { a.Finish(true); b.Finish(true) },
+		Revert: func() { a.Finish(false); b.Finish(false) },
 	}
 }
 

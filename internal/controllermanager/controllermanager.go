@@ -16,6 +16,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/namespace"
 	"github.com/setpoint-dev/setpoint/internal/controllers/nodelifecycle"
 	"github.com/setpoint-dev/setpoint/internal/controllers/replicaset"
+	"github.com/setpoint-dev/setpoint/internal/controllers/resourcequota"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 	"github.com/setpoint-dev/setpoint/sharding"
@@ -29,10 +30,11 @@ const (
 	GarbageCollector = "garbage-collector-controller"
 	Namespace        = "namespace-controller"
 	NodeLifecycle    = "node-lifecycle-controller"
+	ResourceQuota    = "resourcequota-controller"
 )
 
 // AllControllers lists every controller name, in start order.
-var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle}
+var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle, ResourceQuota}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -70,6 +72,7 @@ type ControllerManagerOptions struct {
 	GarbageCollector garbagecollector.Options
 	Namespace        namespace.Options
 	NodeLifecycle    nodelifecycle.Options
+	ResourceQuota    resourcequota.Options
 	// Sharding, when enabled, runs the ReplicaSet and Deployment
 	// controllers sharded by namespace on every replica; the others stay
 	// under the leader Lease.
@@ -127,6 +130,7 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		GarbageCollector: func() error { return garbagecollector.Add(mgr, opts.GarbageCollector) },
 		Namespace:        func() error { return namespace.Add(mgr, opts.Namespace) },
 		NodeLifecycle:    func() error { return nodelifecycle.Add(mgr, opts.NodeLifecycle) },
+		ResourceQuota:    func() error { return resourcequota.Add(mgr, opts.ResourceQuota) },
 	}
 	for _, name := range AllControllers {
 		if !slices.Contains(names, name) {

@@ -127,6 +127,9 @@ type Resource struct {
 	Admit AdmitFunc
 	// AfterDelete runs once an object has left storage; may be nil.
 	AfterDelete AfterDeleteFunc
+	// Quota says what the kind's objects use of a ResourceQuota (quota.go);
+	// nil counts objects only (count/<resource>.<group>).
+	Quota QuotaEvaluator
 	// ReturnDeletedObject: a DELETE that removes the object answers with
 	// the object instead of a success Status (pods, services, as
 	// kube-apiserver answers).

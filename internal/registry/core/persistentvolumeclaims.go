@@ -46,6 +46,7 @@ func persistentVolumeClaimsResource() *registry.Resource {
 			ValidateChange: validatePVCStatusUpdate,
 		},
 		Admit: admitPVC,
+		Quota: pvcQuota{},
 		Attrs: strategy.Attrs[*corev1.PersistentVolumeClaim](true, nil),
 		Table: printers.For("", "PersistentVolumeClaim"),
 	}

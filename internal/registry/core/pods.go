@@ -40,6 +40,7 @@ func podsResource() *registry.Resource {
 		},
 		Subresources:        podSubresources(),
 		Admit:               admitPod, // resize.go
+		Quota:               podQuota{},
 		ReturnDeletedObject: true,
 		Attrs:               strategy.Attrs(true, podFields),
 		Table:               printers.For("", "Pod"),
