@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/setpoint-dev/setpoint/internal/controllers/deployment"
+	"github.com/setpoint-dev/setpoint/internal/controllers/disruption"
 	"github.com/setpoint-dev/setpoint/internal/controllers/garbagecollector"
 	"github.com/setpoint-dev/setpoint/internal/controllers/namespace"
 	"github.com/setpoint-dev/setpoint/internal/controllers/nodelifecycle"
@@ -31,10 +32,11 @@ const (
 	Namespace        = "namespace-controller"
 	NodeLifecycle    = "node-lifecycle-controller"
 	ResourceQuota    = "resourcequota-controller"
+	Disruption       = "disruption-controller"
 )
 
 // AllControllers lists every controller name, in start order.
-var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle, ResourceQuota}
+var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle, ResourceQuota, Disruption}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -73,6 +75,7 @@ type ControllerManagerOptions struct {
 	Namespace        namespace.Options
 	NodeLifecycle    nodelifecycle.Options
 	ResourceQuota    resourcequota.Options
+	Disruption       disruption.Options
 	// Sharding, when enabled, runs the ReplicaSet and Deployment
 	// controllers sharded by namespace on every replica; the others stay
 	// under the leader Lease.
@@ -131,6 +134,7 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		Namespace:        func() error { return namespace.Add(mgr, opts.Namespace) },
 		NodeLifecycle:    func() error { return nodelifecycle.Add(mgr, opts.NodeLifecycle) },
 		ResourceQuota:    func() error { return resourcequota.Add(mgr, opts.ResourceQuota) },
+		Disruption:       func() error { return disruption.Add(mgr, opts.Disruption) },
 	}
 	for _, name := range AllControllers {
 		if !slices.Contains(names, name) {
