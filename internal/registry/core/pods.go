@@ -39,7 +39,7 @@ func podsResource() *registry.Resource {
 			ValidateChange: validatePodStatusUpdate,
 		},
 		Subresources:        podSubresources(),
-		Admit:               admitPod, // resize.go
+		Admit:               withPodLimitRanger(admitPod), // limitranger.go, resize.go
 		Quota:               podQuota{},
 		ReturnDeletedObject: true,
 		Attrs:               strategy.Attrs(true, podFields),
