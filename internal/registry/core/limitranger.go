@@ -83,4 +83,3 @@ func admissionName(name, generateName string) string {
 	}
 	return "Unknown"
 }
-
