@@ -13,22 +13,32 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
-// admitter returns the admission chain of one resource's writes: the
-// server's own admission (namespace lifecycle) for every kind, then the
-// kind's (registry.Resource.Admit), then ResourceQuota's, last as in
-// kube-apiserver.
+// admitter returns the mutating admission chain of one resource's writes:
+// the server's own admission (namespace lifecycle) for every kind, then the
+// kind's (registry.Resource.Admit).
 func (s *Server) admitter(res *registry.Resource) func(ctx context.Context, a *registry.Attributes) (*registry.Txn, error) {
 	env := s.env()
 	return func(ctx context.Context, a *registry.Attributes) (*registry.Txn, error) {
 		if err := s.admitNamespaceLifecycle(ctx, res, a); err != nil {
 			return nil, err
 		}
-		if a.Operation == registry.Delete {
+		if res.Admit == nil || a.Operation == registry.Delete {
 			return nil, nil
 		}
+		return res.Admit(ctx, env, a)
+	}
+}
+
+// validator returns the validating admission chain of one resource's
+// creates and updates, which runs after the strategy's validation: the
+// kind's (registry.Resource.AdmitValidate), then ResourceQuota's, last as
+// in kube-apiserver.
+func (s *Server) validator(res *registry.Resource) func(ctx context.Context, a *registry.Attributes) (*registry.Txn, error) {
+	env := s.env()
+	return func(ctx context.Context, a *registry.Attributes) (*registry.Txn, error) {
 		var kind *registry.Txn
-		if res.Admit != nil {
-			t, err := res.Admit(ctx, env, a)
+		if res.AdmitValidate != nil {
+			t, err := res.AdmitValidate(ctx, env, a)
 			if err != nil {
 				return nil, err
 			}

@@ -6,8 +6,9 @@
 // min and max storage), worded as Kubernetes' plugin/pkg/admission/limitranger.
 //
 // It reads nothing: the kinds' admission hooks (pods and claims, in
-// internal/registry/core) list the namespace's LimitRanges and call it, on
-// pod creates and on claim creates and updates, as kube-apiserver's
-// LimitRanger, which runs among the mutating admission plugins, before the
-// kinds' other admission and before ResourceQuota.
+// internal/registry/core) list the namespace's LimitRanges and call it, as
+// kube-apiserver's LimitRanger: DefaultPod in the pods' mutating admission
+// on create (before their other admission), ValidatePod and ValidateClaim
+// in their validating admission (after the strategy's validation, before
+// ResourceQuota) on pod creates and claim creates and updates.
 package limitranger

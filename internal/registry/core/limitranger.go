@@ -13,10 +13,9 @@ import (
 
 var limitRangesGVR = corev1.SchemeGroupVersion.WithResource("limitranges")
 
-// withPodLimitRanger runs the LimitRanger on a pod create (defaults, then
-// checks against the namespace's LimitRanges), then next, the pods' own
-// admission: in kube-apiserver LimitRanger is among the first mutating
-// plugins. A refusal is a 403 naming the pod.
+// withPodLimitRanger sets a created pod's defaults from the namespace's
+// LimitRanges, then runs next, the pods' own admission: in kube-apiserver
+// LimitRanger is among the first mutating plugins.
 func withPodLimitRanger(next registry.AdmitFunc) registry.AdmitFunc {
 	return func(ctx context.Context, env registry.Env, a *registry.Attributes) (*registry.Txn, error) {
 		if p, ok := a.Object.(*corev1.Pod); ok && a.Operation == registry.Create && a.Subresource == "" {
@@ -24,33 +23,46 @@ func withPodLimitRanger(next registry.AdmitFunc) registry.AdmitFunc {
 			if err != nil {
 				return nil, err
 			}
-			if len(ranges) > 0 {
-				limitranger.DefaultPod(p, ranges)
-				if err := limitranger.ValidatePod(p, ranges, podRequests(&p.Spec), podLimits(&p.Spec)); err != nil {
-					return nil, apierrors.NewForbidden(podsGR, admissionName(p.Name, p.GenerateName), err)
-				}
-			}
+			limitranger.DefaultPod(p, ranges)
 		}
 		return next(ctx, env, a)
 	}
 }
 
-// withClaimLimitRanger checks a claim's storage request against the
-// namespace's LimitRanges on create and update, then runs next.
-func withClaimLimitRanger(next registry.AdmitFunc) registry.AdmitFunc {
-	return func(ctx context.Context, env registry.Env, a *registry.Attributes) (*registry.Txn, error) {
-		if c, ok := a.Object.(*corev1.PersistentVolumeClaim); ok && a.Subresource == "" &&
-			(a.Operation == registry.Create || a.Operation == registry.Update) {
-			ranges, err := namespaceLimitRanges(ctx, env, a.Namespace)
-			if err != nil {
-				return nil, err
-			}
-			if err := limitranger.ValidateClaim(c, ranges); err != nil {
-				return nil, apierrors.NewForbidden(pvcsGR, admissionName(c.Name, c.GenerateName), err)
-			}
-		}
-		return next(ctx, env, a)
+// validatePodLimits is the pods' validating admission: a created pod must
+// fit the namespace's LimitRanges (403 naming the pod), checked after
+// validation as kube-apiserver's LimitRanger validates.
+func validatePodLimits(ctx context.Context, env registry.Env, a *registry.Attributes) (*registry.Txn, error) {
+	p, ok := a.Object.(*corev1.Pod)
+	if !ok || a.Operation != registry.Create || a.Subresource != "" {
+		return nil, nil
 	}
+	ranges, err := namespaceLimitRanges(ctx, env, a.Namespace)
+	if err != nil || len(ranges) == 0 {
+		return nil, err
+	}
+	if err := limitranger.ValidatePod(p, ranges, podRequests(&p.Spec), podLimits(&p.Spec)); err != nil {
+		return nil, apierrors.NewForbidden(podsGR, admissionName(p.Name, p.GenerateName), err)
+	}
+	return nil, nil
+}
+
+// validateClaimLimits is the claims' validating admission: a claim's
+// storage request must fit the namespace's LimitRanges, on create and
+// update.
+func validateClaimLimits(ctx context.Context, env registry.Env, a *registry.Attributes) (*registry.Txn, error) {
+	c, ok := a.Object.(*corev1.PersistentVolumeClaim)
+	if !ok || a.Subresource != "" || (a.Operation != registry.Create && a.Operation != registry.Update) {
+		return nil, nil
+	}
+	ranges, err := namespaceLimitRanges(ctx, env, a.Namespace)
+	if err != nil || len(ranges) == 0 {
+		return nil, err
+	}
+	if err := limitranger.ValidateClaim(c, ranges); err != nil {
+		return nil, apierrors.NewForbidden(pvcsGR, admissionName(c.Name, c.GenerateName), err)
+	}
+	return nil, nil
 }
 
 // namespaceLimitRanges lists the LimitRanges of ns.

@@ -40,6 +40,7 @@ func podsResource() *registry.Resource {
 		},
 		Subresources:        podSubresources(),
 		Admit:               withPodLimitRanger(admitPod), // limitranger.go, resize.go
+		AdmitValidate:       validatePodLimits,
 		Quota:               podQuota{},
 		ReturnDeletedObject: true,
 		Attrs:               strategy.Attrs(true, podFields),
