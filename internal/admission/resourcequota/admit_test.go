@@ -33,16 +33,39 @@ type env struct {
 	pvcs   *rest.Resource[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList]
 }
 
-func start(t *testing.T) *env {
+// TestQuotaAdmission runs the cases on one real server, each in its own
+// namespace.
+func TestQuotaAdmission(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	c := s.RESTClient(t)
-	return &env{
-		t: t, ctx: context.Background(),
-		pods:   rest.For[*corev1.Pod, *corev1.PodList](c, podsGVR, true).Namespace("default"),
-		quotas: rest.For[*corev1.ResourceQuota, *corev1.ResourceQuotaList](c, quotasGVR, true).Namespace("default"),
-		cms:    rest.For[*corev1.ConfigMap, *corev1.ConfigMapList](c, cmsGVR, true).Namespace("default"),
-		svcs:   rest.For[*corev1.Service, *corev1.ServiceList](c, servicesGVR, true).Namespace("default"),
-		pvcs:   rest.For[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList](c, pvcsGVR, true).Namespace("default"),
+	cases := []struct {
+		name string
+		run  func(*env)
+	}{
+		{"ExceededQuotaRefusedStoreUnchanged", exceededQuotaRefusedStoreUnchanged},
+		{"ComputeResourcesAndConstraints", computeResourcesAndConstraints},
+		{"StatusUnknownRefused", statusUnknownRefused},
+		{"DryRunAndInvalidObjectsAreNotCharged", dryRunAndInvalidObjectsAreNotCharged},
+		{"ConcurrentCreatesNeverExceed", concurrentCreatesNeverExceed},
+		{"ServicesAndClaims", servicesAndClaims},
+		{"Scopes", scopes},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := fmt.Sprintf("case-%d", i)
+			nss := rest.For[*corev1.Namespace, *corev1.NamespaceList](c, corev1.SchemeGroupVersion.WithResource("namespaces"), false)
+			if _, err := nss.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			tc.run(&env{
+				t: t, ctx: context.Background(),
+				pods:   rest.For[*corev1.Pod, *corev1.PodList](c, podsGVR, true).Namespace(ns),
+				quotas: rest.For[*corev1.ResourceQuota, *corev1.ResourceQuotaList](c, quotasGVR, true).Namespace(ns),
+				cms:    rest.For[*corev1.ConfigMap, *corev1.ConfigMapList](c, cmsGVR, true).Namespace(ns),
+				svcs:   rest.For[*corev1.Service, *corev1.ServiceList](c, servicesGVR, true).Namespace(ns),
+				pvcs:   rest.For[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList](c, pvcsGVR, true).Namespace(ns),
+			})
+		})
 	}
 }
 
@@ -110,8 +133,8 @@ func (e *env) podCount() int {
 	return len(l.Items)
 }
 
-func TestExceededQuotaRefusedStoreUnchanged(t *testing.T) {
-	e := start(t)
+func exceededQuotaRefusedStoreUnchanged(e *env) {
+	t := e.t
 	e.quota("q", corev1.ResourceList{"pods": resource.MustParse("2")}, nil)
 	for _, n := range []string{"p1", "p2"} {
 		if _, err := e.pods.Create(e.ctx, pod(n, nil, nil), metav1.CreateOptions{}); err != nil {
@@ -134,8 +157,8 @@ func TestExceededQuotaRefusedStoreUnchanged(t *testing.T) {
 	}
 }
 
-func TestComputeResourcesAndConstraints(t *testing.T) {
-	e := start(t)
+func computeResourcesAndConstraints(e *env) {
+	t := e.t
 	e.quota("compute", corev1.ResourceList{"limits.cpu": resource.MustParse("2"), "requests.memory": resource.MustParse("1Gi")}, nil)
 	_, err := e.pods.Create(e.ctx, pod("none", nil, nil), metav1.CreateOptions{})
 	wantForbidden(t, err, `pods "none" is forbidden: failed quota: compute: must specify limits.cpu for: c; requests.memory for: c`)
@@ -155,8 +178,8 @@ func TestComputeResourcesAndConstraints(t *testing.T) {
 	}
 }
 
-func TestStatusUnknownRefused(t *testing.T) {
-	e := start(t)
+func statusUnknownRefused(e *env) {
+	t := e.t
 	if _, err := e.quotas.Create(e.ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "fresh"},
 		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/configmaps": resource.MustParse("3")}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -181,8 +204,8 @@ func TestStatusUnknownRefused(t *testing.T) {
 	}
 }
 
-func TestDryRunAndInvalidObjectsAreNotCharged(t *testing.T) {
-	e := start(t)
+func dryRunAndInvalidObjectsAreNotCharged(e *env) {
+	t := e.t
 	e.quota("q", corev1.ResourceList{"count/configmaps": resource.MustParse("2"), "configmaps": resource.MustParse("2")}, nil)
 	if _, err := e.cms.Create(e.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dry"}}, metav1.CreateOptions{DryRun: []string{"All"}}); err != nil {
 		t.Fatal(err)
@@ -203,10 +226,10 @@ func TestDryRunAndInvalidObjectsAreNotCharged(t *testing.T) {
 	wantForbidden(t, err, `configmaps "c" is forbidden: exceeded quota: q, requested: configmaps=1,count/configmaps=1, used: configmaps=2,count/configmaps=2, limited: configmaps=2,count/configmaps=2`)
 }
 
-// TestConcurrentCreatesNeverExceed: N parallel creates against a quota of
+// concurrentCreatesNeverExceed: N parallel creates against a quota of
 // k leave exactly k objects, and used says k.
-func TestConcurrentCreatesNeverExceed(t *testing.T) {
-	e := start(t)
+func concurrentCreatesNeverExceed(e *env) {
+	t := e.t
 	const n, k = 40, 7
 	e.quota("q", corev1.ResourceList{"count/configmaps": resource.MustParse(fmt.Sprint(k))}, nil)
 	var wg sync.WaitGroup
@@ -246,8 +269,8 @@ func TestConcurrentCreatesNeverExceed(t *testing.T) {
 	e.wantUsed("q", "count/configmaps", fmt.Sprint(k))
 }
 
-func TestServicesAndClaims(t *testing.T) {
-	e := start(t)
+func servicesAndClaims(e *env) {
+	t := e.t
 	e.quota("net", corev1.ResourceList{"services.nodeports": resource.MustParse("2"), "services.loadbalancers": resource.MustParse("0")}, nil)
 	np := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "np"}, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort,
 		Selector: map[string]string{"a": "b"}, Ports: []corev1.ServicePort{{Name: "a", Port: 80}, {Name: "b", Port: 81}}}}
@@ -280,8 +303,8 @@ func TestServicesAndClaims(t *testing.T) {
 	e.wantUsed("storage", "requests.storage", "4Gi")
 }
 
-func TestScopes(t *testing.T) {
-	e := start(t)
+func scopes(e *env) {
+	t := e.t
 	e.quota("besteffort", corev1.ResourceList{"pods": resource.MustParse("1")}, nil, corev1.ResourceQuotaScopeBestEffort)
 	if _, err := e.pods.Create(e.ctx, pod("be1", nil, nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
