@@ -9,11 +9,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/setpoint-dev/setpoint/internal/admission/resourcequota"
 	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
-// admitter returns the admission chain of one resource's writes: the
-// server's own admission (namespace lifecycle) for every kind, then the
+// admitter returns the mutating admission chain of one resource's writes:
+// the server's own admission (namespace lifecycle) for every kind, then the
 // kind's (registry.Resource.Admit).
 func (s *Server) admitter(res *registry.Resource) func(ctx context.Context, a *registry.Attributes) (*registry.Txn, error) {
 	env := s.env()
@@ -25,6 +26,44 @@ func (s *Server) admitter(res *registry.Resource) func(ctx context.Context, a *r
 			return nil, nil
 		}
 		return res.Admit(ctx, env, a)
+	}
+}
+
+// validator returns the validating admission chain of one resource's
+// creates and updates, which runs after the strategy's validation: the
+// kind's (registry.Resource.AdmitValidate), then ResourceQuota's, last as
+// in kube-apiserver.
+func (s *Server) validator(res *registry.Resource) func(ctx context.Context, a *registry.Attributes) (*registry.Txn, error) {
+	env := s.env()
+	return func(ctx context.Context, a *registry.Attributes) (*registry.Txn, error) {
+		var kind *registry.Txn
+		if res.AdmitValidate != nil {
+			t, err := res.AdmitValidate(ctx, env, a)
+			if err != nil {
+				return nil, err
+			}
+			kind = t
+		}
+		q, err := resourcequota.Admit(ctx, env, res, a)
+		if err != nil {
+			kind.Finish(false)
+			return nil, err
+		}
+		return joinTxns(kind, q), nil
+	}
+}
+
+// joinTxns is a Txn finishing a, then b (nil when both are).
+func joinTxns(a, b *registry.Txn) *registry.Txn {
+	if a == nil || b == nil {
+		if a == nil {
+			return b
+		}
+		return a
+	}
+	return &registry.Txn{
+		Commit: func() { a.Finish(true); b.Finish(true) },
+		Revert: func() { a.Finish(false); b.Finish(false) },
 	}
 }
 

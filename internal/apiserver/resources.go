@@ -75,7 +75,7 @@ func (s *Server) newEntry(res *registry.Resource) (*entry, error) {
 		onDeleted = func(ctx context.Context, obj runtime.Object) { res.AfterDelete(ctx, env, obj) }
 	}
 	e.store = objects.New(objects.Config{
-		Resource: res, Storage: s.cfg.Storage, Codecs: s.codecs, Clock: s.cfg.Clock, Admit: s.admitter(res),
+		Resource: res, Storage: s.cfg.Storage, Codecs: s.codecs, Clock: s.cfg.Clock, Admit: s.admitter(res), Validate: s.validator(res),
 		OnDeleted: onDeleted,
 	})
 	gvk := res.GVK()

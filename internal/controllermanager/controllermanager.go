@@ -14,6 +14,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/cronjob"
 	"github.com/setpoint-dev/setpoint/internal/controllers/daemonset"
 	"github.com/setpoint-dev/setpoint/internal/controllers/deployment"
+	"github.com/setpoint-dev/setpoint/internal/controllers/disruption"
 	"github.com/setpoint-dev/setpoint/internal/controllers/endpoints"
 	"github.com/setpoint-dev/setpoint/internal/controllers/endpointslice"
 	"github.com/setpoint-dev/setpoint/internal/controllers/endpointslicemirroring"
@@ -30,6 +31,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/pvprotection"
 	"github.com/setpoint-dev/setpoint/internal/controllers/replicaset"
 	"github.com/setpoint-dev/setpoint/internal/controllers/replicationcontroller"
+	"github.com/setpoint-dev/setpoint/internal/controllers/resourcequota"
 	"github.com/setpoint-dev/setpoint/internal/controllers/rootcacertpublisher"
 	"github.com/setpoint-dev/setpoint/internal/controllers/serviceaccount"
 	"github.com/setpoint-dev/setpoint/internal/controllers/statefulset"
@@ -67,12 +69,15 @@ const (
 	CronJob          = "cronjob-controller"
 	PodGC            = "pod-garbage-collector-controller"
 	NodeIPAM         = "node-ipam-controller"
+	ResourceQuota    = "resourcequota-controller"
+	Disruption       = "disruption-controller"
 )
 
 // AllControllers lists every controller name, in start order.
 var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle,
 	StatefulSet, PVBinder, PVProtection, PVCProtection, PVExpander, Provisioner, DaemonSet, ServiceAccount,
-	RootCAPublisher, Endpoints, EndpointSlice, Mirroring, RC, Job, TTLAfterFinished, CronJob, PodGC, NodeIPAM}
+	RootCAPublisher, Endpoints, EndpointSlice, Mirroring, RC, Job, TTLAfterFinished, CronJob, PodGC, NodeIPAM,
+	ResourceQuota, Disruption}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -132,6 +137,8 @@ type ControllerManagerOptions struct {
 	CronJob          cronjob.Options
 	PodGC            podgc.Options
 	NodeIPAM         nodeipam.Options
+	ResourceQuota    resourcequota.Options
+	Disruption       disruption.Options
 	// Sharding, when enabled, runs the ReplicaSet and Deployment
 	// controllers sharded by namespace on every replica; the others stay
 	// under the leader Lease.
@@ -216,6 +223,8 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		CronJob:          func() error { return cronjob.Add(mgr, opts.CronJob) },
 		PodGC:            func() error { return podgc.Add(mgr, opts.PodGC) },
 		NodeIPAM:         func() error { return nodeipam.Add(mgr, opts.NodeIPAM) },
+		ResourceQuota:    func() error { return resourcequota.Add(mgr, opts.ResourceQuota) },
+		Disruption:       func() error { return disruption.Add(mgr, opts.Disruption) },
 	}
 	for _, name := range AllControllers {
 		if !slices.Contains(names, name) {

@@ -61,7 +61,8 @@ func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object
 }
 
 // tryCreate runs the create pipeline once: Default, admission,
-// PrepareForCreate, Validate, then the write (unless a dry run).
+// PrepareForCreate, Validate, validating admission, then the write (unless
+// a dry run).
 func (s *Store) tryCreate(ctx context.Context, namespace string, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
 	m := accessor(obj)
 	s.res.Strategy.Default(obj)
@@ -75,6 +76,11 @@ func (s *Store) tryCreate(ctx context.Context, namespace string, obj runtime.Obj
 	if errs := validateCreate(ctx, s.res.Strategy, obj); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(s.invalidKind(), m.GetName(), uniqueErrors(errs))
 	}
+	vtxn, err := s.validateWrite(ctx, registry.Create, "", obj, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { vtxn.Finish(stored) }()
 	if w, ok := s.res.Strategy.(registry.WarningsStrategy); ok {
 		for _, msg := range w.WarningsOnCreate(obj) {
 			registry.AddWarning(ctx, msg)

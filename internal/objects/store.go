@@ -28,6 +28,9 @@ type Store struct {
 	gr  schema.GroupResource
 	// admit is the admission chain of every write; may be nil.
 	admit AdmitFunc
+	// validate is the validating admission of creates and updates; may
+	// be nil.
+	validate AdmitFunc
 	// onDeleted runs after an object was removed from storage; may be nil.
 	onDeleted func(ctx context.Context, obj runtime.Object)
 }
@@ -49,6 +52,12 @@ type Config struct {
 	// Clock defaults to the real clock.
 	Clock clock.PassiveClock
 	Admit AdmitFunc
+	// Validate is the validating admission (kube-apiserver's validating
+	// phase: ResourceQuota, LimitRanger's checks): it runs on creates and
+	// updates after the strategy's validation, before the write, once per
+	// attempt, and must not change the object; its Txn is finished as
+	// Admit's.
+	Validate AdmitFunc
 	// OnDeleted runs after an object is removed from storage (to release
 	// what admission allocated for it).
 	OnDeleted func(ctx context.Context, obj runtime.Object)
@@ -61,7 +70,7 @@ func New(cfg Config) *Store {
 		c = clock.RealClock{}
 	}
 	return &Store{
-		res: cfg.Resource, kv: cfg.Storage, codecs: cfg.Codecs, clock: c, admit: cfg.Admit, onDeleted: cfg.OnDeleted,
+		res: cfg.Resource, kv: cfg.Storage, codecs: cfg.Codecs, clock: c, admit: cfg.Admit, validate: cfg.Validate, onDeleted: cfg.OnDeleted,
 		gvk: cfg.Resource.GVK(),
 		gr:  schema.GroupResource{Group: cfg.Resource.Group, Resource: cfg.Resource.Resource},
 	}
@@ -69,7 +78,17 @@ func New(cfg Config) *Store {
 
 // admitWrite runs the admission chain on one write attempt.
 func (s *Store) admitWrite(ctx context.Context, op registry.Operation, sub string, obj, old runtime.Object, opts WriteOptions) (*registry.Txn, error) {
-	if s.admit == nil {
+	return s.runAdmission(ctx, s.admit, op, sub, obj, old, opts)
+}
+
+// validateWrite runs the validating admission on one create or update
+// attempt, after the strategy's validation.
+func (s *Store) validateWrite(ctx context.Context, op registry.Operation, sub string, obj, old runtime.Object, opts WriteOptions) (*registry.Txn, error) {
+	return s.runAdmission(ctx, s.validate, op, sub, obj, old, opts)
+}
+
+func (s *Store) runAdmission(ctx context.Context, admit AdmitFunc, op registry.Operation, sub string, obj, old runtime.Object, opts WriteOptions) (*registry.Txn, error) {
+	if admit == nil {
 		return nil, nil
 	}
 	var m metav1.Object
@@ -78,7 +97,7 @@ func (s *Store) admitWrite(ctx context.Context, op registry.Operation, sub strin
 	} else {
 		m = accessor(old)
 	}
-	return s.admit(ctx, &registry.Attributes{
+	return admit(ctx, &registry.Attributes{
 		Operation: op, Subresource: sub, Object: obj, Old: old,
 		Request: registry.Request{Namespace: m.GetNamespace(), Name: m.GetName(), User: registry.UserFrom(ctx), DryRun: opts.DryRun},
 	})

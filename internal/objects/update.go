@@ -138,6 +138,11 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 	if errs := validateUpdate(ctx, sub.validator, obj, current); len(errs) > 0 {
 		return nil, conditional, apierrors.NewInvalid(s.invalidKind(), m.GetName(), uniqueErrors(errs))
 	}
+	vtxn, err := s.validateWrite(ctx, registry.Update, opts.Subresource, obj, current, opts.WriteOptions)
+	if err != nil {
+		return nil, conditional, err
+	}
+	defer func() { vtxn.Finish(stored) }()
 	if w, ok := s.res.Strategy.(registry.WarningsStrategy); ok && opts.Subresource == "" {
 		for _, msg := range w.WarningsOnUpdate(obj, current) {
 			registry.AddWarning(ctx, msg)

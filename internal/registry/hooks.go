@@ -187,6 +187,12 @@ func (t *Txn) Finish(stored bool) {
 // it took if the write does not happen. On update it sees Old.
 type AdmitFunc func(ctx context.Context, env Env, a *Attributes) (*Txn, error)
 
+// A kind's AdmitValidate is an AdmitFunc too, run where kube-apiserver runs
+// its validating admission plugins: on creates and updates (main resource
+// and subresources), after the strategy's validation and before the
+// write, once per attempt; it checks and may take what it needs (a quota
+// charge) but does not change the object.
+
 // AfterDeleteFunc runs after an object was removed from storage, to release
 // what admission allocated for it.
 type AfterDeleteFunc func(ctx context.Context, env Env, obj runtime.Object)

@@ -125,8 +125,15 @@ type Resource struct {
 	Subresources []Subresource
 	// Admit is the kind's own admission (hooks.go); nil admits everything.
 	Admit AdmitFunc
+	// AdmitValidate is the kind's validating admission (hooks.go): it
+	// runs after validation, before the write, and must not change the
+	// object; nil admits everything.
+	AdmitValidate AdmitFunc
 	// AfterDelete runs once an object has left storage; may be nil.
 	AfterDelete AfterDeleteFunc
+	// Quota says what the kind's objects use of a ResourceQuota (quota.go);
+	// nil counts objects only (count/<resource>.<group>).
+	Quota QuotaEvaluator
 	// ReturnDeletedObject: a DELETE that removes the object answers with
 	// the object instead of a success Status (pods, services, as
 	// kube-apiserver answers).

@@ -47,9 +47,11 @@ func persistentVolumeClaimsResource() *registry.Resource {
 			PrepareUpdate:  func(c, old *corev1.PersistentVolumeClaim) { c.Spec = old.Spec },
 			ValidateChange: validatePVCStatusUpdate,
 		},
-		Admit: admitPVC,
-		Attrs: strategy.Attrs[*corev1.PersistentVolumeClaim](true, nil),
-		Table: printers.For("", "PersistentVolumeClaim"),
+		Admit:         admitPVC,
+		AdmitValidate: validateClaimLimits, // limitranger.go
+		Quota:         pvcQuota{},
+		Attrs:         strategy.Attrs[*corev1.PersistentVolumeClaim](true, nil),
+		Table:         printers.For("", "PersistentVolumeClaim"),
 	}
 }
 

@@ -40,7 +40,9 @@ func podsResource() *registry.Resource {
 			ValidateChange: validatePodStatusUpdate,
 		},
 		Subresources:        podSubresources(),
-		Admit:               admitPod, // resize.go
+		Admit:               withPodLimitRanger(admitPod), // limitranger.go, resize.go
+		AdmitValidate:       validatePodLimits,
+		Quota:               podQuota{},
 		ReturnDeletedObject: true,
 		Attrs:               strategy.Attrs(true, podFields),
 		Table:               printers.For("", "Pod"),

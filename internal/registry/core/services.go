@@ -40,6 +40,7 @@ func servicesResource() *registry.Resource {
 		ReturnDeletedObject: true, // as kube-apiserver: DELETE answers the service
 		Bootstrap:           bootstrapServices,
 		Admit:               admitService,
+		Quota:               serviceQuota{},
 		AfterDelete:         releaseService,
 		Attrs: strategy.Attrs(true, func(s *corev1.Service, set fields.Set) {
 			set["spec.clusterIP"] = s.Spec.ClusterIP
