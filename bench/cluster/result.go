@@ -140,14 +140,13 @@ func printSummary(w io.Writer, workloads []workload, sides []side, results []res
 			m := summarize(results, wl.name, s.name)
 			timeRatio, rssRatio, cpuRatio := "", "", ""
 			if s.name != "setpoint" && sp.runs > 0 {
+				// Memory and CPU compare only when both did the work.
 				if m.finished > 0 && sp.finished > 0 {
 					timeRatio = fmt.Sprintf("%.2f×", m.seconds/sp.seconds)
-				} else {
-					timeRatio = "n/a (a side did not finish)"
-				}
-				if m.rss > 0 && sp.rss > 0 {
 					rssRatio = fmt.Sprintf("%.2f", float64(sp.rss)/float64(m.rss))
 					cpuRatio = fmt.Sprintf("%.2f", sp.cpu/m.cpu)
+				} else {
+					timeRatio = "n/a (a side did not finish)"
 				}
 			}
 			t := "did not finish"
