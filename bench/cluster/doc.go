@@ -4,8 +4,10 @@
 // The reference is etcd 3.6, kube-apiserver, kube-controller-manager and
 // kube-scheduler v1.37.2 (package compat/refcluster, built from the Go
 // module proxy into .bin/) with KWOK v0.8.0 simulating the nodes (built
-// with `go install sigs.k8s.io/kwok/cmd/kwok@v0.8.0` into .bin/, run with
-// its default fast stages from the module's kustomize/stage). The
+// with `go install sigs.k8s.io/kwok/cmd/kwok@v0.8.0` into .bin/, or
+// $SETPOINT_KWOK, run with its default fast stages from the module's
+// kustomize/stage; the reference binaries may come from
+// $SETPOINT_REFERENCE_BIN_DIR as refcluster describes). The
 // controller manager and the scheduler run with --kube-api-qps and
 // --kube-api-burst raised (-reference-qps, default 1000/1000); with
 // -reference-defaults a second reference side runs them with their default

@@ -149,10 +149,6 @@ func setpointSide(bin string) side {
 		c := &cluster{procs: []namedPID{{"setpoint", p.cmd.Process.Pid}}}
 		c.stop = func() error {
 			p.stop(30 * time.Second)
-			if os.Getenv("BENCH_KEEP") != "" {
-				logf("kept %s", dir)
-				return nil
-			}
 			return os.RemoveAll(dir)
 		}
 		fail := func(err error) (*cluster, error) { return nil, errors.Join(err, c.stop()) }
