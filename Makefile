@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: test vet unit compat e2e fuzz bench build
+.PHONY: test vet unit compat e2e fuzz bench bench-cluster build
 
 build:
 	$(GO) build -o setpoint ./cmd/setpoint
@@ -13,6 +13,7 @@ vet:
 	$(GO) vet ./...
 	cd bench/reference && $(GO) vet .
 	cd bench/clientgo && $(GO) vet .
+	cd bench/cluster && $(GO) vet .
 	cd conformance && $(GO) vet ./...
 	cd compat && $(GO) vet ./...
 
@@ -56,3 +57,14 @@ bench:
 	cd bench/clientgo && $(GO) test -run '^$$' -bench Workqueue -benchtime 1000000x -count 3 .
 	cd bench/clientgo && $(GO) test -run '^$$' -bench Indexer -benchmem -count 3 .
 	cd bench/clientgo && $(GO) test -run '^$$' -bench InformerSync -benchtime 1x -count 1 .
+
+# The whole-cluster benchmark side by side with the real Kubernetes
+# (bench/cluster): etcd + kube-apiserver + kube-controller-manager +
+# kube-scheduler v1.37.2 with KWOK against `setpoint up`, the same client-go
+# workloads (10,000-replica Deployment, 1,000-completion Job, 500-replica
+# Parallel StatefulSet, DaemonSet on 500 nodes), alternating, with medians
+# and ratios. Takes most of an hour at full size; a quick check of the
+# harness: make bench-cluster BENCH_CLUSTER_FLAGS=-quick
+BENCH_CLUSTER_FLAGS ?= -rounds 3 -reference-defaults
+bench-cluster:
+	cd bench/cluster && $(GO) run . $(BENCH_CLUSTER_FLAGS)

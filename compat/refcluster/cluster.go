@@ -211,6 +211,22 @@ func (c *Cluster) Wait(ctx context.Context) error {
 	}
 }
 
+// Process is one running component of a cluster.
+type Process struct {
+	Name string // etcd, kube-apiserver, kube-controller-manager, kube-scheduler
+	PID  int
+}
+
+// Processes lists the running components in start order, for a caller that
+// measures them (resident memory, CPU time from /proc).
+func (c *Cluster) Processes() []Process {
+	out := make([]Process, 0, len(c.procs))
+	for _, p := range c.procs {
+		out = append(out, Process{Name: p.name, PID: p.cmd.Process.Pid})
+	}
+	return out
+}
+
 // URL is kube-apiserver's https address (https://127.0.0.1:port).
 func (c *Cluster) URL() string { return c.url }
 
