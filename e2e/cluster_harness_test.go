@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -115,6 +116,10 @@ func restClient(t *testing.T, kubeconfig string) *rest.Client {
 
 func podsOf(c *rest.Client) *rest.Resource[*corev1.Pod, *corev1.PodList] {
 	return rest.For[*corev1.Pod, *corev1.PodList](c, corev1.SchemeGroupVersion.WithResource("pods"), true)
+}
+
+func jobsOf(c *rest.Client) *rest.Resource[*batchv1.Job, *batchv1.JobList] {
+	return rest.For[*batchv1.Job, *batchv1.JobList](c, batchv1.SchemeGroupVersion.WithResource("jobs"), true)
 }
 
 // eventually polls cond every 200 ms until it returns "" (done) or the

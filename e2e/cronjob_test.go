@@ -43,10 +43,6 @@ spec:
             command: ["true"]
 `
 
-func jobsOf(c *rest.Client) *rest.Resource[*batchv1.Job, *batchv1.JobList] {
-	return rest.For[*batchv1.Job, *batchv1.JobList](c, batchv1.SchemeGroupVersion.WithResource("jobs"), true)
-}
-
 // forbidWatch follows the namespace's Jobs and records a violation when
 // the CronJob controller creates a Job (one with the scheduled-timestamp
 // annotation) while another of its Jobs still runs.

@@ -42,10 +42,6 @@ spec:
 `, name, completions, parallelism, extraSpec, runFor)
 }
 
-func jobsOf(c *rest.Client) *rest.Resource[*batchv1.Job, *batchv1.JobList] {
-	return rest.For[*batchv1.Job, *batchv1.JobList](c, batchv1.SchemeGroupVersion.WithResource("jobs"), true)
-}
-
 // jobWatch follows one Job and its pods and records the invariants users
 // rely on: never more than parallelism pods running, never more than
 // completions succeeded (in the status or among the pods).
