@@ -19,7 +19,7 @@ import (
 )
 
 // jobManifest is a Job whose pods run for runFor on the simulated nodes
-// and exit 0 (the node agent's setpoint.dev/crash-after knob: under
+// and exit 0 (the node agent's setpoint.dev/run-time knob: under
 // restartPolicy Never the exit ends the pod, Succeeded).
 func jobManifest(name string, completions, parallelism int, runFor string, extraSpec string) string {
 	return fmt.Sprintf(`apiVersion: batch/v1
@@ -32,8 +32,7 @@ spec:
 %s  template:
     metadata:
       annotations:
-        setpoint.dev/crash-after: %q
-        setpoint.dev/crash-exit-code: "0"
+        setpoint.dev/run-time: %q
     spec:
       restartPolicy: Never
       containers:

@@ -125,8 +125,8 @@ func TestKubectlLogsExecDebug(t *testing.T) {
 }
 
 // TestKubectlDrain drains a simulated node with kubectl: its pods are
-// evicted; a PodDisruptionBudget whose status allows no disruption holds
-// the drain until the budget allows one.
+// evicted; a PodDisruptionBudget (its status written by the disruption
+// controller) holds the drain until a second healthy pod lets it allow one.
 func TestKubectlDrain(t *testing.T) {
 	cl := startUp(t, 2)
 	for _, name := range []string{"a", "b", "guarded"} {
@@ -135,28 +135,30 @@ func TestKubectlDrain(t *testing.T) {
 	}
 	cl.kubectl(t, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: elsewhere\nspec:\n  nodeName: node-1\n  containers:\n  - {name: c, image: busybox}\n", "apply", "-f", "-")
 	waitRunning(t, restClient(t, cl.kubeconfig), "default", "", 4, 30*time.Second)
-	pdbs := strings.Contains(cl.kubectl(t, "", "api-resources", "--api-group=policy", "-o", "name"), "poddisruptionbudgets")
-	var drained string // what the drains print
-	if pdbs {
-		cl.kubectl(t, "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: guard\nspec:\n  minAvailable: 1\n  selector:\n    matchLabels: {app: guarded}\n",
-			"apply", "-f", "-")
-		// No disruption controller runs: the budget's status is written
-		// here, as that controller would, allowing no disruption.
-		cl.kubectl(t, "", "patch", "pdb", "guard", "--subresource=status", "--type=merge",
-			"-p", `{"status":{"observedGeneration":1,"disruptionsAllowed":0,"currentHealthy":1,"desiredHealthy":1,"expectedPods":1}}`)
-		out, errOut, err := cl.kubectlErr(t, "", "drain", "node-0", "--force", "--timeout=12s")
-		if err == nil || !strings.Contains(out+errOut, "Cannot evict pod as it would violate the pod's disruption budget.") {
-			t.Fatalf("drain with a budget allowing no disruption: %v\nstdout: %s\nstderr: %s", err, out, errOut)
+	cl.kubectl(t, "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: guard\nspec:\n  minAvailable: 1\n  selector:\n    matchLabels: {app: guarded}\n",
+		"apply", "-f", "-")
+	// The disruption controller writes the budget's status: one healthy
+	// pod of at least one allows no disruption.
+	eventually(t, 30*time.Second, "the budget's status", func() string {
+		out := cl.kubectl(t, "", "get", "pdb", "guard", "-o", "jsonpath={.status.currentHealthy}/{.status.disruptionsAllowed}")
+		if out != "1/0" {
+			return "currentHealthy/disruptionsAllowed " + out
 		}
-		if p := podOf(t, cl, "guarded"); p.DeletionTimestamp != nil {
-			t.Fatal("the guarded pod was deleted")
-		}
-		drained = out
-		cl.kubectl(t, "", "patch", "pdb", "guard", "--subresource=status", "--type=merge", "-p", `{"status":{"disruptionsAllowed":1,"currentHealthy":2}}`)
-	} else {
-		t.Log("poddisruptionbudgets are not served by this build: the drain runs without a budget")
+		return ""
+	})
+	out, errOut, err := cl.kubectlErr(t, "", "drain", "node-0", "--force", "--timeout=12s")
+	if err == nil || !strings.Contains(out+errOut, "Cannot evict pod as it would violate the pod's disruption budget.") {
+		t.Fatalf("drain with a budget allowing no disruption: %v\nstdout: %s\nstderr: %s", err, out, errOut)
 	}
-	out := cl.kubectl(t, "", "drain", "node-0", "--force", "--timeout=60s")
+	if p := podOf(t, cl, "guarded"); p.DeletionTimestamp != nil {
+		t.Fatal("the guarded pod was deleted")
+	}
+	drained := out // what the drains print
+	// A second guarded pod elsewhere: two healthy of at least one allow
+	// one disruption, and the drain goes through.
+	cl.kubectl(t, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: guarded-2\n  labels: {app: guarded}\nspec:\n  nodeName: node-1\n  containers:\n  - {name: c, image: busybox}\n",
+		"apply", "-f", "-")
+	out = cl.kubectl(t, "", "drain", "node-0", "--force", "--timeout=60s")
 	drained += out
 	for _, name := range []string{"a", "b", "guarded"} {
 		if !strings.Contains(drained, "pod/"+name+" evicted") {
@@ -166,7 +168,7 @@ func TestKubectlDrain(t *testing.T) {
 	if !strings.Contains(out, "node/node-0 drained") {
 		t.Errorf("drain output:\n%s", out)
 	}
-	if names := names(cl.kubectl(t, "", "get", "pods")); len(names) != 1 || names[0] != "elsewhere" {
+	if names := names(cl.kubectl(t, "", "get", "pods")); len(names) != 2 || names[0] != "elsewhere" || names[1] != "guarded-2" {
 		t.Errorf("pods after the drain: %v", names)
 	}
 	if out := cl.kubectl(t, "", "get", "node", "node-0"); !strings.Contains(out, "SchedulingDisabled") {

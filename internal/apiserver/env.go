@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -77,6 +78,16 @@ func (o entryObjects) List(ctx context.Context, namespace string, label labels.S
 // informers (Priority) reads this way, and does not wait on every write.
 func (o entryObjects) ListCached(_ context.Context, namespace string, label labels.Selector, field fields.Selector) ([]runtime.Object, error) {
 	objs, _, err := o.e.cache.List(watchcache.ListOptions{Namespace: namespace, Label: label, Field: field})
+	return objs, err
+}
+
+// ListRecent is List, or ListCached when the watch cache does not catch
+// up in time (registry.CachedLister).
+func (o entryObjects) ListRecent(ctx context.Context, namespace string, label labels.Selector, field fields.Selector) ([]runtime.Object, error) {
+	objs, err := o.List(ctx, namespace, label, field)
+	if errors.Is(err, watchcache.ErrTooLarge) {
+		return o.ListCached(ctx, namespace, label, field)
+	}
 	return objs, err
 }
 

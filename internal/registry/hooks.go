@@ -97,6 +97,22 @@ type Objects interface {
 // kube-apiserver runs on informers and that must not wait on every write.
 type CachedLister interface {
 	ListCached(ctx context.Context, namespace string, label labels.Selector, field fields.Selector) ([]runtime.Object, error)
+	// ListRecent is List (a consistent read) when the watch cache catches
+	// up with storage within its progress timeout, and the cache as it is
+	// when it does not: a write's admission (LimitRanger, ResourceQuota)
+	// sees what was written before it, and under a write storm it is not
+	// refused because a cache lags, as kube-apiserver's informer-fed
+	// admission is not.
+	ListRecent(ctx context.Context, namespace string, label labels.Selector, field fields.Selector) ([]runtime.Object, error)
+}
+
+// ListRecent lists the objects of namespace for admission: through
+// CachedLister.ListRecent when objs offers it, else List.
+func ListRecent(ctx context.Context, objs Objects, namespace string) ([]runtime.Object, error) {
+	if cl, ok := objs.(CachedLister); ok {
+		return cl.ListRecent(ctx, namespace, nil, nil)
+	}
+	return objs.List(ctx, namespace, nil, nil)
 }
 
 // UserInfo is the authenticated user a request runs as.

@@ -43,7 +43,7 @@ func Admit(ctx context.Context, env registry.Env, res *registry.Resource, a *reg
 	if objs == nil {
 		return nil, nil
 	}
-	list, err := objs.List(ctx, a.Namespace, nil, nil)
+	list, err := registry.ListRecent(ctx, objs, a.Namespace)
 	if err != nil {
 		return nil, fmt.Errorf("resource quota admission: listing quotas of %s: %w", a.Namespace, err)
 	}

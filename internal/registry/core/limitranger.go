@@ -71,7 +71,7 @@ func namespaceLimitRanges(ctx context.Context, env registry.Env, ns string) ([]*
 	if objs == nil || ns == "" {
 		return nil, nil
 	}
-	list, err := objs.List(ctx, ns, nil, nil)
+	list, err := registry.ListRecent(ctx, objs, ns)
 	if err != nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("listing limit ranges of %s: %w", ns, err))
 	}
