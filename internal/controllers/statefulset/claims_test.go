@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/setpoint-dev/setpoint/internal/controllers/history"
 )
@@ -94,6 +95,12 @@ func TestClaimsAndRetentionPolicy(t *testing.T) {
 	})
 	if got := names(h.podsOf("db")); got != "db-0" {
 		t.Fatalf("recreated db-1 on a stale claim: %s", got)
+	}
+	// The claim carries the pvc-protection finalizer the API server adds;
+	// no pod uses it, so it is dropped here as the pvc-protection
+	// controller (not running in this test) would drop it.
+	if _, err := h.pvcs.Patch(ctx, "www-db-1", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
 	}
 	if err := h.pvcs.Delete(ctx, "www-db-1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
