@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/google/btree"
 	"k8s.io/utils/clock"
@@ -105,14 +106,21 @@ func (c *Cache) WaitReady(ctx context.Context) error {
 
 // WaitForRevision returns nil once Revision() >= rev. While behind, it asks
 // the storage watch for a progress notification, so an idle prefix catches
-// up with the store. After Config.ProgressTimeout it fails with a
-// *TooLargeError; it also fails with the context's error or ErrStopped.
+// up with the store, and asks again whenever the revision moved without
+// reaching rev and every progressRetry: a notification may report a
+// position taken before the store published rev (a commit is counted
+// before it is published to watchers), and a publish that carries no event
+// of this prefix moves the watch's position without telling the cache.
+// After Config.ProgressTimeout it fails with a *TooLargeError; it also
+// fails with the context's error or ErrStopped.
 func (c *Cache) WaitForRevision(ctx context.Context, rev int64) error {
 	if c.Revision() >= rev {
 		return nil
 	}
 	timer := c.clock.NewTimer(c.cfg.ProgressTimeout)
 	defer timer.Stop()
+	retry := c.clock.NewTimer(progressRetry)
+	defer retry.Stop()
 	requested := false
 	for {
 		ch := c.revChanged()
@@ -124,6 +132,10 @@ func (c *Cache) WaitForRevision(ctx context.Context, rev int64) error {
 		}
 		select {
 		case <-ch:
+			requested = false
+		case <-retry.C():
+			requested = false
+			retry.Reset(progressRetry)
 		case <-timer.C():
 			return &TooLargeError{Requested: rev, Current: c.Revision()}
 		case <-c.done:
@@ -133,6 +145,10 @@ func (c *Cache) WaitForRevision(ctx context.Context, rev int64) error {
 		}
 	}
 }
+
+// progressRetry is how often WaitForRevision asks again for a progress
+// notification while the cache stays behind.
+const progressRetry = 50 * time.Millisecond
 
 // revChanged returns a channel closed at the next advance of the revision.
 func (c *Cache) revChanged() <-chan struct{} {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -430,4 +431,54 @@ func TestBrieflyStalledWatcherIsWaitedFor(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWaitForRevisionUnderWriteStorm waits, from many goroutines, for the
+// store's revision on an idle prefix while another prefix is written to
+// without pause: a progress notification may report a position taken
+// before the waited-for revision was published, and a publish without an
+// event of the prefix tells the cache nothing, so a waiter that asked only
+// once could wait out its whole timeout. None may fail. (A guard: the
+// window, between the store counting a commit and publishing it, is narrow,
+// and this test did not hit it before WaitForRevision asked again.)
+func TestWaitForRevisionUnderWriteStorm(t *testing.T) {
+	e := newEnv(t, configMaps, func(c *Config) { c.ProgressTimeout = 2 * time.Second }, nil)
+	e.sync()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var writers sync.WaitGroup
+	for w := range 4 {
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			for i := 0; ctx.Err() == nil; i++ {
+				key := otherPrefix + "a/w" + strconv.Itoa(w) + "-" + strconv.Itoa(i)
+				if _, err := e.store.Create(ctx, key, []byte("x")); err != nil && ctx.Err() == nil {
+					t.Errorf("create %s: %v", key, err)
+					return
+				}
+			}
+		}()
+	}
+	var waiters sync.WaitGroup
+	for range 16 {
+		waiters.Add(1)
+		go func() {
+			defer waiters.Done()
+			for range 20 {
+				rev, err := e.store.CurrentRevision(context.Background())
+				if err != nil {
+					t.Errorf("CurrentRevision: %v", err)
+					return
+				}
+				if err := e.cache.WaitForRevision(context.Background(), rev); err != nil {
+					t.Errorf("WaitForRevision(%d): %v", rev, err)
+					return
+				}
+			}
+		}()
+	}
+	waiters.Wait()
+	cancel()
+	writers.Wait()
 }
