@@ -29,10 +29,9 @@ var statusLabelsDiffer = map[string]string{
 
 // finalizerDiffers: kube-apiserver's StorageObjectInUseProtection
 // admission puts a protection finalizer on every new object of these
-// kinds; setpoint puts none, so a deleted one goes at once.
+// kinds; setpoint puts none, so a deleted one goes at once. (Volumes and
+// claims get theirs since the volume controllers landed.)
 var finalizerDiffers = map[string]string{
-	"v1/persistentvolumes":                      "kube-apiserver adds kubernetes.io/pv-protection to new persistent volumes; setpoint adds none",
-	"v1/persistentvolumeclaims":                 "kube-apiserver adds kubernetes.io/pvc-protection to new claims; setpoint adds none",
 	"storage.k8s.io/v1/volumeattributesclasses": "kube-apiserver adds kubernetes.io/vac-protection to new volume attributes classes; setpoint adds none",
 }
 
