@@ -10,12 +10,12 @@ import (
 	"github.com/setpoint-dev/setpoint/predicate"
 )
 
-// kindSource feeds a queue from an informer through a handler.EventHandler.
+// kindSource feeds a queue from an informer through the handler build
+// makes for the queue.
 type kindSource[T informer.Object] struct {
 	inf      *informer.Informer[T]
 	resource string
-	mapTo    handler.MapFunc[T]
-	preds    []predicate.Predicate
+	build    func(q handler.Queue) informer.Handler[T]
 
 	mu sync.Mutex
 	// reg is the handler's registration, set once by Start; guarded by mu.
@@ -28,7 +28,15 @@ type kindSource[T informer.Object] struct {
 // the controller's context ends. The informer itself is started by its
 // owner (the manager's factory); the source only waits for it.
 func Kind[T informer.Object](inf *informer.Informer[T], resource string, mapTo handler.MapFunc[T], preds ...predicate.Predicate) Source {
-	return &kindSource[T]{inf: inf, resource: resource, mapTo: mapTo, preds: preds}
+	return Informer(inf, resource, func(q handler.Queue) informer.Handler[T] { return handler.New(q, mapTo, preds...) })
+}
+
+// Informer is Kind for a handler of the controller's own, which build makes
+// for the controller's queue: one that must do more than map an object to
+// requests (lower expectations before it enqueues, compare a node's old
+// and new state against every owner).
+func Informer[T informer.Object](inf *informer.Informer[T], resource string, build func(q handler.Queue) informer.Handler[T]) Source {
+	return &kindSource[T]{inf: inf, resource: resource, build: build}
 }
 
 // Start implements Source.
@@ -38,7 +46,7 @@ func (s *kindSource[T]) Start(ctx context.Context, controller string, q handler.
 	if s.reg != nil {
 		return fmt.Errorf("source %s started twice", s.resource)
 	}
-	reg, err := s.inf.AddEventHandler(handler.New(q, s.mapTo, s.preds...), informer.HandlerOptions{Name: controller})
+	reg, err := s.inf.AddEventHandler(s.build(q), informer.HandlerOptions{Name: controller})
 	if err != nil {
 		return fmt.Errorf("register handler on %s: %w", s.resource, err)
 	}

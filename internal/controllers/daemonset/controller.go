@@ -179,8 +179,8 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 	r.later = newTimers(opts.Clock, c.Queue())
 	for _, src := range []controller.Source{
 		controller.Kind(r.dsInf, "apps/v1 daemonsets", handler.Object[*appsv1.DaemonSet]()),
-		newSource(r.podInf, "v1 pods", func(q handler.Queue) informer.Handler[*corev1.Pod] { return &podHandler{r: r, q: q} }),
-		newSource(r.nodeInf, "v1 nodes", func(q handler.Queue) informer.Handler[*corev1.Node] { return &nodeHandler{r: r, q: q} }),
+		controller.Informer(r.podInf, "v1 pods", func(q handler.Queue) informer.Handler[*corev1.Pod] { return &podHandler{r: r, q: q} }),
+		controller.Informer(r.nodeInf, "v1 nodes", func(q handler.Queue) informer.Handler[*corev1.Node] { return &nodeHandler{r: r, q: q} }),
 		controller.Kind(r.crInf, crsTyped, r.daemonSetsOfRevision),
 	} {
 		if err := c.Watch(src); err != nil {

@@ -276,14 +276,17 @@ func TestAdoptAndRelease(t *testing.T) {
 		}
 		return nil
 	})
-	p, err := h.pods.Get(ctx, "orphan", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Labels["app"] = "gone"
-	if _, err := h.pods.Update(ctx, p, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	// The relabel retries on a conflict: the controller and the test's
+	// kubelet write the pod meanwhile.
+	h.eventually("orphan relabelled", func() error {
+		p, err := h.pods.Get(ctx, "orphan", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		p.Labels["app"] = "gone"
+		_, err = h.pods.Update(ctx, p, metav1.UpdateOptions{})
+		return err
+	})
 	h.eventually("released and replaced", func() error {
 		p, err := h.pods.Get(ctx, "orphan", metav1.GetOptions{})
 		if err != nil {

@@ -101,9 +101,9 @@ func newController(mgr *manager.Manager, opts Options) (*reconciler, error) {
 	}
 	for _, src := range []controller.Source{
 		controller.Kind(r.svcInf, "v1 services", handler.Object[*corev1.Service]()),
-		&endpointutil.Source[*corev1.Pod]{Inf: r.podInf, Resource: "v1 pods", New: func(q handler.Queue) informer.Handler[*corev1.Pod] {
+		controller.Informer(r.podInf, "v1 pods", func(q handler.Queue) informer.Handler[*corev1.Pod] {
 			return &endpointutil.PodHandler{Services: r.svcInf, Queue: q}
-		}},
+		}),
 		controller.Kind(r.epInf, "v1 endpoints", handler.Object[*corev1.Endpoints](), epEvents),
 	} {
 		if err := ctrl.Watch(src); err != nil {

@@ -101,11 +101,10 @@ func newController(mgr *manager.Manager, opts Options) (*reconciler, error) {
 	}
 	for _, src := range []controller.Source{
 		controller.Kind(r.svcInf, "v1 services", handler.Object[*corev1.Service]()),
-		&endpointutil.Source[*corev1.Pod]{Inf: r.podInf, Resource: "v1 pods", New: func(q handler.Queue) informer.Handler[*corev1.Pod] {
+		controller.Informer(r.podInf, "v1 pods", func(q handler.Queue) informer.Handler[*corev1.Pod] {
 			return &endpointutil.PodHandler{Services: r.svcInf, Queue: q}
-		}},
-		&endpointutil.Source[*discoveryv1.EndpointSlice]{Inf: r.sliceInf, Resource: "discovery.k8s.io/v1 endpointslices",
-			New: func(q handler.Queue) informer.Handler[*discoveryv1.EndpointSlice] { return &sliceHandler{r: r, q: q} }},
+		}),
+		controller.Informer(r.sliceInf, "discovery.k8s.io/v1 endpointslices", func(q handler.Queue) informer.Handler[*discoveryv1.EndpointSlice] { return &sliceHandler{r: r, q: q} }),
 		// Node informer: zones are read at sync time.
 		controller.Kind(r.nodeInf, "v1 nodes", func(*corev1.Node) []reconcile.Request { return nil }),
 	} {

@@ -128,7 +128,7 @@ func newControllers(mgr *manager.Manager, opts Options) (*controller.Controller,
 	}
 	for _, src := range []controller.Source{
 		controller.Kind(r.jobInf, "batch/v1 jobs", handler.Object[*batchv1.Job]()),
-		&podSource{r: r},
+		podSource(r),
 	} {
 		if err := ctrl.Watch(src); err != nil {
 			return nil, nil, nil, fmt.Errorf("job: %w", err)

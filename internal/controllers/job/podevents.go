@@ -1,8 +1,6 @@
 package job
 
 import (
-	"context"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -15,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/setpoint-dev/setpoint/controller"
 	"github.com/setpoint-dev/setpoint/handler"
 	"github.com/setpoint-dev/setpoint/informer"
 	"github.com/setpoint-dev/setpoint/reconcile"
@@ -69,42 +68,13 @@ func (f *finalizerExpectations) forget(key string) {
 	delete(f.uids, key)
 }
 
-// podSource feeds pod events to the Job controller; its handler records
-// observations before enqueueing the Job.
-type podSource struct {
-	r   *reconciler
-	mu  sync.Mutex
-	reg *informer.Registration
+// podSource feeds pod events through podHandler, which records
+// observations (expectations) before it enqueues the owner.
+func podSource(r *reconciler) controller.Source {
+	return controller.Informer(r.podInf, "v1 pods", func(q handler.Queue) informer.Handler[*corev1.Pod] {
+		return &podHandler{r: r, q: q}
+	})
 }
-
-// Start implements controller.Source.
-func (s *podSource) Start(ctx context.Context, name string, q handler.Queue) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.reg != nil {
-		return fmt.Errorf("pod source of %s started twice", name)
-	}
-	reg, err := s.r.podInf.AddEventHandler(&podHandler{r: s.r, q: q}, informer.HandlerOptions{Name: name})
-	if err != nil {
-		return fmt.Errorf("register pod handler: %w", err)
-	}
-	s.reg = reg
-	context.AfterFunc(ctx, func() { _ = s.r.podInf.RemoveEventHandler(reg) })
-	return nil
-}
-
-// HasSynced implements controller.Source.
-func (s *podSource) HasSynced() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.reg != nil && s.reg.HasSynced()
-}
-
-// LastError implements controller.Source.
-func (s *podSource) LastError() error { return s.r.podInf.LastError() }
-
-// String implements controller.Source.
-func (s *podSource) String() string { return "v1 pods" }
 
 type podHandler struct {
 	r *reconciler

@@ -155,7 +155,7 @@ func newController(mgr *manager.Manager, opts Options, kind Kind) (*controller.C
 	copts := mgr.ControllerOptions()
 	copts.MaxConcurrentReconciles = opts.Workers
 	ctrl, err := sharding.NewController(opts.Sharder, kind.Name, r, copts, owner.CachedRequests(),
-		owner.Source(), &podSource{r: r})
+		owner.Source(), podSource(r))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", kind.Name, err)
 	}

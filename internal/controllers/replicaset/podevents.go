@@ -1,10 +1,6 @@
 package replicaset
 
 import (
-	"context"
-	"fmt"
-	"sync"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -13,51 +9,20 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/setpoint-dev/setpoint/controller"
 	"github.com/setpoint-dev/setpoint/handler"
 	"github.com/setpoint-dev/setpoint/informer"
 	"github.com/setpoint-dev/setpoint/reconcile"
 	"github.com/setpoint-dev/setpoint/workqueue"
 )
 
-// podSource is the controller's source of pod events. Its handler lowers
-// expectations before it enqueues the owning ReplicaSet, so the sync it
-// triggers already sees the observation.
-type podSource struct {
-	r *reconciler
-
-	mu sync.Mutex
-	// reg is set once by Start; guarded by mu.
-	reg *informer.Registration
+// podSource feeds pod events through podHandler, which records
+// observations (expectations) before it enqueues the owner.
+func podSource(r *reconciler) controller.Source {
+	return controller.Informer(r.podInf, "v1 pods", func(q handler.Queue) informer.Handler[*corev1.Pod] {
+		return &podHandler{r: r, q: q}
+	})
 }
-
-// Start implements controller.Source.
-func (s *podSource) Start(ctx context.Context, name string, q handler.Queue) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.reg != nil {
-		return fmt.Errorf("pod source of %s started twice", name)
-	}
-	reg, err := s.r.podInf.AddEventHandler(&podHandler{r: s.r, q: q}, informer.HandlerOptions{Name: name})
-	if err != nil {
-		return fmt.Errorf("register pod handler: %w", err)
-	}
-	s.reg = reg
-	context.AfterFunc(ctx, func() { _ = s.r.podInf.RemoveEventHandler(reg) })
-	return nil
-}
-
-// HasSynced implements controller.Source.
-func (s *podSource) HasSynced() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.reg != nil && s.reg.HasSynced()
-}
-
-// LastError implements controller.Source.
-func (s *podSource) LastError() error { return s.r.podInf.LastError() }
-
-// String implements controller.Source.
-func (s *podSource) String() string { return "v1 pods" }
 
 // podHandler maps pod events to ReplicaSets and records observations.
 type podHandler struct {

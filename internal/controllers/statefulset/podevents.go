@@ -1,10 +1,7 @@
 package statefulset
 
 import (
-	"context"
-	"fmt"
 	"strings"
-	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -14,69 +11,26 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/setpoint-dev/setpoint/controller"
 	"github.com/setpoint-dev/setpoint/handler"
 	"github.com/setpoint-dev/setpoint/informer"
 	"github.com/setpoint-dev/setpoint/reconcile"
 )
 
-// handlerSource is a controller.Source that registers an informer handler
-// built for the controller's queue.
-type handlerSource[T informer.Object] struct {
-	inf  *informer.Informer[T]
-	name string
-	mk   func(q handler.Queue) informer.Handler[T]
-
-	mu  sync.Mutex
-	reg *informer.Registration
-}
-
-// Start implements controller.Source.
-func (s *handlerSource[T]) Start(ctx context.Context, name string, q handler.Queue) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.reg != nil {
-		return fmt.Errorf("%s source of %s started twice", s.name, name)
-	}
-	reg, err := s.inf.AddEventHandler(s.mk(q), informer.HandlerOptions{Name: name})
-	if err != nil {
-		return fmt.Errorf("register %s handler: %w", s.name, err)
-	}
-	s.reg = reg
-	context.AfterFunc(ctx, func() { _ = s.inf.RemoveEventHandler(reg) })
-	return nil
-}
-
-// HasSynced implements controller.Source.
-func (s *handlerSource[T]) HasSynced() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.reg != nil && s.reg.HasSynced()
-}
-
-// LastError implements controller.Source.
-func (s *handlerSource[T]) LastError() error { return s.inf.LastError() }
-
-// String implements controller.Source.
-func (s *handlerSource[T]) String() string { return s.name }
-
-// podSource feeds pod events: they satisfy expectations first, then
+// newPodSource feeds pod events: they satisfy expectations first, then
 // enqueue the owning set (or, for orphans, the sets that may adopt them).
-type podSource = handlerSource[*corev1.Pod]
-
-func newPodSource(r *reconciler) *podSource {
-	return &podSource{inf: r.podInf, name: "v1 pods", mk: func(q handler.Queue) informer.Handler[*corev1.Pod] {
+func newPodSource(r *reconciler) controller.Source {
+	return controller.Informer(r.podInf, "v1 pods", func(q handler.Queue) informer.Handler[*corev1.Pod] {
 		return &podHandler{r: r, q: q}
-	}}
+	})
 }
 
-// claimSource feeds PVC events: they satisfy claim-create expectations and
-// enqueue the set that waited for them.
-type claimSource = handlerSource[*corev1.PersistentVolumeClaim]
-
-func newClaimSource(r *reconciler) *claimSource {
-	return &claimSource{inf: r.pvcInf, name: "v1 persistentvolumeclaims", mk: func(q handler.Queue) informer.Handler[*corev1.PersistentVolumeClaim] {
+// newClaimSource feeds PVC events: they satisfy claim-create expectations
+// and enqueue the set that waited for them.
+func newClaimSource(r *reconciler) controller.Source {
+	return controller.Informer(r.pvcInf, "v1 persistentvolumeclaims", func(q handler.Queue) informer.Handler[*corev1.PersistentVolumeClaim] {
 		return &claimHandler{r: r, q: q}
-	}}
+	})
 }
 
 type claimHandler struct {
