@@ -193,12 +193,16 @@ func TestKill9ControllerManagerDuringJob(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w := watchJob(t, ctx, c, "crunch")
+	// Five waves of 3 s pods take at least 15 s, and every outage (the
+	// lease of a killed manager runs out after 3 s) holds back the
+	// replacements, while the four kills below take about 4 s each: the
+	// Job outlasts at least three of them on any machine.
 	const completions, parallelism = 24, 5
-	api.kubectl(t, jobManifest("crunch", completions, parallelism, "1500ms", ""), "apply", "-f", "-")
+	api.kubectl(t, jobManifest("crunch", completions, parallelism, "3s", ""), "apply", "-f", "-")
 	jobs := jobsOf(c).Namespace("default")
 	mid := 0
 	for round := 1; round <= 4; round++ {
-		time.Sleep(time.Duration(800+rand.IntN(1200)) * time.Millisecond)
+		time.Sleep(time.Duration(300+rand.IntN(700)) * time.Millisecond)
 		if j, err := jobs.Get(ctx, "crunch", metav1.GetOptions{}); err == nil && j.Status.Succeeded < completions {
 			mid++
 		}
