@@ -39,7 +39,7 @@ import (
 //
 // Seeds are random; a failing subtest logs its seed and recent operations.
 // SETPOINT_SEED=<n> reruns one seed, SETPOINT_CONSISTENCY_SEEDS=<n> runs n
-// (default 24, 4 with -short).
+// (default 12, fresh ones on every run, 4 with -short).
 func TestConsistencyUnderChaos(t *testing.T) {
 	for _, seed := range chaosSeeds(t) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runChaos(t, seed) })
@@ -57,7 +57,7 @@ func chaosSeeds(t *testing.T) []uint64 {
 		}
 		return []uint64{seed}
 	}
-	n := 24
+	n := 12
 	if testing.Short() {
 		n = 4
 	}
