@@ -3,9 +3,9 @@ package scheduler
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/setpoint-dev/setpoint/internal/nodematch"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -67,13 +67,13 @@ type cycle struct {
 // whether the refusal is one preemption cannot resolve.
 func (cy *cycle) filterNode(n *nodeInfo) ([]string, bool) {
 	pod, node := cy.pod, n.node
-	if node.Spec.Unschedulable && !tolerated(pod.Spec.Tolerations, &unschedulableTaint) {
+	if node.Spec.Unschedulable && !nodematch.Tolerates(pod.Spec.Tolerations, &unschedulableTaint) {
 		return []string{reasonUnschedulable}, true
 	}
 	if t := untoleratedTaint(pod.Spec.Tolerations, node, n.readiness); t != nil {
 		return []string{taintReason(t)}, true
 	}
-	if !matchesNodeSelector(pod, node) {
+	if !nodematch.MatchesNodeSelector(&pod.Spec, node) {
 		return []string{reasonAffinity}, true
 	}
 	if len(cy.d.ports) > 0 && portsConflict(cy.d.ports, n.ports) {
@@ -108,38 +108,14 @@ func untoleratedTaint(tols []corev1.Toleration, node *corev1.Node, readiness *co
 		if t.Effect == corev1.TaintEffectPreferNoSchedule {
 			continue
 		}
-		if !tolerated(tols, t) {
+		if !nodematch.Tolerates(tols, t) {
 			return t
 		}
 	}
-	if readiness != nil && !tolerated(tols, readiness) {
+	if readiness != nil && !nodematch.Tolerates(tols, readiness) {
 		return readiness
 	}
 	return nil
-}
-
-// tolerated reports whether any toleration tolerates t: same effect (or
-// none named), same key (or none named, which needs operator Exists), and
-// for Equal (the default operator) the same value.
-func tolerated(tols []corev1.Toleration, t *corev1.Taint) bool {
-	for i := range tols {
-		tol := &tols[i]
-		if tol.Effect != "" && tol.Effect != t.Effect {
-			continue
-		}
-		if tol.Key != "" && tol.Key != t.Key {
-			continue
-		}
-		switch tol.Operator {
-		case corev1.TolerationOpExists:
-			return true
-		case "", corev1.TolerationOpEqual:
-			if tol.Value == t.Value {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // insufficient is NodeResourcesFit: the pod count, then CPU, memory and
@@ -171,92 +147,6 @@ func insufficient(d *podDemand, n *nodeInfo) (out []string, unresolvable bool) {
 		}
 	}
 	return out, unresolvable
-}
-
-// matchesNodeSelector checks spec.nodeSelector (every label equal) and the
-// required node affinity (any of the terms).
-func matchesNodeSelector(pod *corev1.Pod, node *corev1.Node) bool {
-	if len(pod.Spec.NodeSelector) == 0 && pod.Spec.Affinity == nil {
-		return true
-	}
-	for k, v := range pod.Spec.NodeSelector {
-		if got, ok := node.Labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	a := pod.Spec.Affinity
-	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return true
-	}
-	for i, terms := 0, a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms; i < len(terms); i++ {
-		if matchesTerm(&terms[i], node) {
-			return true
-		}
-	}
-	return false
-}
-
-// matchesTerm ANDs a term's label expressions and field expressions (only
-// metadata.name exists for nodes). An empty term matches nothing.
-func matchesTerm(term *corev1.NodeSelectorTerm, node *corev1.Node) bool {
-	if len(term.MatchExpressions) == 0 && len(term.MatchFields) == 0 {
-		return false
-	}
-	for i := range term.MatchExpressions {
-		r := &term.MatchExpressions[i]
-		v, ok := node.Labels[r.Key]
-		if !matchesRequirement(r, v, ok) {
-			return false
-		}
-	}
-	for i := range term.MatchFields {
-		r := &term.MatchFields[i]
-		if r.Key != "metadata.name" || (r.Operator != corev1.NodeSelectorOpIn && r.Operator != corev1.NodeSelectorOpNotIn) {
-			return false
-		}
-		if !matchesRequirement(r, node.Name, true) {
-			return false
-		}
-	}
-	return true
-}
-
-// matchesRequirement applies one requirement to a label value v (present
-// when ok). Gt and Lt compare integers and need exactly one value.
-func matchesRequirement(r *corev1.NodeSelectorRequirement, v string, ok bool) bool {
-	switch r.Operator {
-	case corev1.NodeSelectorOpIn:
-		return ok && contains(r.Values, v)
-	case corev1.NodeSelectorOpNotIn:
-		return !ok || !contains(r.Values, v)
-	case corev1.NodeSelectorOpExists:
-		return ok
-	case corev1.NodeSelectorOpDoesNotExist:
-		return !ok
-	case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
-		if !ok || len(r.Values) != 1 {
-			return false
-		}
-		have, err1 := strconv.ParseInt(v, 10, 64)
-		want, err2 := strconv.ParseInt(r.Values[0], 10, 64)
-		if err1 != nil || err2 != nil {
-			return false
-		}
-		if r.Operator == corev1.NodeSelectorOpGt {
-			return have > want
-		}
-		return have < want
-	}
-	return false
-}
-
-func contains(vals []string, v string) bool {
-	for _, x := range vals {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // fitError is the outcome of a pod that fits no node: how many nodes were

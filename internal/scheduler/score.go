@@ -3,6 +3,7 @@ package scheduler
 import (
 	"math/rand/v2"
 
+	"github.com/setpoint-dev/setpoint/internal/nodematch"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -152,7 +153,7 @@ func preferredNodeTerms(pod *corev1.Pod) []corev1.PreferredSchedulingTerm {
 func preferredNodeScore(prefs []corev1.PreferredSchedulingTerm, node *corev1.Node) int64 {
 	var s int64
 	for i := range prefs {
-		if prefs[i].Weight != 0 && matchesTerm(&prefs[i].Preference, node) {
+		if prefs[i].Weight != 0 && nodematch.MatchesTerm(&prefs[i].Preference, node) {
 			s += int64(prefs[i].Weight)
 		}
 	}
@@ -176,7 +177,7 @@ func intolerablePreferNoSchedule(pod *corev1.Pod, node *corev1.Node) int64 {
 	var k int64
 	for i := range node.Spec.Taints {
 		t := &node.Spec.Taints[i]
-		if t.Effect == corev1.TaintEffectPreferNoSchedule && !tolerated(pod.Spec.Tolerations, t) {
+		if t.Effect == corev1.TaintEffectPreferNoSchedule && !nodematch.Tolerates(pod.Spec.Tolerations, t) {
 			k++
 		}
 	}

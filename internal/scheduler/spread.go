@@ -3,6 +3,7 @@ package scheduler
 import (
 	"math"
 
+	"github.com/setpoint-dev/setpoint/internal/nodematch"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -57,13 +58,13 @@ func spreadConstraints(pod *corev1.Pod, action corev1.UnsatisfiableConstraintAct
 
 // included applies the constraint's node inclusion policies.
 func (c *spreadConstraint) included(pod *corev1.Pod, node *corev1.Node) bool {
-	if c.honorAffinity && !matchesNodeSelector(pod, node) {
+	if c.honorAffinity && !nodematch.MatchesNodeSelector(&pod.Spec, node) {
 		return false
 	}
 	if c.honorTaints {
 		for i := range node.Spec.Taints {
 			t := &node.Spec.Taints[i]
-			if t.Effect != corev1.TaintEffectPreferNoSchedule && !tolerated(pod.Spec.Tolerations, t) {
+			if t.Effect != corev1.TaintEffectPreferNoSchedule && !nodematch.Tolerates(pod.Spec.Tolerations, t) {
 				return false
 			}
 		}

@@ -2,7 +2,9 @@ package scheduler
 
 import (
 	"fmt"
+	"slices"
 
+	"github.com/setpoint-dev/setpoint/internal/nodematch"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -257,7 +259,7 @@ func volumeReachable(pv *corev1.PersistentVolume, node *corev1.Node) bool {
 		return true
 	}
 	for i := range na.Required.NodeSelectorTerms {
-		if matchesTerm(&na.Required.NodeSelectorTerms[i], node) {
+		if nodematch.MatchesTerm(&na.Required.NodeSelectorTerms[i], node) {
 			return true
 		}
 	}
@@ -276,7 +278,7 @@ func provisionable(class *storagev1.StorageClass, node *corev1.Node) bool {
 	for _, term := range class.AllowedTopologies {
 		ok := true
 		for _, e := range term.MatchLabelExpressions {
-			if v, has := node.Labels[e.Key]; !has || !contains(e.Values, v) {
+			if v, has := node.Labels[e.Key]; !has || !slices.Contains(e.Values, v) {
 				ok = false
 				break
 			}

@@ -1,8 +1,7 @@
 package daemonset
 
 import (
-	"strconv"
-
+	"github.com/setpoint-dev/setpoint/internal/nodematch"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,7 +62,7 @@ func nodeShouldRun(node *corev1.Node, ds *appsv1.DaemonSet) (shouldRun, shouldCo
 	if spec.NodeName != "" && spec.NodeName != node.Name {
 		return false, false
 	}
-	if !matchesNodeSelector(spec, node) {
+	if !nodematch.MatchesNodeSelector(spec, node) {
 		return false, false
 	}
 	tols := daemonTolerations(spec)
@@ -95,116 +94,7 @@ func untolerated(taints []corev1.Taint, tols []corev1.Toleration, onlyNoExecute 
 		default:
 			continue
 		}
-		if !tolerates(tols, t) {
-			return true
-		}
-	}
-	return false
-}
-
-// tolerates reports whether any of tols tolerates t, by Kubernetes' rules:
-// an empty effect matches every effect, an empty key (with Exists) every
-// key; Exists matches any value, Equal (or no operator) the same value.
-// The comparison operators Lt and Gt (behind a feature gate that is off by
-// default) tolerate nothing.
-func tolerates(tols []corev1.Toleration, t *corev1.Taint) bool {
-	for i := range tols {
-		tol := &tols[i]
-		if tol.Effect != "" && tol.Effect != t.Effect {
-			continue
-		}
-		if tol.Key != "" && tol.Key != t.Key {
-			continue
-		}
-		switch tol.Operator {
-		case corev1.TolerationOpExists:
-			return true
-		case "", corev1.TolerationOpEqual:
-			if tol.Value == t.Value {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// matchesNodeSelector applies spec.nodeSelector (every label equal) and the
-// required node affinity (any of its terms) to node.
-func matchesNodeSelector(spec *corev1.PodSpec, node *corev1.Node) bool {
-	for k, v := range spec.NodeSelector {
-		if got, ok := node.Labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	a := spec.Affinity
-	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return true
-	}
-	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		if matchesTerm(&term, node) {
-			return true
-		}
-	}
-	return false
-}
-
-// matchesTerm ANDs a term's label and field requirements; an empty term
-// matches nothing. The only node field is metadata.name, with In or NotIn.
-func matchesTerm(term *corev1.NodeSelectorTerm, node *corev1.Node) bool {
-	if len(term.MatchExpressions) == 0 && len(term.MatchFields) == 0 {
-		return false
-	}
-	for i := range term.MatchExpressions {
-		r := &term.MatchExpressions[i]
-		v, ok := node.Labels[r.Key]
-		if !matchesRequirement(r, v, ok) {
-			return false
-		}
-	}
-	for i := range term.MatchFields {
-		r := &term.MatchFields[i]
-		if r.Key != metav1.ObjectNameField || (r.Operator != corev1.NodeSelectorOpIn && r.Operator != corev1.NodeSelectorOpNotIn) {
-			return false
-		}
-		if !matchesRequirement(r, node.Name, true) {
-			return false
-		}
-	}
-	return true
-}
-
-// matchesRequirement applies one requirement to a value v (present when
-// ok). Gt and Lt compare integers and take exactly one value.
-func matchesRequirement(r *corev1.NodeSelectorRequirement, v string, ok bool) bool {
-	switch r.Operator {
-	case corev1.NodeSelectorOpIn:
-		return ok && contains(r.Values, v)
-	case corev1.NodeSelectorOpNotIn:
-		return !ok || !contains(r.Values, v)
-	case corev1.NodeSelectorOpExists:
-		return ok
-	case corev1.NodeSelectorOpDoesNotExist:
-		return !ok
-	case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
-		if !ok || len(r.Values) != 1 {
-			return false
-		}
-		have, err1 := strconv.ParseInt(v, 10, 64)
-		want, err2 := strconv.ParseInt(r.Values[0], 10, 64)
-		if err1 != nil || err2 != nil {
-			return false
-		}
-		if r.Operator == corev1.NodeSelectorOpGt {
-			return have > want
-		}
-		return have < want
-	}
-	return false
-}
-
-func contains(vals []string, v string) bool {
-	for _, x := range vals {
-		if x == v {
+		if !nodematch.Tolerates(tols, t) {
 			return true
 		}
 	}

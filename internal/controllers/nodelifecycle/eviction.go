@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/setpoint-dev/setpoint/internal/nodematch"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -89,24 +90,6 @@ func noExecuteTaints(n *corev1.Node) []corev1.Taint {
 	return out
 }
 
-// tolerates reports whether tol tolerates taint (key, operator, value,
-// effect; an empty effect or key with Exists matches all).
-func tolerates(tol corev1.Toleration, taint corev1.Taint) bool {
-	if tol.Effect != "" && tol.Effect != taint.Effect {
-		return false
-	}
-	if tol.Key != "" && tol.Key != taint.Key {
-		return false
-	}
-	switch tol.Operator {
-	case corev1.TolerationOpExists:
-		return true
-	case corev1.TolerationOpEqual, "":
-		return tol.Key != "" && tol.Value == taint.Value
-	}
-	return false
-}
-
 // tolerationsFor returns the pod's tolerations plus the ones Kubernetes'
 // DefaultTolerationSeconds admission would have added: not-ready and
 // unreachable NoExecute for DefaultEvictionTimeout, unless the pod
@@ -116,11 +99,7 @@ func (c *Controller) tolerationsFor(p *corev1.Pod) []corev1.Toleration {
 	secs := int64(c.opts.DefaultEvictionTimeout / time.Second)
 	for _, key := range lifecycleTaintKeys {
 		probe := corev1.Taint{Key: key, Effect: corev1.TaintEffectNoExecute}
-		covered := false
-		for _, t := range p.Spec.Tolerations {
-			covered = covered || tolerates(t, probe)
-		}
-		if !covered {
+		if !nodematch.Tolerates(p.Spec.Tolerations, &probe) {
 			tols = append(tols[:len(tols):len(tols)], corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists,
 				Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &secs})
 		}
@@ -144,7 +123,7 @@ func (c *Controller) evictionTime(p *corev1.Pod, taints []corev1.Taint, now time
 		matched, forever := false, false
 		var longest time.Duration
 		for _, tol := range tols {
-			if !tolerates(tol, taint) {
+			if !nodematch.TolerationMatches(&tol, &taint) {
 				continue
 			}
 			matched = true
