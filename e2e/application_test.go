@@ -32,6 +32,7 @@ spec:
 // finalizer removes the record before the garbage collector removes the
 // Deployment and Service. SIGTERM ends the operator with status 0.
 func TestApplicationOperator(t *testing.T) {
+	t.Parallel()
 	cl := startUp(t, 2)
 	cl.kubectl(t, "", "apply", "-f", "../examples/application/config/crd.yaml")
 	cl.kubectl(t, "", "wait", "--for=condition=Established", "--timeout=30s", "crd/applications.apps.setpoint.dev")

@@ -32,6 +32,7 @@ spec:
 // against the binary: apply, managedFields, conflicts, --force-conflicts
 // and diff --server-side.
 func TestKubectlServerSideApply(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, t.TempDir(), "bolt")
 
 	if out := s.kubectl(t, ssaDeployment("2", "nginx:1"), "apply", "--server-side", "-f", "-"); !strings.Contains(out, "deployment.apps/web serverside-applied") {

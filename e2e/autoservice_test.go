@@ -50,6 +50,7 @@ spec:
 // Lease and the controller's metrics are visible, and SIGTERM ends it with
 // status 0.
 func TestAutoService(t *testing.T) {
+	t.Parallel()
 	cl := startUp(t, 1)
 	metricsAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	ex := startOperator(t, "autoservice/cmd/autoservice", "autoservice controller running", "--kubeconfig", cl.kubeconfig, "--leader-elect",

@@ -38,6 +38,7 @@ func replicaSetsOf(c *rest.Client) *rest.Resource[*appsv1.ReplicaSet, *appsv1.Re
 // TestUpCascadingDelete is the second scenario: background,
 // foreground and orphan deletion of Deployments, and namespace deletion.
 func TestUpCascadingDelete(t *testing.T) {
+	t.Parallel()
 	cl := startUp(t, 3)
 	c := restClient(t, cl.kubeconfig)
 	for _, name := range []string{"bg", "fg", "orphan"} {

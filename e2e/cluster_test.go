@@ -143,6 +143,7 @@ func waitRunning(t *testing.T, c *rest.Client, ns, selector string, want int, ti
 // 20 replicas Running, a rolling update within maxSurge/maxUnavailable as
 // seen by an independent watcher, rollout undo, and a deleted pod replaced.
 func TestUpDeploymentRollout(t *testing.T) {
+	t.Parallel()
 	cl := startUp(t, 4)
 	out := cl.kubectl(t, "", "get", "nodes", "--no-headers")
 	if n := strings.Count(out, " Ready "); n != 4 {

@@ -70,6 +70,7 @@ spec:
 // explain, validation errors, defaulting and pruning, scale, another
 // version, and deletion that takes the objects along.
 func TestKubectlCustomResources(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 1)
 	s := c.server
 	s.kubectl(t, crontabCRD, "apply", "-f", "-")

@@ -163,6 +163,7 @@ func (s *server) waitEventReason(t *testing.T, reason, contains string) {
 // Job completes, the history limit, suspend, and deletion with cascade. A
 // watch checks throughout that two scheduled Jobs never run at once.
 func TestUpCronJobLife(t *testing.T) {
+	t.Parallel()
 	cl := startUp(t, 1)
 	c := restClient(t, cl.kubeconfig)
 	fw := watchForbid(t, c)

@@ -106,6 +106,7 @@ func (w *dsWatch) check(nodes []string) {
 // pod on a node added later by a separate `setpoint node` process, and its
 // deletion removes its pods and revisions.
 func TestUpDaemonSetLife(t *testing.T) {
+	t.Parallel()
 	cl := startUp(t, 3)
 	c := restClient(t, cl.kubeconfig)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -56,6 +56,7 @@ func (a *acked) rv(rv string) {
 // that every acknowledged create and update is there, intact, and that no
 // object is half-written — several times in a row on the same data.
 func TestKill9DuringWriteLoad(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const writers, rounds = 16, 5
 	a := &acked{created: map[string]int64{}, counter: map[string]int{}}

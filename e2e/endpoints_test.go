@@ -103,6 +103,7 @@ func sortedIPs(pods []corev1.Pod) []string {
 // the default ServiceAccount and kube-root-ca.crt; the kubernetes Service
 // has its endpoints.
 func TestServiceEndpointsRCAndNamespaceDefaults(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 2)
 	defer c.up.stop()
 	rc := restClient(t, c.kubeconfig)

@@ -137,6 +137,7 @@ func raceBuild() bool { return os.Getenv("SETPOINT_E2E_NORACE") == "" }
 // existing pods are printed at start, later creates and updates are synced,
 // a deletion is reported, and pods of other namespaces are not seen.
 func TestExamplePodPrinter(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, t.TempDir(), "bolt")
 	s.kubectl(t, podManifest("before", "default"), "apply", "-f", "-")
 	s.kubectl(t, "", "create", "namespace", "other")
@@ -159,6 +160,7 @@ func TestExamplePodPrinter(t *testing.T) {
 // processed with its phase, a failed pod with a controller owner is deleted
 // (its owner would replace it), a failed pod without one is left alone.
 func TestExampleWorkerPool(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, t.TempDir(), "bolt")
 	s.kubectl(t, podManifest("web-1", "default"), "apply", "-f", "-")
 	ex := startExample(t, "workerpool", "--kubeconfig", s.kubeconfig, "--workers", "2", "--delete-failed")

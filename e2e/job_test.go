@@ -120,6 +120,7 @@ func (w *jobWatch) check(t *testing.T, parallelism int, completions int32) {
 // completion with a watch on its invariants, suspends and resumes one, and
 // deletes one with cascade.
 func TestUpJobLifecycle(t *testing.T) {
+	t.Parallel()
 	cl := startUp(t, 2)
 	c := restClient(t, cl.kubeconfig)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -186,6 +187,7 @@ func TestUpJobLifecycle(t *testing.T) {
 // with SIGKILL several times while a Job runs; the Job completes with
 // exactly its completions, never more, and every finished pod is counted.
 func TestKill9ControllerManagerDuringJob(t *testing.T) {
+	t.Parallel()
 	api := startUp(t, 3, "--no-controller-manager")
 	kc := api.kubeconfig
 	cm := startControllerManager(t, kc, 0)

@@ -30,6 +30,7 @@ func startControllerManager(t *testing.T, kubeconfig string, round int) *proc {
 // duplicated (a watcher sees no more than replicas+maxSurge pods) or left
 // without its controller.
 func TestKill9ControllerManagerDuringRollout(t *testing.T) {
+	t.Parallel()
 	api := startUp(t, 4, "--no-controller-manager", "--pod-start-delay", "1500ms")
 	kc := api.kubeconfig
 	cm := startControllerManager(t, kc, 0)

@@ -55,6 +55,7 @@ func names(out string) []string {
 }
 
 func TestKubectl(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, t.TempDir(), "bolt")
 
 	t.Run("namespaces exist from the start", func(t *testing.T) {

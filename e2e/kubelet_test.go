@@ -50,6 +50,7 @@ spec:
 // until `kubectl create configmap`; init containers run in order, as
 // `kubectl get pod` shows (Init:0/2, Init:1/2, Running).
 func TestKubeletLifecycle(t *testing.T) {
+	t.Parallel()
 	cl := startUp(t, 1)
 	status := func(pod string) string {
 		out, _, err := cl.kubectlErr(t, "", "get", "pod", pod, "--no-headers")

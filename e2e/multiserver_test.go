@@ -60,6 +60,7 @@ func startReplica(t *testing.T, pkiDir string, endpoints []string) *server {
 // replica A (its current server) is killed with SIGKILL, and every
 // acknowledged write is there.
 func TestMultiServerOnEtcd(t *testing.T) {
+	t.Parallel()
 	c := etcdtest.StartCluster(t, 3)
 	pkiDir := filepath.Join(t.TempDir(), "pki")
 	b := startReplica(t, pkiDir, c.Endpoints())

@@ -23,6 +23,7 @@ const tolerateNodeLoss = `      tolerations:
 // NotReady with the unreachable taint, and its pods are recreated on the
 // other nodes.
 func TestUpNodeStopsHeartbeating(t *testing.T) {
+	t.Parallel()
 	cl := startUp(t, 2, "--node-monitor-grace-period", "4s")
 	edge := startProc(t, "edge node", "node", "--kubeconfig", cl.kubeconfig, "--nodes", "1", "--name-prefix", "edge-",
 		"--node-lease-duration", "4s", "--node-lease-renew-interval", "1s")
@@ -110,6 +111,7 @@ spec:
 // restartPolicy Always (kubectl shows the restarts and the last exit code)
 // and fails the pod under Never.
 func TestUpContainerCrashes(t *testing.T) {
+	t.Parallel()
 	cl := startUp(t, 1, "--container-restart-backoff", "300ms")
 	cl.kubectl(t, crashingPod("always", "Always"), "apply", "-f", "-")
 	cl.kubectl(t, crashingPod("never", "Never"), "apply", "-f", "-")

@@ -47,6 +47,7 @@ func podOf(t *testing.T, cl *upCluster, name string) *corev1.Pod {
 // message; debug adds an ephemeral container, fails to attach and shows
 // its log instead.
 func TestKubectlLogsExecDebug(t *testing.T) {
+	t.Parallel()
 	cl := startUp(t, 2, "--container-restart-backoff", "1s")
 	cl.kubectl(t, crashyPod, "apply", "-f", "-")
 	eventually(t, 30*time.Second, "crashy running", func() string {
@@ -128,6 +129,7 @@ func TestKubectlLogsExecDebug(t *testing.T) {
 // evicted; a PodDisruptionBudget (its status written by the disruption
 // controller) holds the drain until a second healthy pod lets it allow one.
 func TestKubectlDrain(t *testing.T) {
+	t.Parallel()
 	cl := startUp(t, 2)
 	for _, name := range []string{"a", "b", "guarded"} {
 		cl.kubectl(t, fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  labels: {app: %s}\nspec:\n  nodeName: node-0\n  containers:\n  - {name: c, image: busybox}\n", name, name),

@@ -13,6 +13,7 @@ import (
 // with kube-apiserver's message and shows its usage in `kubectl describe`;
 // a LimitRange defaults a pod's resources.
 func TestUpQuotaAndLimitRange(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 1)
 	c.kubectl(t, "", "create", "namespace", "q")
 	c.kubectl(t, "", "create", "quota", "q", "-n", "q", "--hard=pods=2,count/configmaps=5")
@@ -66,6 +67,7 @@ func containsLine(out string, fields ...string) bool {
 // (429) until its replacement is ready elsewhere, then the other; at no
 // time are fewer than one replica ready.
 func TestUpDrainRespectsBudget(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 2)
 	c.kubectl(t, "", "cordon", "node-1")
 	c.kubectl(t, "", "create", "deployment", "web", "--image=busybox", "--replicas=2")

@@ -61,6 +61,7 @@ spec:
 // affinity to no pod, stay Pending with kube-scheduler's messages; a gated
 // pod waits until its gate is removed.
 func TestSchedulerRefusesWhatKubeRefuses(t *testing.T) {
+	t.Parallel()
 	cl := startUp(t, 3)
 	cl.kubectl(t, schedulerManifest, "apply", "-f", "-")
 	pods := func() map[string]corev1.Pod {

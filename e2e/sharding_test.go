@@ -68,6 +68,8 @@ func shardHolders(t *testing.T, c *rest.Client) map[int]string {
 // the leader Lease must move too, and a namespace deletion, which only the
 // leader's namespace controller finishes, must complete.
 func TestKill9ShardedControllerManagerReplica(t *testing.T) {
+	// Not parallel: it bounds the failover time (lease plus renew deadline),
+	// which the load of the parallel tests would stretch.
 	etcd := etcdtest.StartCluster(t, 3)
 	api := startUp(t, 3, "--no-controller-manager", "--storage", "etcd",
 		"--etcd-endpoints", strings.Join(etcd.Endpoints(), ","), "--etcd-prefix", "/e2e-sharding")

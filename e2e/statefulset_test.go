@@ -205,6 +205,7 @@ func checkImages(t *testing.T, c *rest.Client, set string, n int, image string) 
 // checks that no ordinal ever has two pods and that pods are created in
 // order, each after its predecessors were Ready.
 func TestStatefulSetLifecycle(t *testing.T) {
+	t.Parallel()
 	api := startUp(t, 2)
 	c := restClient(t, api.kubeconfig)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -277,6 +278,7 @@ func TestStatefulSetLifecycle(t *testing.T) {
 // StatefulSet's rolling update, several times; the rollout completes, no
 // ordinal ever has two pods, and OrderedReady's order holds throughout.
 func TestKill9ControllerManagerDuringStatefulSetRollout(t *testing.T) {
+	t.Parallel()
 	api := startUp(t, 2, "--no-controller-manager", "--pod-start-delay", "500ms")
 	kc := api.kubeconfig
 	cm := startControllerManager(t, kc, 0)

@@ -16,6 +16,7 @@ import (
 // off, and Terminating → gone on delete; kubectl shows the printer
 // columns and the transition events, and SIGTERM ends the binary with 0.
 func TestStateMachine(t *testing.T) {
+	t.Parallel()
 	cl := startUp(t, 1)
 	cl.kubectl(t, "", "apply", "-f", "../examples/statemachine/crd.yaml")
 	cl.kubectl(t, "", "wait", "--for=condition=Established", "--timeout=30s", "crd/databases.demo.setpoint.dev")

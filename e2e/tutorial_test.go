@@ -74,6 +74,8 @@ func parseTutorial(md string) ([]tutorialBlock, error) {
 // in for the checksum database so that the test needs no network when the
 // module cache is warm.
 func TestTutorial(t *testing.T) {
+	// Not parallel: the tutorial compiles a module and runs its `go test`,
+	// which starts a server of its own; it stays out of the parallel load.
 	md, err := os.ReadFile("../docs/TUTORIAL.md")
 	if err != nil {
 		t.Fatal(err)

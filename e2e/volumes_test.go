@@ -46,6 +46,7 @@ spec:
 // the claim; deleting the pod and the claim deletes the volume. A watch on
 // claims checks throughout that no volume is bound to two claims.
 func TestUpVolumes(t *testing.T) {
+	t.Parallel()
 	cl := startUp(t, 2)
 	c := restClient(t, cl.kubeconfig)
 	pvcs := rest.For[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList](c, corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), true).Namespace("default")
