@@ -1,0 +1,229 @@
+package nodeagent
+
+import (
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Simulated resource usage: what each running container of a node
+// consumes, as the kubelet's /metrics/resource reports it (metrics.go).
+//
+// A container uses its requests (cpu, memory) unless the pod's annotations
+// say otherwise; the annotations are read live (at each scrape and each
+// pod update), so `kubectl annotate pod p setpoint.dev/cpu-usage=900m
+// --overwrite` raises the usage from the moment the agent sees it. The
+// cpu counter is the integral of the usage over the container's run (a
+// restart starts a new counter, as a new container does), the node's the
+// integral of its containers' total; memory is the current working set.
+const (
+	// AnnotationCPUUsage is the cpu a container uses (a quantity: "250m",
+	// "1.5"), one value for every regular and sidecar container or
+	// "container=value,…".
+	AnnotationCPUUsage = "setpoint.dev/cpu-usage"
+	// AnnotationMemoryUsage is the memory working set of a container (a
+	// quantity: "64Mi"), same forms.
+	AnnotationMemoryUsage = "setpoint.dev/memory-usage"
+)
+
+// usageOf returns the container's simulated cpu (in millicores) and
+// memory (bytes) usage: the annotation's value, else its requests.
+func usageOf(pod *corev1.Pod, c *corev1.Container) (cpuMilli, memBytes int64) {
+	cpuMilli = c.Resources.Requests.Cpu().MilliValue()
+	memBytes = c.Resources.Requests.Memory().Value()
+	if s, ok := knobValue(pod, AnnotationCPUUsage, c.Name, true); ok {
+		if q, err := resource.ParseQuantity(s); err == nil && q.Sign() >= 0 {
+			cpuMilli = q.MilliValue()
+		}
+	}
+	if s, ok := knobValue(pod, AnnotationMemoryUsage, c.Name, true); ok {
+		if q, err := resource.ParseQuantity(s); err == nil && q.Sign() >= 0 {
+			memBytes = q.Value()
+		}
+	}
+	return cpuMilli, memBytes
+}
+
+// counter integrates a rate that changes at known times: acc core-seconds
+// until since, rate millicores from then.
+type counter struct {
+	acc   float64
+	rate  int64
+	since time.Time
+}
+
+// at returns the integral until now without changing c.
+func (c *counter) at(now time.Time) float64 {
+	d := now.Sub(c.since)
+	if d < 0 {
+		d = 0
+	}
+	return c.acc + float64(c.rate)/1000*d.Seconds()
+}
+
+// set moves the counter to now and changes its rate from then on.
+func (c *counter) set(now time.Time, rate int64) {
+	if now.After(c.since) {
+		c.acc = c.at(now)
+		c.since = now
+	}
+	c.rate = rate
+}
+
+// ctrKey names one run of one container: a restart is a new counter.
+type ctrKey struct {
+	uid       types.UID
+	container string
+	started   time.Time
+}
+
+// meter keeps the cpu counters of the agent's containers and nodes.
+type meter struct {
+	mu    sync.Mutex
+	ctrs  map[ctrKey]*counter
+	nodes map[string]*counter
+}
+
+func newMeter() *meter {
+	return &meter{ctrs: map[ctrKey]*counter{}, nodes: map[string]*counter{}}
+}
+
+// ctrSample is one running container's usage at a scrape.
+type ctrSample struct {
+	ns, pod, name string
+	started       time.Time
+	cpuSeconds    float64
+	memBytes      int64
+}
+
+// runningCtr is a running container of a pod as the simulation has it.
+type runningCtr struct {
+	spec    *corev1.Container
+	started time.Time
+}
+
+// runningLocked lists the running containers (sidecars and regular) of a
+// simulated pod. a.mu must be held.
+func runningLocked(ps *podState) []runningCtr {
+	var out []runningCtr
+	for _, c := range append(append([]*ctrState(nil), ps.inits...), ps.containers...) {
+		if c.running && c.spec != nil {
+			out = append(out, runningCtr{spec: c.spec, started: c.startedAt})
+		}
+	}
+	return out
+}
+
+// observe brings the counters of the pod's running containers to now with
+// the usage its current annotations give.
+func (m *meter) observe(pod *corev1.Pod, ctrs []runningCtr, now time.Time) []ctrSample {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]ctrSample, 0, len(ctrs))
+	for _, rc := range ctrs {
+		cpu, mem := usageOf(pod, rc.spec)
+		k := ctrKey{uid: pod.UID, container: rc.spec.Name, started: rc.started}
+		c := m.ctrs[k]
+		if c == nil {
+			c = &counter{since: rc.started, rate: cpu} // the usage it has had since it started
+			if c.since.After(now) {
+				c.since = now
+			}
+			m.ctrs[k] = c
+		}
+		c.set(now, cpu)
+		out = append(out, ctrSample{ns: pod.Namespace, pod: pod.Name, name: rc.spec.Name, started: rc.started,
+			cpuSeconds: c.acc, memBytes: mem})
+	}
+	return out
+}
+
+// scrapeNode returns the samples of the node's running containers at now
+// and the node's cpu counter, and forgets the counters of containers of
+// the node that no longer run.
+func (a *Agent) scrapeNode(n *node, now time.Time) (samples []ctrSample, nodeCPU float64) {
+	type podRun struct {
+		pod  *corev1.Pod
+		ctrs []runningCtr
+	}
+	var runs []podRun
+	a.mu.Lock()
+	for key, ps := range a.sims {
+		if ps.node != n || ps.stopped {
+			continue
+		}
+		pod, err := a.podInf.Lister().Namespace(key.Namespace).Get(key.Name)
+		if err != nil || pod.UID != ps.uid || isTerminal(pod.Status.Phase) {
+			continue
+		}
+		if ctrs := runningLocked(ps); len(ctrs) > 0 {
+			runs = append(runs, podRun{pod: pod, ctrs: ctrs})
+		}
+	}
+	a.mu.Unlock()
+	live := map[ctrKey]bool{}
+	var rate int64
+	for _, r := range runs {
+		for _, s := range a.meter.observe(r.pod, r.ctrs, now) {
+			samples = append(samples, s)
+			live[ctrKey{uid: r.pod.UID, container: s.name, started: s.started}] = true
+		}
+		for _, rc := range r.ctrs {
+			cpu, _ := usageOf(r.pod, rc.spec)
+			rate += cpu
+		}
+	}
+	m := a.meter
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	uids := map[types.UID]bool{}
+	for _, r := range runs {
+		uids[r.pod.UID] = true
+	}
+	for k := range m.ctrs {
+		if uids[k.uid] && !live[k] {
+			delete(m.ctrs, k)
+		}
+	}
+	nc := m.nodes[n.name]
+	if nc == nil {
+		nc = &counter{since: now}
+		m.nodes[n.name] = nc
+	}
+	nc.set(now, rate)
+	return samples, nc.acc
+}
+
+// observePod brings the counters of a pod of ours to now after it changed
+// (its usage annotations may have), so a new usage counts from when the
+// agent saw it rather than from the next scrape.
+func (a *Agent) observePod(pod *corev1.Pod) {
+	n := a.byName[pod.Spec.NodeName]
+	if n == nil {
+		return
+	}
+	a.mu.Lock()
+	ps := a.sims[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}]
+	var ctrs []runningCtr
+	if ps != nil && ps.uid == pod.UID {
+		ctrs = runningLocked(ps)
+	}
+	a.mu.Unlock()
+	if len(ctrs) > 0 {
+		a.meter.observe(pod, ctrs, a.clock.Now())
+	}
+}
+
+// forgetPod drops the counters of a pod that is gone.
+func (m *meter) forgetPod(uid types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.ctrs {
+		if k.uid == uid {
+			delete(m.ctrs, k)
+		}
+	}
+}
