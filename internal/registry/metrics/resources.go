@@ -51,11 +51,11 @@ func Resources() []*registry.Resource {
 		{
 			Group: GroupName, Version: "v1beta1", Resource: "pods", Kind: "PodMetrics", ListKind: "PodMetricsList",
 			Singular: "podmetrics", Namespaced: true,
-			New:      func() runtime.Object { return &metricsv1beta1.PodMetrics{} },
-			NewList:  func() runtime.Object { return &metricsv1beta1.PodMetricsList{} },
-			Virtual:  &registry.Virtual{Get: s.getPod, List: s.listPods},
-			Attrs:    strategy.Attrs[*metricsv1beta1.PodMetrics](true, nil),
-			Table:    usageTable{},
+			New:     func() runtime.Object { return &metricsv1beta1.PodMetrics{} },
+			NewList: func() runtime.Object { return &metricsv1beta1.PodMetricsList{} },
+			Virtual: &registry.Virtual{Get: s.getPod, List: s.listPods},
+			Attrs:   strategy.Attrs[*metricsv1beta1.PodMetrics](true, nil),
+			Table:   usageTable{},
 		},
 	}
 }

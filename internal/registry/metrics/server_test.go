@@ -11,8 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clocktesting "k8s.io/utils/clock/testing"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/setpoint-dev/setpoint/internal/controllers/ctrltest"
 	"github.com/setpoint-dev/setpoint/internal/nodeagent"
