@@ -129,8 +129,8 @@
 //     metrics.go). A running container uses its requests, or what the
 //     annotations setpoint.dev/cpu-usage and setpoint.dev/memory-usage say
 //     (read live, at each pod update and scrape); its cpu counter is the
-//     integral of that usage over its run, the node's of its containers'
-//     total (a change between two scrapes counts from the second). A
+//     integral of that usage over its run, the node's the sum of its
+//     containers' counters, those that ended included. A
 //     stopped node (StopHeartbeat) drops the connection, as a dead kubelet.
 //
 //   - The logs (logs.go): every run of a container writes lines telling

@@ -145,7 +145,7 @@ func (a *Agent) dropLocked(key types.NamespacedName) {
 	if ps := a.sims[key]; ps != nil {
 		ps.releaseIP()
 		ps.endLogs()
-		a.meter.forgetPod(ps.uid)
+		a.meter.forgetPod(ps.uid, a.clock.Now())
 		delete(a.sims, key)
 	}
 }

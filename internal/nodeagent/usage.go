@@ -18,7 +18,8 @@ import (
 // --overwrite` raises the usage from the moment the agent sees it. The
 // cpu counter is the integral of the usage over the container's run (a
 // restart starts a new counter, as a new container does), the node's the
-// integral of its containers' total; memory is the current working set.
+// sum of its containers' (those that ended included); memory is the
+// current working set.
 const (
 	// AnnotationCPUUsage is the cpu a container uses (a quantity: "250m",
 	// "1.5"), one value for every regular and sidecar container or
@@ -80,15 +81,23 @@ type ctrKey struct {
 	started   time.Time
 }
 
-// meter keeps the cpu counters of the agent's containers and nodes.
+// ctrCounter is one run's counter on its node.
+type ctrCounter struct {
+	counter
+	node string
+}
+
+// meter keeps the cpu counters of the agent's containers. A node's counter
+// is what its containers that stopped had used (retired) plus its running
+// containers' counters, so it is exact and never goes back.
 type meter struct {
-	mu    sync.Mutex
-	ctrs  map[ctrKey]*counter
-	nodes map[string]*counter
+	mu      sync.Mutex
+	ctrs    map[ctrKey]*ctrCounter
+	retired map[string]float64
 }
 
 func newMeter() *meter {
-	return &meter{ctrs: map[ctrKey]*counter{}, nodes: map[string]*counter{}}
+	return &meter{ctrs: map[ctrKey]*ctrCounter{}, retired: map[string]float64{}}
 }
 
 // ctrSample is one running container's usage at a scrape.
@@ -128,7 +137,8 @@ func (m *meter) observe(pod *corev1.Pod, ctrs []runningCtr, now time.Time) []ctr
 		k := ctrKey{uid: pod.UID, container: rc.spec.Name, started: rc.started}
 		c := m.ctrs[k]
 		if c == nil {
-			c = &counter{since: rc.started, rate: cpu} // the usage it has had since it started
+			// The usage it has had since it started.
+			c = &ctrCounter{counter: counter{since: rc.started, rate: cpu}, node: pod.Spec.NodeName}
 			if c.since.After(now) {
 				c.since = now
 			}
@@ -141,9 +151,18 @@ func (m *meter) observe(pod *corev1.Pod, ctrs []runningCtr, now time.Time) []ctr
 	return out
 }
 
+// retireLocked ends a container's counter at now, adding what it used to
+// its node's. m.mu must be held.
+func (m *meter) retireLocked(k ctrKey, now time.Time) {
+	if c := m.ctrs[k]; c != nil {
+		m.retired[c.node] += c.at(now)
+		delete(m.ctrs, k)
+	}
+}
+
 // scrapeNode returns the samples of the node's running containers at now
-// and the node's cpu counter, and forgets the counters of containers of
-// the node that no longer run.
+// and the node's cpu counter; the counters of the node's containers that
+// no longer run are retired.
 func (a *Agent) scrapeNode(n *node, now time.Time) (samples []ctrSample, nodeCPU float64) {
 	type podRun struct {
 		pod  *corev1.Pod
@@ -165,36 +184,27 @@ func (a *Agent) scrapeNode(n *node, now time.Time) (samples []ctrSample, nodeCPU
 	}
 	a.mu.Unlock()
 	live := map[ctrKey]bool{}
-	var rate int64
 	for _, r := range runs {
 		for _, s := range a.meter.observe(r.pod, r.ctrs, now) {
 			samples = append(samples, s)
 			live[ctrKey{uid: r.pod.UID, container: s.name, started: s.started}] = true
 		}
-		for _, rc := range r.ctrs {
-			cpu, _ := usageOf(r.pod, rc.spec)
-			rate += cpu
-		}
 	}
 	m := a.meter
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	uids := map[types.UID]bool{}
-	for _, r := range runs {
-		uids[r.pod.UID] = true
-	}
-	for k := range m.ctrs {
-		if uids[k.uid] && !live[k] {
-			delete(m.ctrs, k)
+	for k, c := range m.ctrs {
+		if c.node == n.name && !live[k] {
+			m.retireLocked(k, now)
 		}
 	}
-	nc := m.nodes[n.name]
-	if nc == nil {
-		nc = &counter{since: now}
-		m.nodes[n.name] = nc
+	nodeCPU = m.retired[n.name]
+	for k, c := range m.ctrs {
+		if c.node == n.name && live[k] {
+			nodeCPU += c.acc
+		}
 	}
-	nc.set(now, rate)
-	return samples, nc.acc
+	return samples, nodeCPU
 }
 
 // observePod brings the counters of a pod of ours to now after it changed
@@ -217,13 +227,13 @@ func (a *Agent) observePod(pod *corev1.Pod) {
 	}
 }
 
-// forgetPod drops the counters of a pod that is gone.
-func (m *meter) forgetPod(uid types.UID) {
+// forgetPod retires the counters of a pod that is gone.
+func (m *meter) forgetPod(uid types.UID, now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for k := range m.ctrs {
 		if k.uid == uid {
-			delete(m.ctrs, k)
+			m.retireLocked(k, now)
 		}
 	}
 }

@@ -80,6 +80,9 @@ func TestResourceMetrics(t *testing.T) {
 	if got := sample(t, text, `container_cpu_usage_seconds_total{container="side",namespace="default",pod="web"}`); got != "0.5"+ts() {
 		t.Errorf("side cpu after 10 s at 50m: %q", got)
 	}
+	if got := sample(t, text, `node_cpu_usage_seconds_total`); got != "2.5"+ts() {
+		t.Errorf("node cpu after 10 s at 250m: %q", got)
+	}
 	if got := sample(t, text, `container_memory_working_set_bytes{container="app",namespace="default",pod="web"}`); got != "6.7108864e+07"+ts() {
 		t.Errorf("app memory: %q", got)
 	}
@@ -113,6 +116,19 @@ func TestResourceMetrics(t *testing.T) {
 	app := `container_cpu_usage_seconds_total{container="app",namespace="default",pod="web"}`
 	if d := value(t, sample(t, after, app)) - value(t, sample(t, before, app)); d < 4.999 || d > 5.001 {
 		t.Errorf("app cpu over 5 s at 1 core: %v", d)
+	}
+
+	// A deleted pod's usage stays in its node's counter.
+	nodeBefore := value(t, sample(t, e.resourceMetrics("node-1"), "node_cpu_usage_seconds_total"))
+	if err := e.pods.Namespace("default").Delete(ctx(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the pod gone from the scrape", func() bool {
+		return !strings.Contains(e.resourceMetrics("node-1"), `pod="web"`)
+	})
+	e.clk.Step(5 * time.Second)
+	if got := value(t, sample(t, e.resourceMetrics("node-1"), "node_cpu_usage_seconds_total")); got < nodeBefore {
+		t.Errorf("node counter went back from %v to %v", nodeBefore, got)
 	}
 
 	// The unnamed path cannot tell the nodes apart.
