@@ -89,7 +89,7 @@ func (r *reconciler) validateSelector(hpa *autoscalingv2.HorizontalPodAutoscaler
 		}
 		for _, p := range pods {
 			if s.Matches(labels.Set(p.Labels)) {
-				others = append(others, k.Name)
+				others = append(others, k.String())
 				break
 			}
 		}

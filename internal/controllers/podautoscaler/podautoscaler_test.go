@@ -1,10 +1,14 @@
 package podautoscaler_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -131,4 +135,28 @@ func TestUnsupportedMetricsAndMissingTarget(t *testing.T) {
 	h.stepUntil("missing target", 10, h.wantCondition("ghost", autoscalingv2.AbleToScale, corev1.ConditionFalse, "FailedGetScale",
 		`the HPA controller was unable to get the target's current scale: deployments.apps "nope" not found`))
 	h.wantEvent("ghost", "FailedGetScale", `deployments.apps "nope" not found`)
+
+	// An autoscaling/v1 autoscaler is the same object: synced, its status
+	// read through v1.
+	h.createDeployment("v", 1, "30m")
+	body := `{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"v"},
+"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"v"},"minReplicas":1,"maxReplicas":3,"targetCPUUtilizationPercentage":60}}`
+	if code, out, _ := h.Server.Do(t, http.MethodPost, "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers", "application/json", strings.NewReader(body)); code != http.StatusCreated {
+		t.Fatalf("create v1: %d %s", code, out)
+	}
+	h.stepUntil("v1 status", 10, func() error {
+		var v1 autoscalingv1.HorizontalPodAutoscaler
+		code, out, _ := h.Server.Do(t, http.MethodGet, "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/v", "", nil)
+		if err := json.Unmarshal(out, &v1); err != nil || code != 200 {
+			return fmt.Errorf("%d %s", code, out)
+		}
+		if u := v1.Status.CurrentCPUUtilizationPercentage; u == nil || *u != 30 || v1.Status.CurrentReplicas != 1 {
+			return fmt.Errorf("v1 status %+v", v1.Status)
+		}
+		return nil
+	})
+	// A second autoscaler of the same pods is refused.
+	h.createHPA("dup", "v", 1, 3, cpuTarget(50), nil)
+	h.stepUntil("ambiguous", 10, h.wantCondition("dup", autoscalingv2.ScalingActive, corev1.ConditionFalse, "AmbiguousSelector",
+		"pods by selector app=v are controlled by more than one HPA (e.g. [default/dup default/v])"))
 }
