@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -130,7 +131,7 @@ func (s *Scraper) rates(name string, sc *nodeScrape) nodeUsage {
 		n := &usage{mem: sc.mem, ts: sc.ts}
 		if l := h.last; l != nil && l.hasCPU && sc.hasCPU && sc.cpu >= l.cpu && sc.ts.After(l.ts) {
 			n.window = sc.ts.Sub(l.ts)
-			n.nanoCores = int64((sc.cpu - l.cpu) / n.window.Seconds() * 1e9)
+			n.nanoCores = int64(math.Round((sc.cpu - l.cpu) / n.window.Seconds() * 1e9))
 		} else {
 			n.nanoCores = sum
 			for _, c := range u.ctrs {
@@ -155,7 +156,7 @@ func ctrRate(p point, prev *point) (usage, bool) {
 		return u, false
 	}
 	u.window = p.ts.Sub(from)
-	u.nanoCores = int64((p.cpu - base) / u.window.Seconds() * 1e9)
+	u.nanoCores = int64(math.Round((p.cpu - base) / u.window.Seconds() * 1e9))
 	return u, true
 }
 
