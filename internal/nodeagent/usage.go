@@ -207,9 +207,18 @@ func (a *Agent) scrapeNode(n *node, now time.Time) (samples []ctrSample, nodeCPU
 	return samples, nodeCPU
 }
 
-// observePod brings the counters of a pod of ours to now after it changed
-// (its usage annotations may have), so a new usage counts from when the
-// agent saw it rather than from the next scrape.
+// usageChanged brings the counters of a pod of ours to now when its usage
+// annotations changed, so a new usage counts from when the agent saw it
+// rather than from the next scrape.
+func (a *Agent) usageChanged(old, pod *corev1.Pod) {
+	if old.Annotations[AnnotationCPUUsage] == pod.Annotations[AnnotationCPUUsage] &&
+		old.Annotations[AnnotationMemoryUsage] == pod.Annotations[AnnotationMemoryUsage] {
+		return
+	}
+	a.observePod(pod)
+}
+
+// observePod brings the counters of a pod of ours to now.
 func (a *Agent) observePod(pod *corev1.Pod) {
 	n := a.byName[pod.Spec.NodeName]
 	if n == nil {

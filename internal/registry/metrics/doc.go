@@ -21,7 +21,8 @@
 // over the samples' timestamps' difference, which is the window reported.
 // The previous scrape of each node is kept in memory by the Resources of
 // one server (a Scraper): this is the one state the package keeps, soft
-// (losing it costs one window) and bounded by the nodes. A container seen
+// (losing it costs one window) and bounded by the nodes (a list of all
+// nodes forgets the deleted ones). A container seen
 // for the first time has its rate since it started (cumulative seconds
 // over the time since container_start_time_seconds, that window), where
 // metrics-server would wait for a second scrape; a request at the same

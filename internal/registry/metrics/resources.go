@@ -142,6 +142,9 @@ func (s *Scraper) listNodes(ctx context.Context, env registry.Env, req registry.
 			nodes = append(nodes, n)
 		}
 	}
+	if ls.Empty() && fs.Empty() {
+		s.keepOnly(nodes)
+	}
 	return &metricsv1beta1.NodeMetricsList{Items: s.nodeMetrics(ctx, env, nodes)}, nil
 }
 

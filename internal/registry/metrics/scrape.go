@@ -98,6 +98,21 @@ func (s *Scraper) Node(ctx context.Context, env registry.Env, node *corev1.Node)
 	return s.rates(node.Name, sc), nil
 }
 
+// keepOnly forgets the history of nodes that are not in nodes (deleted).
+func (s *Scraper) keepOnly(nodes []*corev1.Node) {
+	names := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		names[n.Name] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name := range s.nodes {
+		if !names[name] {
+			delete(s.nodes, name)
+		}
+	}
+}
+
 // rates computes the usage of a new scrape of a node against the last one
 // and keeps it, unless it is no newer.
 func (s *Scraper) rates(name string, sc *nodeScrape) nodeUsage {
