@@ -34,7 +34,8 @@
 // running containers, with the pod's labels; nodes with their labels. A
 // get of what has no metrics answers 404 `podmetrics.metrics.k8s.io
 // "ns/name" not found` (`nodemetrics.metrics.k8s.io "name" not found`),
-// as metrics-server words it.
+// and of a pod or node that does not exist `pods "name" not found`
+// (`node "name" not found`), as metrics-server words them.
 //
 // # The APIService
 //

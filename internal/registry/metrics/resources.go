@@ -26,9 +26,13 @@ const GroupName = "metrics.k8s.io"
 var (
 	nodesGVR = corev1.SchemeGroupVersion.WithResource("nodes")
 	podsGVR  = corev1.SchemeGroupVersion.WithResource("pods")
-	// The not-found errors name the resources as metrics-server does.
+	// The not-found errors name the resources as metrics-server does: an
+	// object without metrics by its storage's resource, a node or pod that
+	// does not exist as its informer's lister does.
 	nodeMetricsGR = schema.GroupResource{Group: GroupName, Resource: "nodemetrics"}
 	podMetricsGR  = schema.GroupResource{Group: GroupName, Resource: "podmetrics"}
+	nodeListerGR  = schema.GroupResource{Resource: "node"}
+	podListerGR   = schema.GroupResource{Resource: "pods"}
 )
 
 // scrapeParallelism bounds the nodes scraped at once by one request.
@@ -41,7 +45,7 @@ func Resources() []*registry.Resource {
 	return []*registry.Resource{
 		{
 			Group: GroupName, Version: "v1beta1", Resource: "nodes", Kind: "NodeMetrics", ListKind: "NodeMetricsList",
-			Singular: "nodemetrics",
+			Singular: "node", // as metrics-server names it
 			New:      func() runtime.Object { return &metricsv1beta1.NodeMetrics{} },
 			NewList:  func() runtime.Object { return &metricsv1beta1.NodeMetricsList{} },
 			Virtual:  &registry.Virtual{Get: s.getNode, List: s.listNodes},
@@ -50,12 +54,12 @@ func Resources() []*registry.Resource {
 		},
 		{
 			Group: GroupName, Version: "v1beta1", Resource: "pods", Kind: "PodMetrics", ListKind: "PodMetricsList",
-			Singular: "podmetrics", Namespaced: true,
-			New:     func() runtime.Object { return &metricsv1beta1.PodMetrics{} },
-			NewList: func() runtime.Object { return &metricsv1beta1.PodMetricsList{} },
-			Virtual: &registry.Virtual{Get: s.getPod, List: s.listPods},
-			Attrs:   strategy.Attrs[*metricsv1beta1.PodMetrics](true, nil),
-			Table:   usageTable{},
+			Namespaced: true, // no singular name, as metrics-server serves it
+			New:        func() runtime.Object { return &metricsv1beta1.PodMetrics{} },
+			NewList:    func() runtime.Object { return &metricsv1beta1.PodMetricsList{} },
+			Virtual:    &registry.Virtual{Get: s.getPod, List: s.listPods},
+			Attrs:      strategy.Attrs[*metricsv1beta1.PodMetrics](true, nil),
+			Table:      usageTable{},
 		},
 	}
 }
@@ -114,7 +118,7 @@ func quantities(nanoCores, mem int64) corev1.ResourceList {
 func (s *Scraper) getNode(ctx context.Context, env registry.Env, req registry.Request) (runtime.Object, error) {
 	obj, err := env.Objects(nodesGVR).Get(ctx, "", req.Name)
 	if apierrors.IsNotFound(err) {
-		return nil, apierrors.NewNotFound(nodeMetricsGR, req.Name)
+		return nil, apierrors.NewNotFound(nodeListerGR, req.Name)
 	}
 	if err != nil {
 		return nil, err
@@ -171,7 +175,7 @@ func (s *Scraper) nodeMetrics(ctx context.Context, env registry.Env, nodes []*co
 func (s *Scraper) getPod(ctx context.Context, env registry.Env, req registry.Request) (runtime.Object, error) {
 	obj, err := env.Objects(podsGVR).Get(ctx, req.Namespace, req.Name)
 	if apierrors.IsNotFound(err) {
-		return nil, apierrors.NewNotFound(podMetricsGR, req.Namespace+"/"+req.Name)
+		return nil, apierrors.NewNotFound(podListerGR, req.Name)
 	}
 	if err != nil {
 		return nil, err

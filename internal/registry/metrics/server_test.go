@@ -119,9 +119,14 @@ func TestResourceMetricsAPI(t *testing.T) {
 	if len(sel2.Items) != 1 || sel2.Items[0].Name != "node-0" {
 		t.Errorf("selected node metrics: %+v", sel2.Items)
 	}
+	pending := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pending"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
+	if _, err := e.Pods("default").Create(context.Background(), pending, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	for path, msg := range map[string]string{
-		"/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/nope": `podmetrics.metrics.k8s.io "default/nope" not found`,
-		"/apis/metrics.k8s.io/v1beta1/nodes/nope":                   `nodemetrics.metrics.k8s.io "nope" not found`,
+		"/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/pending": `podmetrics.metrics.k8s.io "default/pending" not found`,
+		"/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/nope":    `pods "nope" not found`,
+		"/apis/metrics.k8s.io/v1beta1/nodes/nope":                      `node "nope" not found`,
 	} {
 		code, body := get(t, e, path, nil)
 		var st metav1.Status
