@@ -163,7 +163,9 @@
 // probe ignore it), setpoint.dev/ready-after (the readiness probe, or
 // without one readiness, succeeds only that long after each start),
 // setpoint.dev/not-ready ("true" or container names: the readiness probe
-// always fails).
+// always fails). setpoint.dev/cpu-usage and setpoint.dev/memory-usage
+// (quantities, same forms) are read live rather than once: they set the
+// usage /metrics/resource reports (default: the container's requests).
 //
 // # Invariants
 //
