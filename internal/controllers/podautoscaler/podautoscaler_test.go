@@ -131,6 +131,27 @@ func TestUnsupportedMetricsAndMissingTarget(t *testing.T) {
 		t.Errorf("status with a failed metric: %+v", a.Status)
 	}
 
+	// Object and External metrics: on a second target (one autoscaler per
+	// pods).
+	h.createDeployment("x", 1, "10m")
+	val := resourceQuantity("5")
+	h.createHPA("x", "x", 1, 3, []autoscalingv2.MetricSpec{
+		{Type: autoscalingv2.ObjectMetricSourceType, Object: &autoscalingv2.ObjectMetricSource{
+			DescribedObject: autoscalingv2.CrossVersionObjectReference{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Name: "main"},
+			Metric:          autoscalingv2.MetricIdentifier{Name: "hits"},
+			Target:          autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: &val}}},
+		{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricSource{
+			Metric: autoscalingv2.MetricIdentifier{Name: "queue_depth"},
+			Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: &val}}},
+	}, nil)
+	objMsg := "unable to get metric hits on Ingress default/main: unable to fetch metrics from custom metrics API: no custom metrics API (custom.metrics.k8s.io) registered"
+	h.stepUntil("object metric refused", 10, h.wantCondition("x", autoscalingv2.ScalingActive, corev1.ConditionFalse, "FailedGetObjectMetric",
+		"the HPA was unable to compute the replica count: "+objMsg))
+	h.wantEvent("x", "FailedGetObjectMetric", objMsg)
+	h.wantEvent("x", "FailedGetExternalMetric", "unable to get external metric default/queue_depth/nil: unable to fetch metrics from external metrics API: "+
+		"the server could not find the requested resource (get queue_depth.external.metrics.k8s.io)")
+	h.wantEvent("x", "FailedComputeMetricsReplicas", "invalid metrics (2 invalid out of 2), first error is: failed to get object metric value: "+objMsg)
+
 	h.createHPA("ghost", "nope", 1, 3, cpuTarget(50), nil)
 	h.stepUntil("missing target", 10, h.wantCondition("ghost", autoscalingv2.AbleToScale, corev1.ConditionFalse, "FailedGetScale",
 		`the HPA controller was unable to get the target's current scale: deployments.apps "nope" not found`))
