@@ -169,13 +169,11 @@ func (a *Agent) scrapeNode(n *node, now time.Time) (samples []ctrSample, nodeCPU
 		ctrs []runningCtr
 	}
 	var runs []podRun
+	pods, _ := a.podInf.Indexer().ByIndex(nodeIndex, n.name) // the index exists (New installs it)
 	a.mu.Lock()
-	for key, ps := range a.sims {
-		if ps.node != n || ps.stopped {
-			continue
-		}
-		pod, err := a.podInf.Lister().Namespace(key.Namespace).Get(key.Name)
-		if err != nil || pod.UID != ps.uid || isTerminal(pod.Status.Phase) {
+	for _, pod := range pods {
+		ps := a.sims[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}]
+		if ps == nil || ps.node != n || ps.stopped || pod.UID != ps.uid || isTerminal(pod.Status.Phase) {
 			continue
 		}
 		if ctrs := runningLocked(ps); len(ctrs) > 0 {
