@@ -20,6 +20,7 @@ import (
 // on a size where kube's rule proposes no change, never leaving its
 // bounds on the way.
 func TestConvergenceRandomized(t *testing.T) {
+	t.Parallel()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))

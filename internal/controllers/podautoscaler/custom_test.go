@@ -24,6 +24,7 @@ const widgetCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourc
 // A custom resource with a scale subresource is a target like any other:
 // found by discovery, read and written through its scale.
 func TestCustomResourceTarget(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	do := func(method, path, body string, want int) []byte {
 		t.Helper()

@@ -18,6 +18,7 @@ import (
 // only after the 5-minute stabilization window, with kube's conditions,
 // status and events.
 func TestScaleUpAndDownOnCPU(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.createDeployment("web", 1, "10m")
 	h.createHPA("web", "web", 1, 4, cpuTarget(50), nil)
@@ -79,6 +80,7 @@ func TestScaleUpAndDownOnCPU(t *testing.T) {
 // The behavior's policies pace the changes: one pod per minute up and
 // down, no stabilization.
 func TestBehaviorPolicies(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.createDeployment("api", 1, "10m")
 	zero := int32(0)
@@ -116,6 +118,7 @@ func TestBehaviorPolicies(t *testing.T) {
 // Metrics that need an adapter fail as kube-controller-manager reports
 // them; a target that does not exist cannot be scaled.
 func TestUnsupportedMetricsAndMissingTarget(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.createDeployment("q", 1, "10m")
 	avg := resourceQuantity("10")
