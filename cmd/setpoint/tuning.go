@@ -11,6 +11,7 @@ import (
 
 	"github.com/setpoint-dev/setpoint/internal/controllermanager"
 	"github.com/setpoint-dev/setpoint/internal/controllers/nodeipam"
+	"github.com/setpoint-dev/setpoint/internal/controllers/podautoscaler"
 	"github.com/setpoint-dev/setpoint/internal/controllers/podgc"
 )
 
@@ -22,6 +23,7 @@ type controllerFlags struct {
 	terminatedPodGCThreshold      int
 	clusterCIDR                   string
 	nodeCIDRMaskSize              int
+	hpaSyncPeriod, hpaDownscale   time.Duration
 }
 
 func (f *controllerFlags) register(cmd *cobra.Command) {
@@ -36,6 +38,10 @@ func (f *controllerFlags) register(cmd *cobra.Command) {
 		"number of terminated pods that can exist before the pod garbage collector starts deleting them; <= 0 disables that")
 	fl.StringVar(&f.clusterCIDR, "cluster-cidr", nodeipam.DefaultClusterCIDR, "IPv4 range node IPAM assigns nodes' podCIDRs from")
 	fl.IntVar(&f.nodeCIDRMaskSize, "node-cidr-mask-size", nodeipam.DefaultNodeCIDRMaskSize, "prefix length of each node's podCIDR")
+	fl.DurationVar(&f.hpaSyncPeriod, "horizontal-pod-autoscaler-sync-period", podautoscaler.DefaultSyncPeriod,
+		"how often each horizontal pod autoscaler is synced")
+	fl.DurationVar(&f.hpaDownscale, "horizontal-pod-autoscaler-downscale-stabilization", podautoscaler.DefaultDownscaleStabilization,
+		"how far back the autoscaler looks for a higher recommendation before scaling down")
 }
 
 func (f *controllerFlags) apply(o *controllermanager.ControllerManagerOptions) error {
@@ -53,6 +59,7 @@ func (f *controllerFlags) apply(o *controllermanager.ControllerManagerOptions) e
 		o.PodGC.TerminatedPodThreshold = -1
 	}
 	o.NodeIPAM.ClusterCIDR, o.NodeIPAM.NodeCIDRMaskSize = f.clusterCIDR, f.nodeCIDRMaskSize
+	o.HPA.SyncPeriod, o.HPA.DownscaleStabilization = f.hpaSyncPeriod, f.hpaDownscale
 	return nil
 }
 

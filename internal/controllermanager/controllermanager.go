@@ -25,6 +25,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/nodeipam"
 	"github.com/setpoint-dev/setpoint/internal/controllers/nodelifecycle"
 	"github.com/setpoint-dev/setpoint/internal/controllers/persistentvolume"
+	"github.com/setpoint-dev/setpoint/internal/controllers/podautoscaler"
 	"github.com/setpoint-dev/setpoint/internal/controllers/podgc"
 	"github.com/setpoint-dev/setpoint/internal/controllers/provisioner"
 	"github.com/setpoint-dev/setpoint/internal/controllers/pvcprotection"
@@ -71,13 +72,14 @@ const (
 	NodeIPAM         = "node-ipam-controller"
 	ResourceQuota    = "resourcequota-controller"
 	Disruption       = "disruption-controller"
+	HPA              = "horizontal-pod-autoscaler-controller"
 )
 
 // AllControllers lists every controller name, in start order.
 var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle,
 	StatefulSet, PVBinder, PVProtection, PVCProtection, PVExpander, Provisioner, DaemonSet, ServiceAccount,
 	RootCAPublisher, Endpoints, EndpointSlice, Mirroring, RC, Job, TTLAfterFinished, CronJob, PodGC, NodeIPAM,
-	ResourceQuota, Disruption}
+	ResourceQuota, Disruption, HPA}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -139,6 +141,7 @@ type ControllerManagerOptions struct {
 	NodeIPAM         nodeipam.Options
 	ResourceQuota    resourcequota.Options
 	Disruption       disruption.Options
+	HPA              podautoscaler.Options
 	// Sharding, when enabled, runs the ReplicaSet and Deployment
 	// controllers sharded by namespace on every replica; the others stay
 	// under the leader Lease.
@@ -225,6 +228,7 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		NodeIPAM:         func() error { return nodeipam.Add(mgr, opts.NodeIPAM) },
 		ResourceQuota:    func() error { return resourcequota.Add(mgr, opts.ResourceQuota) },
 		Disruption:       func() error { return disruption.Add(mgr, opts.Disruption) },
+		HPA:              func() error { return podautoscaler.Add(mgr, opts.HPA) },
 	}
 	for _, name := range AllControllers {
 		if !slices.Contains(names, name) {

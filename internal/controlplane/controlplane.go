@@ -9,6 +9,7 @@ import (
 
 	"github.com/setpoint-dev/setpoint/internal/apiserver"
 	"github.com/setpoint-dev/setpoint/internal/registry/builtin"
+	"github.com/setpoint-dev/setpoint/internal/registry/metrics"
 	"github.com/setpoint-dev/setpoint/internal/scheme"
 	"github.com/setpoint-dev/setpoint/internal/storage"
 	"github.com/setpoint-dev/setpoint/internal/storage/boltdb"
@@ -90,7 +91,7 @@ func NewAPIServer(opts Options) (*apiserver.Server, error) {
 		PKIDir:           opts.PKIDir,
 		AdvertiseAddress: opts.AdvertiseAddress,
 		Storage:          kv,
-		Resources:        builtin.Resources(),
+		Resources:        append(builtin.Resources(), metrics.Resources()...),
 		Codecs:           codecs,
 		Logger:           opts.Logger,
 	}

@@ -80,6 +80,8 @@ type Agent struct {
 	// kubelet is the nodes' kubelet endpoint, open while Start runs.
 	// Guarded by mu; its fields are fixed once set.
 	kubelet *endpoint
+	// meter keeps the simulated cpu counters (usage.go).
+	meter *meter
 }
 
 // node is one simulated kubelet.
@@ -140,6 +142,7 @@ func New(mgr *manager.Manager, opts Options) (*Agent, error) {
 		queue:      workqueue.NewWithConfig[types.NamespacedName](workqueue.Config{Name: "nodeagent", Clock: opts.Clock}),
 		retry:      workqueue.NewExponentialRateLimiter[types.NamespacedName](retryBase, retryMax),
 		retryAfter: time.AfterFunc,
+		meter:      newMeter(),
 	}
 	for i := range opts.Count {
 		n := &node{name: opts.NamePrefix + strconv.Itoa(i), index: i}

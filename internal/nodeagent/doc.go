@@ -119,8 +119,19 @@
 //     containers' logs with the kubelet's options (follow, previous,
 //     tailLines, sinceSeconds, sinceTime, timestamps, limitBytes) and its
 //     error messages; /exec, /attach and /portForward answer a 400 Status
-//     saying the node is simulated; /healthz answers ok. A stopped node
-//     (StopHeartbeat) drops the connection, as a dead kubelet.
+//     saying the node is simulated; /healthz answers ok;
+//     /node/{node}/metrics/resource is the kubelet's /metrics/resource of
+//     one node (the listener is shared, so the path names the node; plain
+//     /metrics/resource answers 404 saying so): Prometheus text with the
+//     scrape's timestamp on each sample, container_cpu_usage_seconds_total,
+//     container_memory_working_set_bytes, container_start_time_seconds,
+//     node_ and pod_ cpu and memory, resource_scrape_error (usage.go,
+//     metrics.go). A running container uses its requests, or what the
+//     annotations setpoint.dev/cpu-usage and setpoint.dev/memory-usage say
+//     (read live, at each pod update and scrape); its cpu counter is the
+//     integral of that usage over its run, the node's the sum of its
+//     containers' counters, those that ended included. A
+//     stopped node (StopHeartbeat) drops the connection, as a dead kubelet.
 //
 //   - The logs (logs.go): every run of a container writes lines telling
 //     its life (started or restarted, exited with code N, killed by the
@@ -152,7 +163,9 @@
 // probe ignore it), setpoint.dev/ready-after (the readiness probe, or
 // without one readiness, succeeds only that long after each start),
 // setpoint.dev/not-ready ("true" or container names: the readiness probe
-// always fails).
+// always fails). setpoint.dev/cpu-usage and setpoint.dev/memory-usage
+// (quantities, same forms) are read live rather than once: they set the
+// usage /metrics/resource reports (default: the container's requests).
 //
 // # Invariants
 //
@@ -183,7 +196,6 @@
 // before the grace-0 delete, ServiceAccount checks for pods without a
 // serviceAccountToken volume (the API server here does not inject the
 // kube-api-access volume);
-// the kubelet endpoint serves no /pods, /stats or /metrics (one listener
-// serves all the agent's nodes and could not tell which one a request
-// meant).
+// the kubelet endpoint serves no /pods, /stats or /metrics, and
+// /metrics/resource only under its per-node path.
 package nodeagent

@@ -40,7 +40,7 @@ func (a *Agent) installIndex() error {
 type podHandler struct{ a *Agent }
 
 func (h podHandler) OnAdd(p *corev1.Pod, _ bool)    { h.a.enqueue(p) }
-func (h podHandler) OnUpdate(_, p *corev1.Pod)      { h.a.enqueue(p) }
+func (h podHandler) OnUpdate(old, p *corev1.Pod)    { h.a.usageChanged(old, p); h.a.enqueue(p) }
 func (h podHandler) OnDelete(p *corev1.Pod, _ bool) { h.a.enqueue(p) }
 func (a *Agent) enqueue(p *corev1.Pod) {
 	if _, ours := a.byName[p.Spec.NodeName]; ours {
@@ -145,6 +145,7 @@ func (a *Agent) dropLocked(key types.NamespacedName) {
 	if ps := a.sims[key]; ps != nil {
 		ps.releaseIP()
 		ps.endLogs()
+		a.meter.forgetPod(ps.uid, a.clock.Now())
 		delete(a.sims, key)
 	}
 }

@@ -108,6 +108,8 @@ func (a *Agent) kubeletHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	mux.HandleFunc("GET /containerLogs/{ns}/{pod}/{container}", a.serveLogs)
+	mux.HandleFunc("GET /node/{node}"+resourceMetricsPath, a.serveResourceMetrics)
+	mux.HandleFunc("GET "+resourceMetricsPath, a.refuseUnnamedNode)
 	for _, p := range []string{"/exec/{ns}/{pod}/{container}", "/exec/{ns}/{pod}/{uid}/{container}"} {
 		mux.HandleFunc(p, a.refuse("exec"))
 	}

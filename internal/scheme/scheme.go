@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 )
 
 // Codecs bundles the scheme with its serializers.
@@ -57,7 +58,7 @@ func New() *Codecs {
 		discoveryv1.AddToScheme, eventsv1.AddToScheme, flowcontrolv1.AddToScheme, networkingv1.AddToScheme,
 		nodev1.AddToScheme, policyv1.AddToScheme, rbacv1.AddToScheme, resourcev1.AddToScheme,
 		schedulingv1.AddToScheme, storagev1.AddToScheme, storagemigrationv1.AddToScheme,
-		apiregistrationv1.AddToScheme, metav1.AddMetaToScheme,
+		apiregistrationv1.AddToScheme, metricsv1beta1.AddToScheme, metav1.AddMetaToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err) // the static scheme is broken: a programming error
