@@ -82,6 +82,7 @@ func (w *scaleWatch) apply(ev watch.Event) {
 // falls, after the stabilization window, within min and max at every
 // step (a watch checks), with kube's events in `kubectl describe`.
 func TestUpHorizontalPodAutoscaler(t *testing.T) {
+	t.Parallel()
 	cl := startUp(t, 2, "--horizontal-pod-autoscaler-sync-period=1s", "--horizontal-pod-autoscaler-downscale-stabilization=4s")
 	c := restClient(t, cl.kubeconfig)
 	ctx, cancel := context.WithCancel(context.Background())
