@@ -33,12 +33,22 @@ func newDeadlines(c clock.WithDelayedExecution, q adder) *deadlines {
 	return &deadlines{clock: c, queue: q, timers: map[reconcile.Request]clock.Timer{}}
 }
 
-// schedule queues req after d, replacing any earlier schedule of req.
-func (s *deadlines) schedule(req reconcile.Request, d time.Duration) {
+// schedule queues req at the time at, replacing any earlier schedule of
+// req. The delay is taken from the clock when the timer is set, not when
+// the sync that asks for it read the clock: a sync that ran while the
+// clock moved (a fake clock stepped, or a slow sync) would otherwise set
+// its timer that much too late. A time already past queues req at once.
+func (s *deadlines) schedule(req reconcile.Request, at time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if t, ok := s.timers[req]; ok {
 		t.Stop()
+		delete(s.timers, req)
+	}
+	d := at.Sub(s.clock.Now())
+	if d <= 0 {
+		s.queue.Add(req)
+		return
 	}
 	var t clock.Timer
 	t = s.clock.AfterFunc(d, func() {

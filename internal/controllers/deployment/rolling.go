@@ -148,7 +148,7 @@ func (s *syncer) syncRolloutStatus(ctx context.Context, allRSs []*appsv1.Replica
 	case after == 0:
 		s.requeueNow = true
 	default:
-		s.r.checks.schedule(s.req, after)
+		s.r.checks.schedule(s.req, s.now.Add(after))
 	}
 	return nil
 }
