@@ -39,10 +39,13 @@ import (
 //
 // Seeds are random; a failing subtest logs its seed and recent operations.
 // SETPOINT_SEED=<n> reruns one seed, SETPOINT_CONSISTENCY_SEEDS=<n> runs n
-// (default 12, fresh ones on every run, 4 with -short).
+// (default 8, fresh ones on every run, 4 with -short), in parallel.
 func TestConsistencyUnderChaos(t *testing.T) {
 	for _, seed := range chaosSeeds(t) {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runChaos(t, seed) })
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel() // each seed has its own server, proxy and informers
+			runChaos(t, seed)
+		})
 	}
 }
 
@@ -57,7 +60,7 @@ func chaosSeeds(t *testing.T) []uint64 {
 		}
 		return []uint64{seed}
 	}
-	n := 12
+	n := 8
 	if testing.Short() {
 		n = 4
 	}
