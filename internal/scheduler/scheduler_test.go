@@ -323,6 +323,14 @@ func TestRefusedBindingForgetsAssumption(t *testing.T) {
 	// Another scheduler's pod: this scheduler leaves it alone.
 	p := e.createPod("racer", requests("1", "1Gi"), func(p *corev1.Pod) { p.Spec.SchedulerName = "other" })
 	s := e.sched
+	e.eventually("both nodes in the scheduler's cache", func() string {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.cache.nodes["n1"] == nil || s.cache.nodes["n2"] == nil {
+			return "not yet"
+		}
+		return ""
+	})
 	// This scheduler assumes the pod on n1 while the other binds it to n2.
 	s.mu.Lock()
 	assumed := s.cache.assume(p, "n1", demandOf(p))
@@ -339,6 +347,9 @@ func TestRefusedBindingForgetsAssumption(t *testing.T) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		n1, n2 := s.cache.nodes["n1"], s.cache.nodes["n2"]
+		if n1 == nil || n2 == nil {
+			return "a node left the cache"
+		}
 		if n1.podCount != 0 || n1.requested.milliCPU != 0 || n2.podCount != 1 || n2.requested.milliCPU != 1000 {
 			return fmt.Sprintf("n1 %+v, n2 %+v", n1, n2)
 		}
