@@ -39,6 +39,10 @@ type Options struct {
 	ReadyTimeout time.Duration
 	// Logger receives the control plane's logs; default none.
 	Logger *slog.Logger
+	// MetricsAPI serves metrics.k8s.io (NodeMetrics and PodMetrics, for
+	// kubectl top and HorizontalPodAutoscalers), as a cluster with
+	// metrics-server does; off by default, as on kube-apiserver alone.
+	MetricsAPI bool
 }
 
 // Environment is a running control plane.
@@ -99,7 +103,7 @@ func (e *Environment) start() error {
 	o := e.opts
 	withControllers := o.Controllers || o.Nodes > 0
 	c, err := cluster.Start(context.Background(), cluster.Options{
-		APIServer:           controlplane.Options{DataDir: o.DataDir, Listen: e.addr, Storage: o.Storage},
+		APIServer:           controlplane.Options{DataDir: o.DataDir, Listen: e.addr, Storage: o.Storage, MetricsAPI: o.MetricsAPI},
 		Nodes:               o.Nodes,
 		NoControllerManager: !withControllers,
 		NoScheduler:         !withControllers,

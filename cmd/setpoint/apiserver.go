@@ -18,9 +18,14 @@ type apiFlags struct {
 	etcdEndpoints                      []string
 	etcdPrefix                         string
 	pkiDir, advertiseAddress           string
+	metricsAPI                         bool
 }
 
+// register adds the flags; a whole cluster (`up`, defaultDir set) serves
+// the resource metrics API by default, a bare API server does not, as
+// kube-apiserver alone does not.
 func (f *apiFlags) register(cmd *cobra.Command, defaultDir string) {
+	cmd.Flags().BoolVar(&f.metricsAPI, "metrics-api", defaultDir != "", "serve metrics.k8s.io (NodeMetrics, PodMetrics for kubectl top and the HorizontalPodAutoscaler), scraped from the nodes as metrics-server scrapes them")
 	cmd.Flags().StringVar(&f.dataDir, "data-dir", defaultDir, "directory for the store, credentials and kubeconfig")
 	cmd.Flags().StringVar(&f.listen, "listen", "127.0.0.1:6443", "address to serve HTTPS on (host:port; port 0 picks a free one)")
 	cmd.Flags().StringVar(&f.storage, "storage", controlplane.StorageBolt, "storage engine: bolt (durable, default), memory or etcd")
@@ -48,7 +53,7 @@ func (f *apiFlags) options() (controlplane.Options, error) {
 	}
 	return controlplane.Options{DataDir: dir, Listen: f.listen, Storage: f.storage,
 		EtcdEndpoints: f.etcdEndpoints, EtcdPrefix: f.etcdPrefix,
-		PKIDir: pkiDir, AdvertiseAddress: f.advertiseAddress}, nil
+		PKIDir: pkiDir, AdvertiseAddress: f.advertiseAddress, MetricsAPI: f.metricsAPI}, nil
 }
 
 func newAPIServerCommand() *cobra.Command {

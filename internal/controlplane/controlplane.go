@@ -46,6 +46,9 @@ type Options struct {
 	// clusters can share one etcd. Empty means none.
 	EtcdPrefix string
 	Logger     *slog.Logger
+	// MetricsAPI serves metrics.k8s.io (package registry/metrics), as a
+	// cluster with metrics-server does; kube-apiserver alone does not.
+	MetricsAPI bool
 	// Tune lets tests adjust the API server configuration before start.
 	Tune func(*apiserver.Config)
 }
@@ -91,9 +94,12 @@ func NewAPIServer(opts Options) (*apiserver.Server, error) {
 		PKIDir:           opts.PKIDir,
 		AdvertiseAddress: opts.AdvertiseAddress,
 		Storage:          kv,
-		Resources:        append(builtin.Resources(), metrics.Resources()...),
+		Resources:        builtin.Resources(),
 		Codecs:           codecs,
 		Logger:           opts.Logger,
+	}
+	if opts.MetricsAPI {
+		cfg.Resources = append(cfg.Resources, metrics.Resources()...)
 	}
 	if opts.Tune != nil {
 		opts.Tune(&cfg)

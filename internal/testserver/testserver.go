@@ -52,6 +52,8 @@ type Options struct {
 	PKIDir string
 	// Tune adjusts the API server configuration.
 	Tune func(*apiserver.Config)
+	// MetricsAPI serves metrics.k8s.io (see controlplane.Options).
+	MetricsAPI bool
 }
 
 // Start runs a server until the test ends.
@@ -71,6 +73,7 @@ func Start(t testing.TB, opts Options) *Server {
 	srv, err := controlplane.NewAPIServer(controlplane.Options{
 		DataDir: opts.DataDir, Listen: "127.0.0.1:0", Storage: opts.Storage, Logger: log, Tune: opts.Tune,
 		EtcdEndpoints: opts.EtcdEndpoints, EtcdPrefix: opts.EtcdPrefix, PKIDir: opts.PKIDir,
+		MetricsAPI: opts.MetricsAPI,
 	})
 	if err != nil {
 		t.Fatalf("build API server: %v", err)

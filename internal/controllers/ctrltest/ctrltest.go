@@ -28,7 +28,7 @@ type Env struct {
 // controllers, and runs the manager until the test ends.
 func Start(t testing.TB, add func(*Env) error) *Env {
 	t.Helper()
-	srv := testserver.Start(t, testserver.Options{})
+	srv := testserver.Start(t, testserver.Options{MetricsAPI: true})
 	mgr, err := manager.New(manager.Options{Config: srv.RESTConfig(t), MetricsAddr: "0", HealthAddr: "0",
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
