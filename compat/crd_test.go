@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"testing"
@@ -40,17 +41,38 @@ func createCRDs(t testing.TB, groups ...string) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for _, g := range groups {
+		// Serving and discovery are updated apart on both servers (each
+		// publishes a new group in discovery a moment after it serves it),
+		// so wait for the resource, the legacy and the aggregated /apis.
+		checks := []struct {
+			what string
+			req  difftest.Request
+			ok   func(*difftest.Response) bool
+		}{
+			{"serve", difftest.Request{Path: "/apis/" + g + "/v1/namespaces/default/widgets"}, nil},
+			{"list in /apis", difftest.Request{Path: "/apis"}, mentions(g)},
+			{"list in aggregated /apis", difftest.Request{Path: "/apis", Header: map[string]string{"Accept": aggregatedAccept}}, mentions(g)},
+		}
 		for _, s := range []*difftest.Side{env.ref, env.sp} {
-			for {
-				resp, err := s.Do(context.Background(), difftest.Request{Path: "/apis/" + g + "/v1/namespaces/default/widgets"})
-				if err == nil && resp.Code == 200 {
-					break
+			for _, c := range checks {
+				for {
+					resp, err := s.Do(context.Background(), c.req)
+					if err == nil && resp.Code == 200 && (c.ok == nil || c.ok(resp)) {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%s does not %s %s/v1 widgets", s.Name, c.what, g)
+					}
+					time.Sleep(100 * time.Millisecond)
 				}
-				if time.Now().After(deadline) {
-					t.Fatalf("%s does not serve %s/v1 widgets", s.Name, g)
-				}
-				time.Sleep(100 * time.Millisecond)
 			}
 		}
+	}
+}
+
+// mentions reports whether a discovery answer names group.
+func mentions(group string) func(*difftest.Response) bool {
+	return func(r *difftest.Response) bool {
+		return bytes.Contains(r.Body, []byte(`"`+group+`"`))
 	}
 }
