@@ -35,7 +35,17 @@ func SideFromKubeconfig(name, kubeconfig string) (*Side, error) {
 	if cfg.BearerToken != "" {
 		rt = bearer{token: cfg.BearerToken, next: transport}
 	}
-	return &Side{Name: name, URL: cfg.Host, Client: &http.Client{Transport: rt}}, nil
+	return &Side{Name: name, URL: cfg.Host, Client: &http.Client{Transport: rt}, rootCAs: tlsCfg.RootCAs}, nil
+}
+
+// WithToken is a Side on the same server that authenticates with a bearer
+// token only (no client certificate, which servers would prefer): another
+// identity, such as a ServiceAccount's.
+func (s *Side) WithToken(user, token string) *Side {
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: s.rootCAs}
+	return &Side{Name: s.Name, URL: s.URL, User: user, rootCAs: s.rootCAs,
+		Client: &http.Client{Transport: bearer{token: token, next: transport}}}
 }
 
 type bearer struct {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -25,6 +26,8 @@ type Side struct {
 	// "setpoint-admin"; see LearnUser); responses carry it, and answers
 	// normalize it (Normalization.User).
 	User string
+
+	rootCAs *x509.CertPool // the server's CA, for WithToken
 }
 
 // LearnUser asks the side who its credentials authenticate as (a
