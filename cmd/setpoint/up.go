@@ -58,6 +58,10 @@ func newUpCommand() *cobra.Command {
 				fmt.Fprintf(out, "\nsetpoint is up at https://%s with %d node(s)\n\n", c.API.Addr(), nodes)
 				fmt.Fprintf(out, "  export KUBECONFIG=%s\n", c.API.KubeconfigPath())
 				fmt.Fprintf(out, "  kubectl get nodes\n\n")
+				fmt.Fprintf(out, "That kubeconfig is the cluster's admin (system:masters). To work as a restricted identity:\n")
+				fmt.Fprintf(out, "  kubectl create serviceaccount dev\n")
+				fmt.Fprintf(out, "  kubectl create rolebinding dev --clusterrole=edit --serviceaccount=default:dev\n")
+				fmt.Fprintf(out, "  kubectl --token=\"$(kubectl create token dev)\" get pods\n\n")
 				fmt.Fprintf(out, "Press Ctrl-C to stop; the data stays in %s.\n", filepath.Dir(c.API.KubeconfigPath()))
 			}
 			return c.Wait()
