@@ -107,11 +107,11 @@ var checkCases = []checkCase{
 	{name: "volume-types", mutate: func(p *corev1.Pod) {
 		p.Spec.Volumes = []corev1.Volume{
 			{Name: "n", VolumeSource: corev1.VolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs.example", Path: "/x"}}},
-			{Name: "g", VolumeSource: corev1.VolumeSource{GitRepo: &corev1.GitRepoVolumeSource{Repository: "https://example.com/r"}}},
+			{Name: "i", VolumeSource: corev1.VolumeSource{ISCSI: &corev1.ISCSIVolumeSource{TargetPortal: "10.0.0.1:3260", IQN: "iqn.2001-04.com.example:storage", Lun: 0}}},
 			{Name: "s", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s"}}},
 		}
 	},
-		restricted: `restricted volume types (volumes "n", "g" use restricted volume types "gitRepo", "nfs")`},
+		restricted: `restricted volume types (volumes "n", "i" use restricted volume types "iscsi", "nfs")`},
 	{name: "volume-allowed", mutate: func(p *corev1.Pod) {
 		p.Spec.Volumes = []corev1.Volume{
 			{Name: "cm", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "x"}}}},
