@@ -174,3 +174,26 @@ func TestChecksOnServer(t *testing.T) {
 	}
 	s.Replay(t, cases)
 }
+
+// TestReference replays testdata/reference.json, the Pod Security
+// examples of kubernetes.io (the namespace-level and cluster-level
+// tutorials, the namespace-labels task; namespaces renamed podsecurity-*)
+// with invalid labels, existing-pod warnings, pod updates and workloads,
+// recorded from kube-apiserver v1.37.2 (with reftest.Env set, it records
+// them again). testdata/gen_reference.py writes the cases.
+func TestReference(t *testing.T) {
+	const file = "testdata/reference.json"
+	f, err := reftest.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kc := os.Getenv(reftest.Env); kc != "" {
+		reftest.Reference(t, kc).Record(t, file, f)
+		return
+	}
+	s := reftest.Start(t, wired(newPlugin(t, nil)))
+	for _, ns := range f.Namespaces {
+		s.Must(t, http.MethodPost, "/api/v1/namespaces", fmt.Sprintf(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":%q}}`, ns), http.StatusCreated, nil)
+	}
+	s.Replay(t, f.Cases)
+}
