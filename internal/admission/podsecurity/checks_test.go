@@ -244,7 +244,7 @@ func (c checkCase) pod() *corev1.Pod {
 
 func newPlugin(t *testing.T, cfg *ps.Config) *ps.Plugin {
 	t.Helper()
-	p, err := ps.New(cfg, nil)
+	p, err := ps.New(cfg, ps.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

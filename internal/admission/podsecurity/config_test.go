@@ -63,6 +63,7 @@ exemptions:
 // after the pod it is on when time is up); the warnings say how many were
 // checked.
 func TestExistingPodLimits(t *testing.T) {
+	t.Parallel()
 	p := newPlugin(t, nil)
 	ps.SetPodCheckLimits(p, 3, time.Second)
 	s := reftest.Start(t, wired(p))

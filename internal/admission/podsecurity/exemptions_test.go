@@ -3,12 +3,15 @@ package podsecurity_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
@@ -64,6 +67,7 @@ const (
 // whose labels are malformed (written while the plugin was off) enforces
 // restricted and records the error.
 func TestConfigExemptionsAndAudit(t *testing.T) {
+	t.Parallel()
 	var current atomic.Pointer[ps.Plugin]
 	s := reftest.Start(t, wiredTo(current.Load))
 	audit := &annotations{got: map[string]string{}}
@@ -73,7 +77,8 @@ func TestConfigExemptionsAndAudit(t *testing.T) {
 	}
 	// written before the plugin runs
 	namespace(t, s, "podsecurity-malformed", map[string]string{ps.EnforceLevelLabel: "foo"})
-	p, err := ps.New(cfg, audit.record)
+	reg := prometheus.NewRegistry()
+	p, err := ps.New(cfg, ps.Options{Annotate: audit.record, Metrics: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +136,7 @@ func TestConfigExemptionsAndAudit(t *testing.T) {
 		s.Must(t, http.MethodPost, "/apis/authentication.k8s.io/v1/selfsubjectreviews", `{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`, http.StatusCreated, &review)
 		withUser := *cfg
 		withUser.Exemptions.Usernames = []string{review.Status.UserInfo.Username}
-		p, err := ps.New(&withUser, audit.record)
+		p, err := ps.New(&withUser, ps.Options{Annotate: audit.record, Metrics: reg})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +150,37 @@ func TestConfigExemptionsAndAudit(t *testing.T) {
 			t.Errorf("annotations %q", got)
 		}
 	})
+
+	t.Run("metrics", func(t *testing.T) {
+		if got := gatherText(t, reg); got != wantMetrics {
+			t.Errorf("metrics\n got %s\nwant %s", got, wantMetrics)
+		}
+	})
 }
+
+// wantMetrics are the pod_security_* metrics of the requests of
+// TestConfigExemptionsAndAudit, as kube-apiserver counts them.
+const wantMetrics = `# HELP pod_security_errors_total [ALPHA] Number of errors preventing normal evaluation. Non-fatal errors may result in the latest restricted profile being used for evaluation.
+# TYPE pod_security_errors_total counter
+pod_security_errors_total{fatal="false",request_operation="create",resource="pod",subresource=""} 1
+# HELP pod_security_evaluations_total [ALPHA] Number of policy evaluations that occurred, not counting ignored or exempt requests.
+# TYPE pod_security_evaluations_total counter
+pod_security_evaluations_total{decision="allow",mode="enforce",policy_level="baseline",policy_version="latest",request_operation="create",resource="pod",subresource=""} 1
+pod_security_evaluations_total{decision="allow",mode="enforce",policy_level="privileged",policy_version="latest",request_operation="create",resource="pod",subresource=""} 0
+pod_security_evaluations_total{decision="allow",mode="enforce",policy_level="privileged",policy_version="latest",request_operation="update",resource="pod",subresource=""} 0
+pod_security_evaluations_total{decision="deny",mode="audit",policy_level="restricted",policy_version="latest",request_operation="create",resource="controller",subresource=""} 1
+pod_security_evaluations_total{decision="deny",mode="audit",policy_level="restricted",policy_version="latest",request_operation="create",resource="pod",subresource=""} 3
+pod_security_evaluations_total{decision="deny",mode="enforce",policy_level="baseline",policy_version="latest",request_operation="create",resource="pod",subresource=""} 1
+pod_security_evaluations_total{decision="deny",mode="enforce",policy_level="restricted",policy_version="latest",request_operation="create",resource="pod",subresource=""} 1
+pod_security_evaluations_total{decision="deny",mode="warn",policy_level="restricted",policy_version="latest",request_operation="create",resource="controller",subresource=""} 1
+pod_security_evaluations_total{decision="deny",mode="warn",policy_level="restricted",policy_version="latest",request_operation="create",resource="pod",subresource=""} 1
+# HELP pod_security_exemptions_total [ALPHA] Number of exempt requests, not counting ignored or out of scope requests.
+# TYPE pod_security_exemptions_total counter
+pod_security_exemptions_total{request_operation="create",resource="controller",subresource=""} 1
+pod_security_exemptions_total{request_operation="create",resource="pod",subresource=""} 3
+pod_security_exemptions_total{request_operation="update",resource="controller",subresource=""} 0
+pod_security_exemptions_total{request_operation="update",resource="pod",subresource=""} 0
+`
 
 // ignoreAdmitted leaves an admitted object out of the comparison.
 func ignoreAdmitted(w *reftest.Answer) []string {
@@ -153,4 +188,26 @@ func ignoreAdmitted(w *reftest.Answer) []string {
 		return []string{"*"}
 	}
 	return nil
+}
+
+// gatherText renders the counters of reg in the text format (families and
+// series in order).
+func gatherText(t *testing.T, reg *prometheus.Registry) string {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, f := range fams {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s counter\n", f.GetName(), f.GetHelp(), f.GetName())
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			fmt.Fprintf(&b, "%s{%s} %g\n", f.GetName(), strings.Join(labels, ","), m.GetCounter().GetValue())
+		}
+	}
+	return b.String()
 }

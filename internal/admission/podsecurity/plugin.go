@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
@@ -28,16 +30,26 @@ type Plugin struct {
 	exemptions Exemptions
 	eval       *evaluator
 	annotate   AuditAnnotator
+	metrics    *metrics
 	// maxPodsChecked and podCheckTimeout bound the check of a namespace's
 	// pods against a new enforce level (3000 pods, 1 s, as Kubernetes).
 	maxPodsChecked  int
 	podCheckTimeout time.Duration
 }
 
+// Options are what the plugin reports to besides the client.
+type Options struct {
+	// Annotate receives the audit annotations of each request; nil drops
+	// them.
+	Annotate AuditAnnotator
+	// Metrics is where the pod_security_* metrics are registered; nil
+	// keeps them unregistered.
+	Metrics prometheus.Registerer
+}
+
 // New returns the plugin of cfg (nil is the default configuration: every
-// mode privileged:latest, nothing exempt). annotate receives the audit
-// annotations; nil drops them.
-func New(cfg *Config, annotate AuditAnnotator) (*Plugin, error) {
+// mode privileged:latest, nothing exempt).
+func New(cfg *Config, opts Options) (*Plugin, error) {
 	if cfg == nil {
 		cfg = &Config{}
 	}
@@ -46,8 +58,13 @@ func New(cfg *Config, annotate AuditAnnotator) (*Plugin, error) {
 	if errs := c.validate(); len(errs) > 0 {
 		return nil, fmt.Errorf("PodSecurity invalid: %w", errs.ToAggregate())
 	}
+	eval := newEvaluator(allChecks())
+	m, err := newMetrics(opts.Metrics, eval.max)
+	if err != nil {
+		return nil, err
+	}
 	return &Plugin{
-		defaults: c.policy(), exemptions: c.Exemptions, eval: newEvaluator(allChecks()), annotate: annotate,
+		defaults: c.policy(), exemptions: c.Exemptions, eval: eval, annotate: opts.Annotate, metrics: m,
 		maxPodsChecked: 3000, podCheckTimeout: time.Second,
 	}, nil
 }
@@ -126,23 +143,28 @@ func (p *Plugin) validatePod(ctx context.Context, env registry.Env, a *registry.
 	if ignoredPodSubresources[a.Subresource] {
 		return outcome{}
 	}
+	r := requestOf(a, "pod")
 	ns := pod.Namespace
 	if ns == "" {
 		ns = a.Namespace
 	}
 	if slices.Contains(p.exemptions.Namespaces, ns) {
+		p.metrics.exemption(r)
 		return exemption("namespace")
 	}
 	if u := user(ctx, a); u != "" && slices.Contains(p.exemptions.Usernames, u) {
+		p.metrics.exemption(r)
 		return exemption("user")
 	}
 	nsObj, err := namespace(ctx, env, ns)
 	if err != nil {
+		p.metrics.error(true, r)
 		st := apierrors.NewInternalError(fmt.Errorf("failed to lookup namespace %q", ns))
 		return outcome{err: st, annotations: map[string]string{AnnotationError: st.ErrStatus.Message + ": " + err.Error()}}
 	}
 	policy, errs := policyFor(nsObj.Labels, p.defaults)
 	if len(errs) == 0 && policy.fullyPrivileged() {
+		p.metrics.evaluation("allow", policy.Enforce, "enforce", r)
 		return outcome{annotations: map[string]string{AnnotationEnforcePolicy: LevelVersion{Privileged, Latest}.String()}}
 	}
 	if a.Operation == registry.Update {
@@ -150,7 +172,7 @@ func (p *Plugin) validatePod(ctx context.Context, env registry.Env, a *registry.
 			return outcome{}
 		}
 	}
-	return p.evaluate(policy, errs, &pod.ObjectMeta, &pod.Spec, func(err error) error {
+	return p.evaluate(r, policy, errs, &pod.ObjectMeta, &pod.Spec, func(err error) error {
 		return apierrors.NewForbidden(podsResource, objectName(a, pod), err)
 	})
 }
@@ -159,15 +181,19 @@ func (p *Plugin) validateWorkload(ctx context.Context, env registry.Env, a *regi
 	if a.Subresource != "" {
 		return outcome{}
 	}
+	r := requestOf(a, "controller")
 	ns := a.Namespace
 	if slices.Contains(p.exemptions.Namespaces, ns) {
+		p.metrics.exemption(r)
 		return exemption("namespace")
 	}
 	if u := user(ctx, a); u != "" && slices.Contains(p.exemptions.Usernames, u) {
+		p.metrics.exemption(r)
 		return exemption("user")
 	}
 	nsObj, err := namespace(ctx, env, ns)
 	if err != nil {
+		p.metrics.error(true, r)
 		return outcome{annotations: map[string]string{AnnotationError: fmt.Sprintf("failed to lookup namespace %q: %v", ns, err)}}
 	}
 	policy, errs := policyFor(nsObj.Labels, p.defaults)
@@ -177,20 +203,22 @@ func (p *Plugin) validateWorkload(ctx context.Context, env registry.Env, a *regi
 	if meta == nil && spec == nil {
 		return outcome{}
 	}
-	return p.evaluate(policy, errs, meta, spec, nil)
+	return p.evaluate(r, policy, errs, meta, spec, nil)
 }
 
 // evaluate checks a pod (or a pod template) against the namespace's
 // policy: its enforce level when forbid is set (a pod; forbid words the
 // refusal), its audit level (an annotation) and, unless refused, its warn
 // level (a warning). errs are the errors of the namespace's labels.
-func (p *Plugin) evaluate(policy Policy, errs field.ErrorList, meta *metav1.ObjectMeta, spec *corev1.PodSpec, forbid func(error) error) outcome {
+func (p *Plugin) evaluate(r request, policy Policy, errs field.ErrorList, meta *metav1.ObjectMeta, spec *corev1.PodSpec, forbid func(error) error) outcome {
 	if spec.RuntimeClassName != nil && *spec.RuntimeClassName != "" && slices.Contains(p.exemptions.RuntimeClasses, *spec.RuntimeClassName) {
+		p.metrics.exemption(r)
 		return exemption("runtimeClass")
 	}
 	o := outcome{annotations: map[string]string{}}
 	if len(errs) > 0 {
 		o.annotations[AnnotationError] = "Failed to parse policy: " + errs.ToAggregate().Error()
+		p.metrics.error(false, r)
 	}
 	results := map[LevelVersion][]Violation{}
 	run := func(lv LevelVersion) []Violation {
@@ -205,14 +233,19 @@ func (p *Plugin) evaluate(policy Policy, errs field.ErrorList, meta *metav1.Obje
 		o.annotations[AnnotationEnforcePolicy] = policy.Enforce.String()
 		if v := run(policy.Enforce); len(v) > 0 {
 			o.err = forbid(fmt.Errorf("violates PodSecurity %q: %s", policy.Enforce.String(), details(v)))
+			p.metrics.evaluation("deny", policy.Enforce, "enforce", r)
+		} else {
+			p.metrics.evaluation("allow", policy.Enforce, "enforce", r)
 		}
 	}
 	if v := run(policy.Audit); len(v) > 0 {
 		o.annotations[AnnotationAuditViolations] = fmt.Sprintf("would violate PodSecurity %q: %s", policy.Audit.String(), details(v))
+		p.metrics.evaluation("deny", policy.Audit, "audit", r)
 	}
 	if o.err == nil {
 		if v := run(policy.Warn); len(v) > 0 {
 			o.warnings = append(o.warnings, fmt.Sprintf("would violate PodSecurity %q: %s", policy.Warn.String(), details(v)))
+			p.metrics.evaluation("deny", policy.Warn, "warn", r)
 		}
 	}
 	return o

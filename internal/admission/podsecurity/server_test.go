@@ -153,6 +153,7 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 // with its warning, the store unchanged after each refusal. With
 // reftest.Env set, the same cases run against kube-apiserver.
 func TestChecksOnServer(t *testing.T) {
+	t.Parallel()
 	s := target(t, newPlugin(t, nil))
 	const base, restr = "podsecurity-checks-baseline", "podsecurity-checks-restricted"
 	namespace(t, s, base, map[string]string{ps.EnforceLevelLabel: "baseline", ps.WarnLevelLabel: "restricted"})
@@ -191,6 +192,7 @@ func TestChecksOnServer(t *testing.T) {
 // recorded from kube-apiserver v1.37.2 (with reftest.Env set, it records
 // them again). testdata/gen_reference.py writes the cases.
 func TestReference(t *testing.T) {
+	t.Parallel()
 	const file = "testdata/reference.json"
 	f, err := reftest.Load(file)
 	if err != nil {
