@@ -105,20 +105,23 @@ type podCount struct {
 // pods violating it, then one line per distinct list of reasons naming the
 // first pod (and how many others), in order; pods of one controller after
 // one of each, at most maxPodsChecked of them, within podCheckTimeout (or
-// half what is left of the request), saying so when not all were checked.
+// half what is left of the request) of the list, saying so when not all
+// were checked.
 func (p *Plugin) checkPods(ctx context.Context, env registry.Env, ns string, enforce LevelVersion) []string {
+	pods, err := p.listPods(ctx, env, ns)
+	if err != nil {
+		return []string{"failed to list pods while checking new PodSecurity enforce level"}
+	}
+	// The time allowed bounds the checks, not the list (which may wait
+	// for the watch cache to catch up): kube-apiserver lists from its
+	// informer's cache, which never waits.
 	timeout := p.podCheckTimeout
 	if d, ok := ctx.Deadline(); ok {
 		if half := time.Until(d) / 2; half < timeout {
 			timeout = half
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	pods, err := p.listPods(ctx, env, ns)
-	if err != nil {
-		return []string{"failed to list pods while checking new PodSecurity enforce level"}
-	}
+	deadline := time.Now().Add(timeout)
 	pods = p.prioritize(pods)
 	total := len(pods)
 	if len(pods) > p.maxPodsChecked {
@@ -140,7 +143,7 @@ func (p *Plugin) checkPods(ctx context.Context, env registry.Env, ns string, enf
 			c.n++
 			counts[r] = c
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || time.Now().After(deadline) {
 			checked = i + 1
 			break
 		}
