@@ -32,7 +32,9 @@
 //     audit level the audit annotation
 //     pod-security.kubernetes.io/audit-violations; enforce-policy, exempt
 //     and error annotations are recorded as kube-apiserver records them,
-//     through the plugin's AuditAnnotator.
+//     through Options.Annotate, and counted in kube-apiserver's
+//     pod_security_evaluations_total, _exemptions_total and _errors_total
+//     (registered on Options.Metrics).
 //   - Namespaces with malformed policy labels are refused with 422 (on
 //     create, and on update when the errors changed); making a namespace's
 //     enforce level stricter warns about its existing pods: `existing pods

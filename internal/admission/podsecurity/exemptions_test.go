@@ -123,6 +123,14 @@ func TestConfigExemptionsAndAudit(t *testing.T) {
 		})
 	}
 
+	t.Run("exempt namespace's enforce level changed", func(t *testing.T) {
+		h := s.Must(t, http.MethodPatch, "/api/v1/namespaces/podsecurity-exempt", `{"metadata":{"labels":{"pod-security.kubernetes.io/enforce-version":"v1.30","pod-security.kubernetes.io/warn":"baseline"}}}`, http.StatusOK, nil)
+		want := warningHeader(`namespace "podsecurity-exempt" is exempt from Pod Security, and the policy (enforce=restricted:v1.30, warn=baseline:latest) will be ignored`)
+		if got := h.Values("Warning"); len(got) != 1 || got[0] != want {
+			t.Errorf("warnings\n got %q\nwant %q", got, want)
+		}
+	})
+
 	t.Run("unchanged malformed labels may stay", func(t *testing.T) {
 		s.Must(t, http.MethodPatch, "/api/v1/namespaces/podsecurity-malformed", `{"metadata":{"labels":{"team":"a"}}}`, http.StatusOK, nil)
 	})
