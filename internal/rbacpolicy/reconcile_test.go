@@ -40,7 +40,9 @@ func TestReconcileClusterRole(t *testing.T) {
 }
 
 func TestReconcileAggregationRule(t *testing.T) {
-	sel := func(k string) metav1.LabelSelector { return metav1.LabelSelector{MatchLabels: map[string]string{k: "true"}} }
+	sel := func(k string) metav1.LabelSelector {
+		return metav1.LabelSelector{MatchLabels: map[string]string{k: "true"}}
+	}
 	want := &rbacv1.ClusterRole{ObjectMeta: defaultMeta, AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{sel("a"), sel("b")}}}
 	aggregated := []rbacv1.PolicyRule{rule([]string{"get"}, []string{""}, []string{"pods"})}
 	stored := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "r"}, Rules: aggregated,
