@@ -16,10 +16,18 @@ import (
 // bootstrap creates the objects the resources say exist from the start
 // (registry.Resource.Bootstrap) when they are missing, resource by resource
 // in table order (namespaces first); a restart finds them in storage and
-// leaves them. A bootstrap object of a kind with a status subresource that
-// carries a status (a Ready condition) gets it written after the create,
-// which resets status, as kube-apiserver's controllers write it.
+// leaves them, unless the resource reconciles them (registry.Resource.
+// Reconcile; see reconcile.go). A bootstrap object of a kind with a status
+// subresource that carries a status (a Ready condition) gets it written
+// after the create, which resets status, as kube-apiserver's controllers
+// write it.
+//
+// The writes run as kube-apiserver's own loopback identity
+// (system:apiserver in system:masters), so that the checks of who writes
+// (admission, RBAC escalation) see the privileged user they see in
+// Kubernetes.
 func (s *Server) bootstrap(ctx context.Context) error {
+	ctx = registry.WithUser(ctx, loopbackUser())
 	for _, res := range s.table.builtin {
 		if res.Bootstrap == nil {
 			continue
@@ -28,6 +36,11 @@ func (s *Server) bootstrap(ctx context.Context) error {
 		for _, obj := range res.Bootstrap() {
 			m := objectMeta(obj)
 			if _, err := e.store.Get(ctx, m.GetNamespace(), m.GetName()); err == nil {
+				if res.Reconcile != nil {
+					if err := reconcileBootstrap(ctx, e.store, res, obj); err != nil {
+						return err
+					}
+				}
 				continue
 			} else if !apierrors.IsNotFound(err) {
 				return fmt.Errorf("read %s %s: %w", res.Resource, m.GetName(), err)
@@ -52,6 +65,11 @@ func (s *Server) bootstrap(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// loopbackUser is the user kube-apiserver's own requests run as.
+func loopbackUser() registry.UserInfo {
+	return registry.UserInfo{Name: "system:apiserver", Groups: []string{"system:masters"}}
 }
 
 // bootstrapStatus returns a copy of the status of a bootstrap object of a

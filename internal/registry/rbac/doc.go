@@ -21,8 +21,19 @@
 // when a binding of the user names a missing role); a binding to a missing
 // role is the 404 kube-apiserver answers (`rolebindings.rbac… "role" not
 // found`). The rules held are resolved over a consistent read of the RBAC
-// objects. The default roles and the aggregation of ClusterRoles are not
-// this package's.
+// objects.
+//
+// # Default policy
+//
+// The four resources' Bootstrap objects are kube-apiserver's default roles
+// and bindings (package rbacpolicy), and their Reconcile hook brings stored
+// ones up to date at every start as kube-apiserver's rbac/bootstrap-roles
+// post-start hook does: what is missing is created, what is missing from
+// an existing object (rules, aggregation selectors, subjects, labels,
+// annotations) is added, a binding whose roleRef changed is recreated, and
+// objects annotated rbac.authorization.kubernetes.io/autoupdate: "false"
+// are left alone (bootstrap.go). The aggregated ClusterRoles are filled by
+// the clusterrole-aggregation controller.
 //
 // # Error order
 //
