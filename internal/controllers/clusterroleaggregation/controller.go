@@ -24,8 +24,10 @@ import (
 
 // Kubernetes' names and defaults.
 const (
-	// ControllerName names the controller (queue, metrics, logs).
-	ControllerName = "clusterrole-aggregation"
+	// ControllerName names the controller (queue, metrics, logs): the name
+	// of kube-controller-manager's queue, so the workqueue metrics carry
+	// the same label.
+	ControllerName = "ClusterRoleAggregator"
 	// FieldManager is the field manager of the controller's applies.
 	FieldManager = "clusterrole-aggregation-controller"
 	// DefaultWorkers is the workers kube-controller-manager runs it with.
