@@ -73,7 +73,9 @@ func (s *Server) feedRBAC(ctx context.Context, az *rbacauthz.Authorizer) {
 			_ = az.Replace(res, nil)
 			continue
 		}
+		s.table.caches.Add(1) // Run waits for the feeds as for the caches
 		go func() {
+			defer s.table.caches.Done()
 			for ctx.Err() == nil {
 				err := feedOnce(ctx, e.cache, res, az)
 				if ctx.Err() != nil {

@@ -121,6 +121,10 @@ func TestEscalationRefused(t *testing.T) {
 		`{"metadata":{"name":"b2"},"roleRef":{"kind":"ClusterRole","name":"nonexistent"},"subjects":[{"kind":"ServiceAccount","name":"alice"}]}`,
 		404, "NotFound", `rolebindings.rbac.authorization.k8s.io "nonexistent" not found`,
 		map[string]string{"name": "nonexistent", "group": "rbac.authorization.k8s.io", "kind": "rolebindings"})
+	refused(t, admin, alice, "POST", crbs, crbs+"/b2",
+		`{"metadata":{"name":"b2"},"roleRef":{"kind":"ClusterRole","name":"nonexistent"},"subjects":[{"kind":"ServiceAccount","name":"alice","namespace":"default"}]}`,
+		404, "NotFound", `clusterrolebindings.rbac.authorization.k8s.io "nonexistent" not found`,
+		map[string]string{"name": "nonexistent", "kind": "clusterrolebindings"})
 
 	// A binding of alice to a missing role adds the resolution errors.
 	post(t, admin, rbs, `{"metadata":{"name":"dangling"},"roleRef":{"kind":"ClusterRole","name":"nonexistent"},"subjects":[{"kind":"ServiceAccount","name":"alice"}]}`)
