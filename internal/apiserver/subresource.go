@@ -92,6 +92,7 @@ func (s *Server) handleAction(w http.ResponseWriter, r *http.Request, e *entry, 
 		s.resp.writeError(w, r, err)
 		return
 	}
+	s.auditRequestObject(r, e, in, false)
 	out, err := a.Do(r.Context(), s.env(), s.hookRequest(r, info, dry), in)
 	if err != nil {
 		s.resp.writeError(w, r, err)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/setpoint-dev/setpoint/internal/apiserver"
+	"github.com/setpoint-dev/setpoint/internal/audit"
 	"github.com/setpoint-dev/setpoint/internal/registry/builtin"
 	"github.com/setpoint-dev/setpoint/internal/registry/metrics"
 	"github.com/setpoint-dev/setpoint/internal/scheme"
@@ -49,6 +50,9 @@ type Options struct {
 	// MetricsAPI serves metrics.k8s.io (package registry/metrics), as a
 	// cluster with metrics-server does; kube-apiserver alone does not.
 	MetricsAPI bool
+	// Audit configures auditing (kube-apiserver's --audit-* flags); the
+	// zero value audits nothing.
+	Audit audit.Options
 	// Tune lets tests adjust the API server configuration before start.
 	Tune func(*apiserver.Config)
 }
@@ -87,8 +91,14 @@ func NewAPIServer(opts Options) (*apiserver.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	auditor, err := audit.New(opts.Audit, opts.Logger)
+	if err != nil {
+		kv.Close()
+		return nil, err
+	}
 	codecs := scheme.New()
 	cfg := apiserver.Config{
+		Audit:            auditor,
 		DataDir:          opts.DataDir,
 		Listen:           opts.Listen,
 		PKIDir:           opts.PKIDir,
@@ -107,6 +117,9 @@ func NewAPIServer(opts Options) (*apiserver.Server, error) {
 	srv, err := apiserver.New(cfg)
 	if err != nil {
 		kv.Close()
+		if auditor != nil {
+			_ = auditor.Close(context.Background())
+		}
 		return nil, err
 	}
 	return srv, nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/setpoint-dev/setpoint/internal/apiserver"
+	"github.com/setpoint-dev/setpoint/internal/audit"
 	"github.com/setpoint-dev/setpoint/internal/controlplane"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -54,6 +55,9 @@ type Options struct {
 	Tune func(*apiserver.Config)
 	// MetricsAPI serves metrics.k8s.io (see controlplane.Options).
 	MetricsAPI bool
+	// Audit configures auditing (see controlplane.Options): a policy file
+	// and a log path audit the server's requests.
+	Audit audit.Options
 }
 
 // Start runs a server until the test ends.
@@ -73,7 +77,7 @@ func Start(t testing.TB, opts Options) *Server {
 	srv, err := controlplane.NewAPIServer(controlplane.Options{
 		DataDir: opts.DataDir, Listen: "127.0.0.1:0", Storage: opts.Storage, Logger: log, Tune: opts.Tune,
 		EtcdEndpoints: opts.EtcdEndpoints, EtcdPrefix: opts.EtcdPrefix, PKIDir: opts.PKIDir,
-		MetricsAPI: opts.MetricsAPI,
+		MetricsAPI: opts.MetricsAPI, Audit: opts.Audit,
 	})
 	if err != nil {
 		t.Fatalf("build API server: %v", err)
