@@ -291,7 +291,7 @@ func (s *Server) auditRequestObject(r *http.Request, e *entry, obj runtime.Objec
 	if audit.LevelFrom(ctx) == audit.LevelNone {
 		return
 	}
-	if defaulted && !audit.LevelFrom(ctx).Less(audit.LevelRequest) {
+	if defaulted && e.res.Strategy != nil && !audit.LevelFrom(ctx).Less(audit.LevelRequest) {
 		obj = obj.DeepCopyObject()
 		e.res.Strategy.Default(obj)
 	}
