@@ -7,11 +7,15 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/setpoint-dev/setpoint/internal/apiserver"
 	"github.com/setpoint-dev/setpoint/internal/audit"
+	"github.com/setpoint-dev/setpoint/internal/authorizer"
+	"github.com/setpoint-dev/setpoint/internal/registry"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 )
 
@@ -307,5 +311,45 @@ func TestAuditStrictModeRefusesWhatItCannotRecord(t *testing.T) {
 	call(t, b, "", http.MethodPost, "/api/v1/namespaces", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"meta"}}`)
 	if code, body, _ := call(t, b, "", http.MethodPost, "/api/v1/namespaces/meta/configmaps", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}`); code != http.StatusCreated {
 		t.Fatalf("blocking mode with an unwritable log: %d %s", code, body)
+	}
+}
+
+func TestAuditAttributesAsKubeAPIServer(t *testing.T) {
+	type attrs = authorizer.Attributes
+	cases := []struct {
+		method, url string
+		want        attrs
+	}{
+		{"GET", "/api/v1/namespaces", attrs{Verb: "list", ResourceRequest: true, APIVersion: "v1", Resource: "namespaces"}},
+		{"GET", "/api/v1/namespaces/foo", attrs{Verb: "get", ResourceRequest: true, APIVersion: "v1", Resource: "namespaces", Namespace: "foo", Name: "foo"}},
+		{"PUT", "/api/v1/namespaces/foo/finalize", attrs{Verb: "update", ResourceRequest: true, APIVersion: "v1", Resource: "namespaces", Namespace: "foo", Name: "foo", Subresource: "finalize"}},
+		{"GET", "/api/v1/namespaces/foo/pods", attrs{Verb: "list", ResourceRequest: true, APIVersion: "v1", Resource: "pods", Namespace: "foo"}},
+		{"GET", "/api/v1/watch/namespaces/foo/pods", attrs{Verb: "watch", ResourceRequest: true, APIVersion: "v1", Resource: "pods", Namespace: "foo"}},
+		{"GET", "/api/v1/namespaces/foo/pods?watch=true", attrs{Verb: "watch", ResourceRequest: true, APIVersion: "v1", Resource: "pods", Namespace: "foo"}},
+		{"GET", "/api/v1/namespaces/foo/pods?watch=false", attrs{Verb: "list", ResourceRequest: true, APIVersion: "v1", Resource: "pods", Namespace: "foo"}},
+		{"GET", "/api/v1/pods?fieldSelector=metadata.name%3Dbar", attrs{Verb: "list", ResourceRequest: true, APIVersion: "v1", Resource: "pods", Name: "bar"}},
+		{"DELETE", "/apis/apps/v1/namespaces/foo/deployments", attrs{Verb: "deletecollection", ResourceRequest: true, APIGroup: "apps", APIVersion: "v1", Resource: "deployments", Namespace: "foo"}},
+		{"POST", "/api/v1/namespaces/foo/pods/p/eviction", attrs{Verb: "create", ResourceRequest: true, APIVersion: "v1", Resource: "pods", Namespace: "foo", Name: "p", Subresource: "eviction"}},
+		{"GET", "/api/v1/namespaces/foo/pods/p/proxy/a/b", attrs{Verb: "get", ResourceRequest: true, APIVersion: "v1", Resource: "pods", Namespace: "foo", Name: "p", Subresource: "proxy"}},
+		{"GET", "/api/v1/proxy/namespaces/foo/pods/p/a", attrs{Verb: "proxy", ResourceRequest: true, APIVersion: "v1", Resource: "pods", Namespace: "foo", Name: "p"}},
+		{"PATCH", "/apis/apps/v1/namespaces/foo/deployments/d/scale", attrs{Verb: "patch", ResourceRequest: true, APIGroup: "apps", APIVersion: "v1", Resource: "deployments", Namespace: "foo", Name: "d", Subresource: "scale"}},
+		{"GET", "/apis/apps/v1", attrs{Verb: "get", Path: "/apis/apps/v1"}},
+		{"GET", "/api", attrs{Verb: "get", Path: "/api"}},
+		{"POST", "/healthz", attrs{Verb: "post", Path: "/healthz"}},
+		{"GET", "/openapi/v3/apis/apps/v1", attrs{Verb: "get", Path: "/openapi/v3/apis/apps/v1"}},
+	}
+	for _, c := range cases {
+		r, _ := http.NewRequest(c.method, "https://x"+c.url, nil)
+		got := apiserver.AuditAttributes(r, registry.UserInfo{})
+		want := c.want
+		if !want.ResourceRequest && want.Path == "" {
+			want.Path = r.URL.Path
+		}
+		if want.ResourceRequest {
+			want.Path = r.URL.Path
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s %s:\n got  %+v\n want %+v", c.method, c.url, got, want)
+		}
 	}
 }
