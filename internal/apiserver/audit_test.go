@@ -169,8 +169,28 @@ func TestAuditEventsByLevel(t *testing.T) {
 	if code != http.StatusCreated {
 		t.Fatalf("review: %d %s", code, body)
 	}
+	dep := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"selector":{"matchLabels":{"a":"b"}},` +
+		`"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}`
+	code, body, depID := call(t, s, "", http.MethodPost, "/apis/apps/v1/namespaces/req/deployments", dep)
+	if code != http.StatusCreated {
+		t.Fatalf("deployment: %d %s", code, body)
+	}
+	code, body, scaleID := call(t, s, "", http.MethodPut, "/apis/apps/v1/namespaces/req/deployments/d/scale",
+		`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d","namespace":"req"},"spec":{"replicas":3}}`)
+	if code != http.StatusOK {
+		t.Fatalf("scale: %d %s", code, body)
+	}
 	s.Stop(t) // a clean stop: every event is written
 	log := auditLog(t, logPath)
+	// A created object is recorded with its defaults, as kube-apiserver
+	// records it once decoded.
+	if d := log[depID]; len(d) != 2 || !strings.Contains(string(d[1].RequestObject), `"terminationMessagePath":"/dev/termination-log"`) {
+		t.Errorf("deployment events %+v", d)
+	}
+	if sc := log[scaleID]; len(sc) != 2 || !strings.Contains(string(sc[1].RequestObject), `"kind":"Scale"`) ||
+		sc[1].ObjectRef.Subresource != "scale" || sc[1].ObjectRef.Name != "d" || sc[1].ObjectRef.APIGroup != "apps" {
+		t.Errorf("scale events %+v", sc)
+	}
 	if r := log[reviewID]; len(r) != 2 || !strings.Contains(string(r[1].RequestObject), `"verb":"get"`) ||
 		!strings.Contains(string(r[1].ResponseObject), `"allowed":true`) || r[1].ObjectRef.Resource != "selfsubjectaccessreviews" {
 		t.Errorf("review events %+v", r)
