@@ -65,15 +65,16 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// startServer runs `setpoint apiserver` on dataDir and waits for /readyz.
-func startServer(t *testing.T, dataDir, storage string) *server {
+// startServer runs `setpoint apiserver` on dataDir, with extra flags, and
+// waits for /readyz.
+func startServer(t *testing.T, dataDir, storage string, extra ...string) *server {
 	t.Helper()
 	port := freePort(t)
 	s := &server{
 		dataDir: dataDir, addr: "127.0.0.1:" + strconv.Itoa(port),
 		kubeconfig: filepath.Join(dataDir, "kubeconfig"), log: &bytes.Buffer{}, exited: make(chan struct{}),
 	}
-	s.cmd = exec.Command(setpointBin, "apiserver", "--data-dir", dataDir, "--listen", s.addr, "--storage", storage)
+	s.cmd = exec.Command(setpointBin, append([]string{"apiserver", "--data-dir", dataDir, "--listen", s.addr, "--storage", storage}, extra...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("start setpoint: %v", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/setpoint-dev/setpoint/internal/apiserver"
+	"github.com/setpoint-dev/setpoint/internal/audit"
 	"github.com/setpoint-dev/setpoint/internal/controlplane"
 )
 
@@ -21,6 +22,7 @@ type apiFlags struct {
 	pkiDir, advertiseAddress           string
 	metricsAPI                         bool
 	authorizationModes                 []string
+	audit                              audit.Options
 }
 
 // register adds the flags; a whole cluster (`up`, defaultDir set) serves
@@ -37,6 +39,21 @@ func (f *apiFlags) register(cmd *cobra.Command, defaultDir string) {
 	cmd.Flags().StringVar(&f.advertiseAddress, "advertise-address", "", "host name or IP clients use to reach this server: written to the kubeconfig and the serving certificate (default: the --listen host, or 127.0.0.1 for a wildcard)")
 	cmd.Flags().StringSliceVar(&f.authorizationModes, "authorization-mode", apiserver.DefaultAuthorizationModes, "ordered list of plug-ins to do authorization on the secure port, comma-separated: AlwaysAllow, AlwaysDeny, RBAC (members of system:masters are always allowed)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.registerAudit(cmd)
+}
+
+// registerAudit adds kube-apiserver's audit flags, with its defaults.
+func (f *apiFlags) registerAudit(cmd *cobra.Command) {
+	f.audit = audit.DefaultOptions()
+	fs := cmd.Flags()
+	fs.StringVar(&f.audit.PolicyFile, "audit-policy-file", "", "Path to the file that defines the audit policy configuration (audit.k8s.io/v1 Policy, YAML or JSON).")
+	fs.StringVar(&f.audit.LogPath, "audit-log-path", "", "If set, all requests coming to the apiserver will be logged to this file.  '-' means standard out.")
+	fs.IntVar(&f.audit.MaxAge, "audit-log-maxage", f.audit.MaxAge, "The maximum number of days to retain old audit log files based on the timestamp encoded in their filename. Setting a value of 0 means old audit log files are not removed based on age.")
+	fs.IntVar(&f.audit.MaxBackup, "audit-log-maxbackup", f.audit.MaxBackup, "The maximum number of old audit log files to retain. Setting a value of 0 will mean there's no restriction on the number of files.")
+	fs.IntVar(&f.audit.MaxSize, "audit-log-maxsize", f.audit.MaxSize, "The maximum size in megabytes of the audit log file before it gets rotated. Setting to 0 disables rotation (not recommended).")
+	fs.BoolVar(&f.audit.Compress, "audit-log-compress", false, "If set, the rotated log files will be compressed using gzip.")
+	fs.StringVar(&f.audit.Mode, "audit-log-mode", f.audit.Mode, "Strategy for sending audit events. Blocking indicates sending events should block server responses. Batch causes the backend to buffer and write events asynchronously. Known modes are batch,blocking,blocking-strict.")
+	fs.IntVar(&f.audit.BatchBufferSize, "audit-log-batch-buffer-size", f.audit.BatchBufferSize, "The size of the buffer to store events before batching and writing. Only used in batch mode.")
 }
 
 // options turns the flags into control-plane options.
@@ -57,7 +74,7 @@ func (f *apiFlags) options() (controlplane.Options, error) {
 	return controlplane.Options{DataDir: dir, Listen: f.listen, Storage: f.storage,
 		EtcdEndpoints: f.etcdEndpoints, EtcdPrefix: f.etcdPrefix,
 		PKIDir: pkiDir, AdvertiseAddress: f.advertiseAddress, MetricsAPI: f.metricsAPI,
-		AuthorizationModes: f.authorizationModes}, nil
+		AuthorizationModes: f.authorizationModes, Audit: f.audit}, nil
 }
 
 func newAPIServerCommand() *cobra.Command {

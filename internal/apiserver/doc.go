@@ -34,6 +34,16 @@
 // are refused with 405 meanwhile), then stops being served. Several
 // servers on one etcd each run the controller; their writes agree.
 //
+// Filters, outermost first: the audit ID (every response carries
+// Audit-Id: the client's Audit-ID header or a new UUID), panic recovery,
+// authentication, audit (audit.go: with Config.Audit, the policy of
+// package audit is evaluated on the request's attributes as the
+// authenticated user, and the events of its stages are written; a refused
+// authentication is recorded once, at ResponseStarted), the in-flight
+// limit, then the routes. The handlers record request bodies (decoded
+// objects with their defaults, patches, DeleteOptions) and every object or
+// Status they answer in the request's audit event.
+//
 // Limits: request bodies over MaxBodyBytes get 413; beyond
 // MaxReadInFlight / MaxMutatingInFlight concurrent requests the server
 // answers 429 with Retry-After, while watches and health checks are never

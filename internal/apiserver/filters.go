@@ -32,7 +32,9 @@ func (s *Server) withAuthentication(next http.Handler) http.Handler {
 		if user, ok := s.authenticate(r); ok {
 			r = r.WithContext(registry.WithUser(r.Context(), user))
 		} else if !isPublicPath(r.URL.Path) {
-			s.resp.writeError(w, r, apierrors.NewUnauthorized("Unauthorized"))
+			s.auditFailedAuthentication(w, r, func(w http.ResponseWriter) {
+				s.resp.writeError(w, r, apierrors.NewUnauthorized("Unauthorized"))
+			})
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"sigs.k8s.io/yaml"
 
+	"github.com/setpoint-dev/setpoint/internal/audit"
 	"github.com/setpoint-dev/setpoint/internal/objects"
 )
 
@@ -153,7 +154,9 @@ func (s *Server) readPatch(r *http.Request, e *entry, obj runtime.Object) (p *pa
 	if err != nil {
 		return nil, "", false, err
 	}
-	p, err = newPatcher(kind, body, obj, e.gr())
+	if p, err = newPatcher(kind, body, obj, e.gr()); err == nil {
+		audit.LogRequestPatch(r.Context(), body)
+	}
 	return p, manager, len(r.URL.Query()["dryRun"]) > 0, err
 }
 

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
+	"github.com/setpoint-dev/setpoint/internal/audit"
 	"github.com/setpoint-dev/setpoint/internal/scheme"
 )
 
@@ -52,6 +53,7 @@ func (rs *responder) writeObject(w http.ResponseWriter, r *http.Request, code in
 		rs.writeError(w, r, apierrors.NewInternalError(fmt.Errorf("encode response: %w", err)))
 		return
 	}
+	audit.LogResponseObject(r.Context(), obj, rs.auditEncoder)
 	h := w.Header()
 	h.Set("Content-Type", ctype)
 	h.Set("Content-Length", strconv.Itoa(len(body)))

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
+	"github.com/setpoint-dev/setpoint/internal/audit"
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
 	rbacauthz "github.com/setpoint-dev/setpoint/internal/authorizer/rbac"
 	"github.com/setpoint-dev/setpoint/internal/discovery"
@@ -86,6 +87,10 @@ type Config struct {
 	// AuthorizationModes: it decides every request and answers the hooks
 	// that ask (registry.Env.Authorizer).
 	Authorizer authorizer.Authorizer
+	// Audit, when set, writes the audit events its policy asks for
+	// (audit.go); the server closes it when it stops, after the last
+	// request. nil: no auditing (the Audit-Id header is still sent).
+	Audit *audit.Auditor
 }
 
 func (c *Config) setDefaults() {
@@ -209,6 +214,9 @@ func New(cfg Config) (*Server, error) {
 		mutatingLimit: make(inflightLimiter, cfg.MaxMutatingInFlight),
 		ready:         make(chan struct{}),
 	}
+	if cfg.Audit != nil {
+		s.metrics.registry.MustRegister(cfg.Audit.Collectors()...)
+	}
 	if s.nodeTransport, err = newNodeTransport(cfg.DataDir, ca); err != nil {
 		return nil, err
 	}
@@ -323,6 +331,11 @@ func (s *Server) Run(ctx context.Context) error {
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		srv.Close()
+	}
+	if s.cfg.Audit != nil {
+		if err := s.cfg.Audit.Close(shutdownCtx); err != nil {
+			s.log.Error("closing the audit log", "err", err)
+		}
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/setpoint-dev/setpoint/internal/audit"
 	"github.com/setpoint-dev/setpoint/internal/objects"
 	"github.com/setpoint-dev/setpoint/internal/registry"
 )
@@ -92,6 +93,7 @@ func (s *Server) handleAction(w http.ResponseWriter, r *http.Request, e *entry, 
 		s.resp.writeError(w, r, err)
 		return
 	}
+	s.auditRequestObject(r, e, in, false)
 	out, err := a.Do(r.Context(), s.env(), s.hookRequest(r, info, dry), in)
 	if err != nil {
 		s.resp.writeError(w, r, err)
@@ -193,6 +195,11 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, e *entry, i
 	if err != nil {
 		s.resp.writeError(w, r, err)
 		return
+	}
+	if body != nil && audit.LevelFrom(r.Context()) != audit.LevelNone {
+		if sent := (&autoscalingv1.Scale{}); s.decodeOptionsBody(r, body, &scaleGVK, sent) == nil {
+			audit.LogRequestObject(r.Context(), sent, e.res.GVR(), info.Subresource, s.resp.auditEncoder)
+		}
 	}
 	fn := func(current runtime.Object) (runtime.Object, error) {
 		if current == nil {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/setpoint-dev/setpoint/internal/audit"
 	"github.com/setpoint-dev/setpoint/internal/objects"
 	"github.com/setpoint-dev/setpoint/internal/registry"
 )
@@ -61,6 +62,9 @@ func (s *Server) readObject(w http.ResponseWriter, r *http.Request, e *entry, ki
 		return false, nil, err
 	}
 	obj, err := s.decodeObject(w, r, e, body)
+	if err == nil {
+		s.auditRequestObject(r, e, obj, true)
+	}
 	return dry, obj, err
 }
 
@@ -145,6 +149,7 @@ func (s *Server) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		if err != nil {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
+		audit.LogRequestObject(r.Context(), opts, schema.GroupVersionResource{}, "", auditDeleteOptions)
 	}
 	if err := deleteQuery(r, opts); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/setpoint-dev/setpoint/internal/apiserver"
+	"github.com/setpoint-dev/setpoint/internal/audit"
 	"github.com/setpoint-dev/setpoint/internal/registry/builtin"
 	"github.com/setpoint-dev/setpoint/internal/registry/metrics"
 	"github.com/setpoint-dev/setpoint/internal/scheme"
@@ -52,6 +53,9 @@ type Options struct {
 	// AuthorizationModes are kube-apiserver's --authorization-mode list
 	// (see apiserver.Config.AuthorizationModes); empty means RBAC.
 	AuthorizationModes []string
+	// Audit configures auditing (kube-apiserver's --audit-* flags); the
+	// zero value audits nothing.
+	Audit audit.Options
 	// Tune lets tests adjust the API server configuration before start.
 	Tune func(*apiserver.Config)
 }
@@ -90,8 +94,14 @@ func NewAPIServer(opts Options) (*apiserver.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	auditor, err := audit.New(opts.Audit, opts.Logger)
+	if err != nil {
+		kv.Close()
+		return nil, err
+	}
 	codecs := scheme.New()
 	cfg := apiserver.Config{
+		Audit:            auditor,
 		DataDir:          opts.DataDir,
 		Listen:           opts.Listen,
 		PKIDir:           opts.PKIDir,
@@ -112,6 +122,9 @@ func NewAPIServer(opts Options) (*apiserver.Server, error) {
 	srv, err := apiserver.New(cfg)
 	if err != nil {
 		kv.Close()
+		if auditor != nil {
+			_ = auditor.Close(context.Background())
+		}
 		return nil, err
 	}
 	return srv, nil

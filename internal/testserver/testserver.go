@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/setpoint-dev/setpoint/internal/apiserver"
+	"github.com/setpoint-dev/setpoint/internal/audit"
 	"github.com/setpoint-dev/setpoint/internal/controlplane"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -59,6 +60,9 @@ type Options struct {
 	// AuthorizationModes are the server's --authorization-mode list (see
 	// controlplane.Options); empty means RBAC.
 	AuthorizationModes []string
+	// Audit configures auditing (see controlplane.Options): a policy file
+	// and a log path audit the server's requests.
+	Audit audit.Options
 }
 
 // Start runs a server until the test ends.
@@ -78,7 +82,7 @@ func Start(t testing.TB, opts Options) *Server {
 	srv, err := controlplane.NewAPIServer(controlplane.Options{
 		DataDir: opts.DataDir, Listen: "127.0.0.1:0", Storage: opts.Storage, Logger: log, Tune: opts.Tune,
 		EtcdEndpoints: opts.EtcdEndpoints, EtcdPrefix: opts.EtcdPrefix, PKIDir: opts.PKIDir,
-		MetricsAPI: opts.MetricsAPI, AuthorizationModes: opts.AuthorizationModes,
+		MetricsAPI: opts.MetricsAPI, AuthorizationModes: opts.AuthorizationModes, Audit: opts.Audit,
 	})
 	if err != nil {
 		t.Fatalf("build API server: %v", err)
