@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/setpoint-dev/setpoint/internal/audit"
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
 	"github.com/setpoint-dev/setpoint/internal/registry"
 )
@@ -28,10 +29,12 @@ func (s *Server) withAuthorization(next http.Handler) http.Handler {
 		attrs := requestAttributes(r, user.AuthorizerUser())
 		d, reason, err := s.authz.Authorize(r.Context(), attrs)
 		if d == authorizer.DecisionAllow {
+			audit.AddAnnotations(r.Context(), decisionAnnotation, "allow", reasonAnnotation, reason)
 			next.ServeHTTP(w, r)
 			return
 		}
 		if err != nil {
+			audit.AddAnnotation(r.Context(), reasonAnnotation, "internal error")
 			s.log.Error("authorization failed", "method", r.Method, "path", r.URL.Path, "err", err)
 			w.Header().Set("Content-Type", "text/plain")
 			w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -39,9 +42,16 @@ func (s *Server) withAuthorization(next http.Handler) http.Handler {
 			fmt.Fprintf(w, "Internal Server Error: %#v: %v", r.RequestURI, err)
 			return
 		}
+		audit.AddAnnotations(r.Context(), decisionAnnotation, "forbid", reasonAnnotation, reason)
 		s.resp.writeError(w, r, forbidden(attrs, reason))
 	})
 }
+
+// The audit annotations of the decision, as kube-apiserver writes them.
+const (
+	decisionAnnotation = "authorization.k8s.io/decision"
+	reasonAnnotation   = "authorization.k8s.io/reason"
+)
 
 // forbidden is kube-apiserver's refusal of attrs: the resource (with its
 // group) and name in the details, and the message naming the user, verb,
