@@ -38,6 +38,8 @@ func (s *Server) buildHandler() http.Handler {
 		case p == "/version" || p == "/version/":
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(serverVersion)
+		case isOIDCPath(p):
+			s.serveOIDC(w, r)
 		case p == "/metrics":
 			metricsHandler.ServeHTTP(w, r)
 		case strings.HasPrefix(p, "/openapi/"):
