@@ -157,6 +157,8 @@ type Server struct {
 	nodeTransport http.RoundTripper
 	// tokenIssuer signs and verifies service-account tokens.
 	tokenIssuer *serviceaccount.Issuer
+	// impersonation decides who a request may act as (impersonation.go).
+	impersonation *impersonator
 	// proxyTransport reaches pods and services (pods/proxy,
 	// services/proxy).
 	proxyTransport http.RoundTripper
@@ -200,6 +202,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.proxyTransport = newProxyTransport()
+	s.impersonation = &impersonator{authz: func() authorizer.Authorizer { return s.cfg.Authorizer }}
 	s.watchCtx, s.cancelWatch = context.WithCancel(context.Background())
 	s.table.builtin = cfg.Resources
 	s.crds = &crdController{s: s, installed: map[string]*crdState{}}
