@@ -32,6 +32,12 @@ func newTokenIssuer(cfg Config) (*serviceaccount.Issuer, error) {
 	return serviceaccount.NewIssuer(key, serviceaccount.DefaultIssuer, []string{serviceaccount.DefaultIssuer})
 }
 
+// ServiceAccountIssuer is the issuer of the server's service-account
+// tokens (its signing key): the controller manager of the same process
+// signs legacy tokens with it, as kube-controller-manager does with
+// --service-account-private-key-file.
+func (s *Server) ServiceAccountIssuer() *serviceaccount.Issuer { return s.tokenIssuer }
+
 // Extra keys kube-apiserver sets on service-account users.
 const (
 	extraCredentialID = "authentication.kubernetes.io/credential-id"

@@ -91,6 +91,21 @@ func TestServiceAccountTokens(t *testing.T) {
 	expired, _, _ := own.Issue(claims, own.Audiences(), time.Now().Add(-3*time.Hour), time.Hour)
 	otherIss, _ := serviceaccount.NewIssuer(key, "https://issuer.example", []string{serviceaccount.DefaultIssuer})
 	wrongIssuer, _, _ := otherIss.Issue(claims, own.Audiences(), time.Now(), time.Hour)
+	legacy := func(secret string) string {
+		tok, err := own.IssueLegacy(serviceaccount.LegacyClaims{Namespace: ns, SecretName: secret, ServiceAccountName: "alice", ServiceAccountUID: aliceUID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	legacyOK, legacyOther, legacyMarked, legacyNoSecret := legacy("tok-ok"), legacy("tok-other"), legacy("tok-marked"), legacy("tok-none")
+	for name, c := range map[string]struct{ token, labels string }{
+		"tok-ok": {legacyOK, "{}"}, "tok-other": {"another token", "{}"},
+		"tok-marked": {legacyMarked, `{"kubernetes.io/legacy-token-invalid-since":"2026-01-01"}`},
+	} {
+		s.Must(t, http.MethodPost, "/api/v1/namespaces/"+ns+"/secrets", `{"metadata":{"name":"`+name+`","labels":`+c.labels+
+			`,"annotations":{"kubernetes.io/service-account.name":"alice"}},"type":"kubernetes.io/service-account-token","stringData":{"token":"`+c.token+`"}}`, 201, nil)
+	}
 	parts := strings.Split(plain, ".")
 	forged := parts[0] + "." + parts[1] + "." + strings.Repeat("A", len(parts[2]))
 
@@ -115,6 +130,13 @@ func TestServiceAccountTokens(t *testing.T) {
 		{name: "expired", token: expired, wantError: "[invalid bearer token, service account token has expired]"},
 		{name: "wrong issuer", token: wrongIssuer, wantError: "invalid bearer token"},
 		{name: "deleted service account", token: goneSA, wantError: `[invalid bearer token, serviceaccounts "gone" not found]`},
+		{name: "legacy", token: legacyOK, wantAuds: api},
+		{name: "legacy, not the Secret's", token: legacyOther, wantError: "[invalid bearer token, Token does not match server's copy]"},
+		{name: "legacy, marked invalid", token: legacyMarked, wantError: "[invalid bearer token, the token in secret default/tok-marked for service account default/alice has been marked invalid. " +
+			"Use tokens from the TokenRequest API or manually created secret-based tokens, or remove the 'kubernetes.io/legacy-token-invalid-since' label from the secret to temporarily allow use of this token]"},
+		{name: "legacy, no Secret", token: legacyNoSecret, wantError: "[invalid bearer token, Token has been invalidated]"},
+		{name: "legacy, asked for another audience", token: legacyOK, audiences: `["foo"]`,
+			wantError: `[invalid bearer token, token audiences ["https://kubernetes.default.svc.cluster.local"] is invalid for the target audiences ["foo"]]`},
 		{name: "recreated service account", token: recreated,
 			wantError: "[invalid bearer token, service account UID (" + againUID + ") does not match claim ("},
 	}
