@@ -18,9 +18,10 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 )
 
-// grantAuthorizer allows system:masters everything, and others what its
-// grants list ("user verb group/resource[/subresource] [namespace/]name",
-// "*" matching any name); it records every question.
+// grantAuthorizer allows system:masters everything, everyone every verb
+// but the impersonation ones, and those only as its grants list ("user
+// verb group/resource[/subresource] [namespace/]name", "*" matching any
+// name); it records every impersonation question.
 type grantAuthorizer struct {
 	grants []string
 	mu     sync.Mutex
@@ -28,7 +29,7 @@ type grantAuthorizer struct {
 }
 
 func (g *grantAuthorizer) Authorize(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
-	if slices.Contains(a.User.Groups, "system:masters") {
+	if slices.Contains(a.User.Groups, "system:masters") || !strings.HasPrefix(a.Verb, "impersonate") {
 		return authorizer.DecisionAllow, "", nil
 	}
 	res := a.APIGroup + "/" + a.Resource

@@ -50,7 +50,7 @@ func (s *Server) buildHandler() http.Handler {
 			s.serveResource(w, r)
 		}
 	})
-	return s.withRecovery(s.withAuthentication(s.withImpersonation(s.withInflightLimit(routes))))
+	return s.withRecovery(s.withAuthentication(s.withImpersonation(s.withInflightLimit(s.withAuthorization(routes)))))
 }
 
 func writePlain(w http.ResponseWriter, code int, body string) {
