@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -29,7 +30,7 @@ type Client struct {
 	// cur indexes the server in use in bases; failover advances it.
 	cur        atomic.Int32
 	http       *http.Client
-	token      string
+	creds      credentials
 	userAgent  string
 	timeout    time.Duration // Config.Timeout: bounds non-watch requests
 	maxRetries int
@@ -49,7 +50,11 @@ func New(cfg *Config) (*Client, error) {
 		}
 		bases = append(bases, base)
 	}
-	token, err := cfg.bearerToken()
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	creds, err := newCredentials(cfg, clk)
 	if err != nil {
 		return nil, err
 	}
@@ -59,14 +64,14 @@ func New(cfg *Config) (*Client, error) {
 		if err != nil {
 			return nil, fmt.Errorf("build transport: %w", err)
 		}
+		if ec, ok := creds.(*execCreds); ok {
+			tr.TLSClientConfig.GetClientCertificate = ec.clientCertificate
+			ec.onCertChange = tr.CloseIdleConnections
+		}
 		rt = tr
 	}
-	clk := cfg.Clock
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
 	return &Client{
-		bases: bases, http: &http.Client{Transport: rt}, token: token, userAgent: cfg.userAgent(),
+		bases: bases, http: &http.Client{Transport: rt}, creds: creds, userAgent: cfg.userAgent(),
 		timeout: cfg.Timeout, maxRetries: cfg.maxRetries(), clock: clk,
 		limiter: NewRateLimiter(cfg.QPS, cfg.Burst, clk), codecs: scheme.New(),
 	}, nil
@@ -119,6 +124,7 @@ type request struct {
 func (c *Client) do(ctx context.Context, req *request) (*http.Response, error) {
 	query := req.query.Encode()
 	switched := 0 // servers moved to without backoff in this call
+	refreshed := false
 	for attempt := 0; ; attempt++ {
 		if err := c.limiter.Wait(ctx); err != nil {
 			return nil, err
@@ -127,9 +133,20 @@ func (c *Client) do(ctx context.Context, req *request) (*http.Response, error) {
 		u := *c.bases[i]
 		u.Path += req.path
 		u.RawQuery = query
-		resp, err := c.send(ctx, req, u.String())
+		resp, used, err := c.send(ctx, req, u.String())
 		if err == nil && resp.StatusCode >= 200 && resp.StatusCode < 300 {
 			return resp, nil
+		}
+		if errors.As(err, new(credentialsError)) {
+			return nil, fmt.Errorf("%s %s: %w", req.method, u.Path, err)
+		}
+		if err == nil && resp.StatusCode == http.StatusUnauthorized && !refreshed && c.creds.refresh(used) {
+			// Rotated credentials (a re-read token file, a plugin run
+			// again): send once more with them.
+			refreshed = true
+			closeBody(resp)
+			attempt--
+			continue
 		}
 		if ctx.Err() != nil {
 			closeBody(resp)
@@ -159,24 +176,28 @@ func (c *Client) do(ctx context.Context, req *request) (*http.Response, error) {
 	}
 }
 
-func (c *Client) send(ctx context.Context, req *request, u string) (*http.Response, error) {
+// send sends one attempt of req to u, and returns what credentials it
+// carried (for refreshing them on a 401).
+func (c *Client) send(ctx context.Context, req *request, u string) (*http.Response, any, error) {
 	var body io.Reader
 	if req.body != nil {
 		body = bytes.NewReader(req.body)
 	}
 	hr, err := http.NewRequestWithContext(ctx, req.method, u, body)
 	if err != nil {
-		return nil, fmt.Errorf("build request: %w", err)
+		return nil, nil, fmt.Errorf("build request: %w", err)
 	}
 	hr.Header.Set("Accept", "application/json")
 	hr.Header.Set("User-Agent", c.userAgent)
 	if req.contentType != "" {
 		hr.Header.Set("Content-Type", req.contentType)
 	}
-	if c.token != "" {
-		hr.Header.Set("Authorization", "Bearer "+c.token)
+	used, err := c.creds.apply(hr)
+	if err != nil {
+		return nil, nil, credentialsError{err}
 	}
-	return c.http.Do(hr)
+	resp, err := c.http.Do(hr)
+	return resp, used, err
 }
 
 func (c *Client) sleep(ctx context.Context, d time.Duration) error {
@@ -189,6 +210,14 @@ func (c *Client) sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// credentialsError is a failure to get the client's credentials (a token
+// file that cannot be read, an exec plugin that fails): no server was
+// asked, so neither retrying nor failing over helps.
+type credentialsError struct{ err error }
+
+func (e credentialsError) Error() string { return e.err.Error() }
+func (e credentialsError) Unwrap() error { return e.err }
 
 func closeBody(resp *http.Response) {
 	if resp != nil {

@@ -32,10 +32,16 @@ type Config struct {
 	// only for idempotent verbs). A kubeconfig cluster's
 	// FailoverExtension fills it.
 	Hosts []string
-	// BearerToken is sent as "Authorization: Bearer <token>". When empty and
-	// BearerTokenFile is set, New reads the token from that file once.
+	// BearerToken is sent as "Authorization: Bearer <token>".
+	// BearerTokenFile, when set, is the token's file: the client reads it
+	// (at New when BearerToken is empty), then again every
+	// TokenFileRereadPeriod and after a 401, as client-go does, so a
+	// rotated token is picked up.
 	BearerToken     string
 	BearerTokenFile string
+	// ExecProvider, when set, runs a credential plugin for the token or
+	// client certificate instead (kubeconfig users[].user.exec).
+	ExecProvider *ExecConfig
 	// TLS configures server verification and client certificates.
 	TLS TLSConfig
 	// Namespace is the default namespace of the kubeconfig context, or "".

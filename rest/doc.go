@@ -12,6 +12,23 @@
 // uses the first file of $KUBECONFIG or ~/.kube/config. New turns a Config
 // into a Client; the Config is not retained.
 //
+// # Credentials
+//
+// As client-go: a BearerTokenFile is read again every TokenFileRereadPeriod
+// (a minute) and after a 401, keeping the last token when the file cannot
+// be read, so a rotated token is picked up. InClusterConfig configures a
+// client in a pod (KUBERNETES_SERVICE_HOST/PORT, the mounted token, ca.crt
+// and namespace under ServiceAccountDir; InClusterConfigFrom reads another
+// directory). ExecProvider (a kubeconfig user's exec stanza) runs a
+// credential plugin of client.authentication.k8s.io/v1 or v1beta1 with
+// KUBERNETES_EXEC_INFO, its args and env, standard input when interactive,
+// and uses the token or client certificate it prints until its
+// expirationTimestamp; it runs again once they expire and after a 401. One
+// difference from client-go: the request answered 401 is sent once more
+// with the refreshed credentials (client-go returns the 401 and only the
+// next request uses them). A failure to get credentials is returned at
+// once, never retried.
+//
 // # Several API servers
 //
 // Config.Hosts lists other API servers of the same cluster (replicas on

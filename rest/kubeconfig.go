@@ -1,9 +1,11 @@
 package rest
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -19,10 +21,8 @@ type kubeconfig struct {
 			InsecureSkipTLSVerify    bool   `json:"insecure-skip-tls-verify"`
 			TLSServerName            string `json:"tls-server-name"`
 			Extensions               []struct {
-				Name      string `json:"name"`
-				Extension struct {
-					Servers []string `json:"servers"`
-				} `json:"extension"`
+				Name      string          `json:"name"`
+				Extension json.RawMessage `json:"extension"`
 			} `json:"extensions"`
 		} `json:"cluster"`
 	} `json:"clusters"`
@@ -35,6 +35,15 @@ type kubeconfig struct {
 			ClientCertificateData []byte `json:"client-certificate-data"`
 			ClientKey             string `json:"client-key"`
 			ClientKeyData         []byte `json:"client-key-data"`
+			Exec                  *struct {
+				Command            string       `json:"command"`
+				Args               []string     `json:"args"`
+				Env                []ExecEnvVar `json:"env"`
+				APIVersion         string       `json:"apiVersion"`
+				InstallHint        string       `json:"installHint"`
+				ProvideClusterInfo bool         `json:"provideClusterInfo"`
+				InteractiveMode    string       `json:"interactiveMode"`
+			} `json:"exec"`
 		} `json:"user"`
 	} `json:"users"`
 	Contexts []struct {
@@ -135,6 +144,7 @@ func configFromBytes(data []byte, context, dir string) (*Config, error) {
 	ctx := kc.Contexts[ci].Context
 	cfg := &Config{Namespace: ctx.Namespace}
 	found := false
+	var execExtension json.RawMessage
 	for _, c := range kc.Clusters {
 		if c.Name != ctx.Cluster {
 			continue
@@ -145,8 +155,17 @@ func configFromBytes(data []byte, context, dir string) (*Config, error) {
 		cfg.TLS.CAData, cfg.TLS.CAFile = cl.CertificateAuthorityData, resolve(dir, cl.CertificateAuthority)
 		cfg.TLS.Insecure, cfg.TLS.ServerName = cl.InsecureSkipTLSVerify, cl.TLSServerName
 		for _, ext := range cl.Extensions {
-			if ext.Name == FailoverExtension {
-				cfg.Hosts = append(cfg.Hosts, ext.Extension.Servers...)
+			switch ext.Name {
+			case FailoverExtension:
+				var f struct {
+					Servers []string `json:"servers"`
+				}
+				if err := json.Unmarshal(ext.Extension, &f); err != nil {
+					return nil, fmt.Errorf("cluster %q: extension %s: %w", ctx.Cluster, ext.Name, err)
+				}
+				cfg.Hosts = append(cfg.Hosts, f.Servers...)
+			case execClusterExtension:
+				execExtension = ext.Extension
 			}
 		}
 	}
@@ -167,6 +186,10 @@ func configFromBytes(data []byte, context, dir string) (*Config, error) {
 		cfg.BearerToken, cfg.BearerTokenFile = us.Token, resolve(dir, us.TokenFile)
 		cfg.TLS.CertData, cfg.TLS.CertFile = us.ClientCertificateData, resolve(dir, us.ClientCertificate)
 		cfg.TLS.KeyData, cfg.TLS.KeyFile = us.ClientKeyData, resolve(dir, us.ClientKey)
+		if x := us.Exec; x != nil {
+			cfg.ExecProvider = &ExecConfig{Command: resolveCommand(dir, x.Command), Args: x.Args, Env: x.Env, APIVersion: x.APIVersion,
+				InstallHint: x.InstallHint, ProvideClusterInfo: x.ProvideClusterInfo, InteractiveMode: x.InteractiveMode, Config: execExtension}
+		}
 		tok, err := cfg.bearerToken()
 		if err != nil {
 			return nil, fmt.Errorf("user %q: %w", ctx.User, err)
@@ -175,6 +198,20 @@ func configFromBytes(data []byte, context, dir string) (*Config, error) {
 		return cfg, nil
 	}
 	return nil, fmt.Errorf("context %q: user %q not found", context, ctx.User)
+}
+
+// execClusterExtension is the cluster extension passed to exec plugins
+// in spec.cluster.config.
+const execClusterExtension = "client.authentication.k8s.io/exec"
+
+// resolveCommand resolves an exec plugin's command as kubectl does: a
+// relative path with a separator against the kubeconfig's directory; a
+// bare name is looked up in PATH when run.
+func resolveCommand(dir, cmd string) string {
+	if strings.ContainsRune(cmd, filepath.Separator) {
+		return resolve(dir, cmd)
+	}
+	return cmd
 }
 
 func resolve(dir, p string) string {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"os"
 	"time"
@@ -13,6 +16,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/nodeipam"
 	"github.com/setpoint-dev/setpoint/internal/controllers/podautoscaler"
 	"github.com/setpoint-dev/setpoint/internal/controllers/podgc"
+	"github.com/setpoint-dev/setpoint/internal/serviceaccount"
 )
 
 // controllerFlags tune the controller manager (node lifecycle timings, pod
@@ -20,6 +24,7 @@ import (
 type controllerFlags struct {
 	monitorGrace, evictionTimeout time.Duration
 	rootCAFile                    string
+	saKeyFile                     string
 	terminatedPodGCThreshold      int
 	clusterCIDR                   string
 	nodeCIDRMaskSize              int
@@ -34,6 +39,8 @@ func (f *controllerFlags) register(cmd *cobra.Command) {
 		"how long pods without their own not-ready/unreachable toleration stay on such a node before eviction")
 	fl.StringVar(&f.rootCAFile, "root-ca-file", "",
 		"the CA bundle published as kube-root-ca.crt in every namespace (default: the CA the controller manager's kubeconfig trusts)")
+	fl.StringVar(&f.saKeyFile, "service-account-private-key-file", "",
+		"PEM RSA key that signs the tokens of the kubernetes.io/service-account-token Secrets users create (the API server's pki/sa.key); without it those Secrets stay empty")
 	fl.IntVar(&f.terminatedPodGCThreshold, "terminated-pod-gc-threshold", podgc.DefaultTerminatedPodThreshold,
 		"number of terminated pods that can exist before the pod garbage collector starts deleting them; <= 0 disables that")
 	fl.StringVar(&f.clusterCIDR, "cluster-cidr", nodeipam.DefaultClusterCIDR, "IPv4 range node IPAM assigns nodes' podCIDRs from")
@@ -52,7 +59,14 @@ func (f *controllerFlags) apply(o *controllermanager.ControllerManagerOptions) e
 		if err != nil {
 			return fmt.Errorf("--root-ca-file: %w", err)
 		}
-		o.RootCAPublisher.RootCA = ca
+		o.RootCAPublisher.RootCA, o.ServiceAccountToken.RootCA = ca, ca
+	}
+	if f.saKeyFile != "" {
+		signer, err := serviceAccountSigner(f.saKeyFile)
+		if err != nil {
+			return fmt.Errorf("--service-account-private-key-file: %w", err)
+		}
+		o.ServiceAccountToken.Signer = signer
 	}
 	o.PodGC.TerminatedPodThreshold = f.terminatedPodGCThreshold
 	if f.terminatedPodGCThreshold <= 0 {
@@ -61,6 +75,29 @@ func (f *controllerFlags) apply(o *controllermanager.ControllerManagerOptions) e
 	o.NodeIPAM.ClusterCIDR, o.NodeIPAM.NodeCIDRMaskSize = f.clusterCIDR, f.nodeCIDRMaskSize
 	o.HPA.SyncPeriod, o.HPA.DownscaleStabilization = f.hpaSyncPeriod, f.hpaDownscale
 	return nil
+}
+
+// serviceAccountSigner loads the PEM RSA key at path as the signer of
+// legacy service-account tokens.
+func serviceAccountSigner(path string) (*serviceaccount.Issuer, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	block, _ := pem.Decode(b)
+	if block == nil {
+		return nil, fmt.Errorf("%s: no PEM block", path)
+	}
+	key, err := x509.ParsePKCS1PrivateKey(block.Bytes)
+	if err != nil {
+		k8, err8 := x509.ParsePKCS8PrivateKey(block.Bytes)
+		rsaKey, ok := k8.(*rsa.PrivateKey)
+		if err8 != nil || !ok {
+			return nil, fmt.Errorf("%s: not an RSA private key: %w", path, err)
+		}
+		key = rsaKey
+	}
+	return serviceaccount.NewIssuer(key, serviceaccount.DefaultIssuer, []string{serviceaccount.DefaultIssuer})
 }
 
 // nodeFlags tune the simulated nodes.

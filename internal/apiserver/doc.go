@@ -5,8 +5,8 @@
 //
 // The path of a write:
 //
-//	HTTP request -> authentication (bearer token) -> in-flight limit ->
-//	authorization -> route (requestinfo.go) -> decode body (decode.go) -> objects.Store
+//	HTTP request -> authentication (bearer token) -> impersonation ->
+//	in-flight limit -> authorization -> route (requestinfo.go) -> decode body (decode.go) -> objects.Store
 //	(metadata, strategy, validation) -> storage (group commit, fsync) ->
 //	storage watch -> watchcache (decode once, serialize once) -> every
 //	watcher whose selectors match -> informers -> reconcilers.
@@ -49,6 +49,20 @@
 // answers 429 with Retry-After, while watches and health checks are never
 // limited. Anonymous requests get 401, except for /healthz, /livez, /readyz
 // and /version (what Kubernetes grants system:unauthenticated).
+//
+// Authentication (filters.go, serviceaccounts.go, legacytokens.go): a
+// static token, a service-account token (bound tokens of the TokenRequest
+// API, checked against the objects they name with one minute of leeway;
+// legacy tokens of token Secrets, which must still hold them), or a client
+// certificate of the cluster CA. TokenReview asks the same code with its
+// audiences and reports kube-apiserver's refusal messages. The
+// service-account issuer discovery documents (oidc.go) are served as
+// kube-apiserver serves them, to authenticated users.
+//
+// Impersonation (impersonation.go, impersonation_modes.go): the
+// Impersonate-* headers replace the request's user when the authorizer
+// allows it, as kube-apiserver v1.37 decides it with constrained
+// impersonation (its modes, then the legacy impersonate verb).
 //
 // Authorization (authorization.go, authorizers.go): every request that
 // carries a user is described as kube-apiserver's RequestInfo describes it

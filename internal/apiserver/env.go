@@ -38,10 +38,10 @@ func (e serverEnv) Clock() clock.PassiveClock         { return e.s.cfg.Clock }
 func (e serverEnv) NodeTransport() http.RoundTripper  { return e.s.nodeTransport }
 func (e serverEnv) Authorizer() authorizer.Authorizer { return e.s.authz }
 
-// AuthenticateToken authenticates token as a request bearing it would be:
-// a static token, else a service-account token.
-func (e serverEnv) AuthenticateToken(ctx context.Context, token string) (registry.UserInfo, bool) {
-	return e.s.authenticateToken(ctx, token)
+// AuthenticateToken authenticates token for audiences as a request bearing
+// it would be: a static token, else a service-account token.
+func (e serverEnv) AuthenticateToken(ctx context.Context, token string, audiences []string) (registry.UserInfo, []string, error) {
+	return e.s.authenticateToken(ctx, token, audiences)
 }
 
 func (e serverEnv) ServiceAccountTokens() registry.TokenIssuer { return e.s.tokenIssuer }

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/setpoint-dev/setpoint/internal/registry"
+	"github.com/setpoint-dev/setpoint/internal/serviceaccount"
 )
 
 // publicPaths are served without authentication, as Kubernetes grants them
@@ -42,15 +44,17 @@ func (s *Server) withAuthentication(next http.Handler) http.Handler {
 }
 
 // authenticate finds who a request runs as: a bearer token (a static
-// token, else a service-account token), else a client certificate signed by
-// the cluster CA (user = CommonName, groups = Organization).
+// token, else a service-account token for the API server's audiences),
+// else a client certificate signed by the cluster CA (user = CommonName,
+// groups = Organization).
 func (s *Server) authenticate(r *http.Request) (registry.UserInfo, bool) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		tok, found := strings.CutPrefix(h, "Bearer ")
 		if !found {
 			return registry.UserInfo{}, false
 		}
-		return s.authenticateToken(r.Context(), strings.TrimSpace(tok))
+		u, _, err := s.authenticateToken(r.Context(), strings.TrimSpace(tok), nil)
+		return u, err == nil
 	}
 	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
 		c := r.TLS.VerifiedChains[0][0]
@@ -59,17 +63,47 @@ func (s *Server) authenticate(r *http.Request) (registry.UserInfo, bool) {
 	return registry.UserInfo{}, false
 }
 
-// authenticateToken authenticates a bearer token: one of the static
-// tokens, else a service-account token.
-func (s *Server) authenticateToken(ctx context.Context, tok string) (registry.UserInfo, bool) {
-	if u, ok := s.tokens.Lookup(tok); ok {
-		groups := u.Groups
-		if !slices.Contains(groups, "system:authenticated") {
-			groups = append(slices.Clone(groups), "system:authenticated")
-		}
-		return registry.UserInfo{Name: u.Name, UID: u.UID, Groups: groups}, true
+// errInvalidBearerToken is kube-apiserver's answer for a bearer token no
+// authenticator accepts.
+var errInvalidBearerToken = errors.New("invalid bearer token")
+
+// authenticateToken authenticates a bearer token for audiences (the API
+// server's when empty) and returns its user and the audiences it is valid
+// for: one of the static tokens (valid for the API server's audiences
+// only), else a service-account token. A refusal is worded as
+// kube-apiserver's TokenReview words it: "invalid bearer token", followed
+// by the service-account authenticator's reason when the token is one of
+// this server's service-account tokens.
+func (s *Server) authenticateToken(ctx context.Context, tok string, audiences []string) (registry.UserInfo, []string, error) {
+	apiAuds := s.tokenIssuer.Audiences()
+	if len(audiences) == 0 {
+		audiences = apiAuds
 	}
-	return s.authenticateServiceAccount(ctx, tok)
+	if u, ok := s.tokens.Lookup(tok); ok {
+		var common []string
+		for _, a := range apiAuds {
+			if slices.Contains(audiences, a) {
+				common = append(common, a)
+			}
+		}
+		if len(common) > 0 {
+			groups := u.Groups
+			if !slices.Contains(groups, "system:authenticated") {
+				groups = append(slices.Clone(groups), "system:authenticated")
+			}
+			return registry.UserInfo{Name: u.Name, UID: u.UID, Groups: groups}, common, nil
+		}
+	}
+	u, auds, err := s.authenticateServiceAccount(ctx, tok, audiences)
+	switch {
+	case err == nil:
+		return u, auds, nil
+	case errors.Is(err, serviceaccount.ErrNotServiceAccountToken):
+		return registry.UserInfo{}, nil, errInvalidBearerToken
+	default:
+		s.log.Debug("service account token refused", "err", err)
+		return registry.UserInfo{}, nil, fmt.Errorf("[%w, %v]", errInvalidBearerToken, err)
+	}
 }
 
 // inflightLimiter caps concurrent requests of one kind. A full limiter

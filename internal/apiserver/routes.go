@@ -38,6 +38,8 @@ func (s *Server) buildHandler() http.Handler {
 		case p == "/version" || p == "/version/":
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(serverVersion)
+		case isOIDCPath(p):
+			s.serveOIDC(w, r)
 		case p == "/metrics":
 			metricsHandler.ServeHTTP(w, r)
 		case strings.HasPrefix(p, "/openapi/"):
@@ -48,7 +50,7 @@ func (s *Server) buildHandler() http.Handler {
 			s.serveResource(w, r)
 		}
 	})
-	return withAuditInit(s.withRecovery(s.withAuthentication(s.withAudit(s.withInflightLimit(s.withAuthorization(routes))))))
+	return withAuditInit(s.withRecovery(s.withAuthentication(s.withAudit(s.withImpersonation(s.withInflightLimit(s.withAuthorization(routes)))))))
 }
 
 func writePlain(w http.ResponseWriter, code int, body string) {

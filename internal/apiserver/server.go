@@ -167,6 +167,8 @@ type Server struct {
 	nodeTransport http.RoundTripper
 	// tokenIssuer signs and verifies service-account tokens.
 	tokenIssuer *serviceaccount.Issuer
+	// impersonation decides who a request may act as (impersonation.go).
+	impersonation *impersonator
 	// proxyTransport reaches pods and services (pods/proxy,
 	// services/proxy).
 	proxyTransport http.RoundTripper
@@ -225,6 +227,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.proxyTransport = newProxyTransport()
 	s.authz, s.rbac = authz, rbac
+	s.impersonation = &impersonator{authz: func() authorizer.Authorizer { return s.authz }}
 	s.watchCtx, s.cancelWatch = context.WithCancel(context.Background())
 	s.table.builtin = cfg.Resources
 	s.crds = &crdController{s: s, installed: map[string]*crdState{}}

@@ -19,13 +19,16 @@ import (
 func TestEnvAuthenticateToken(t *testing.T) {
 	s, _ := start(t, nil)
 	env := apiserver.EnvOf(s.API)
-	u, ok := env.AuthenticateToken(context.Background(), s.Token)
-	if !ok || u.Name != "setpoint-admin" || u.UID != "setpoint-admin" || strings.Join(u.Groups, ",") != "system:masters,system:authenticated" {
-		t.Errorf("admin token: %+v, %v", u, ok)
+	u, auds, err := env.AuthenticateToken(context.Background(), s.Token, nil)
+	if err != nil || strings.Join(auds, ",") != "https://kubernetes.default.svc.cluster.local" || u.Name != "setpoint-admin" || u.UID != "setpoint-admin" || strings.Join(u.Groups, ",") != "system:masters,system:authenticated" {
+		t.Errorf("admin token: %+v, %v, %v", u, auds, err)
+	}
+	if _, _, err := env.AuthenticateToken(context.Background(), s.Token, []string{"vault"}); err == nil || err.Error() != "invalid bearer token" {
+		t.Errorf("admin token for another audience: %v", err)
 	}
 	for _, tok := range []string{"", "nope", s.Token + "x", "Bearer " + s.Token} {
-		if u, ok := env.AuthenticateToken(context.Background(), tok); ok {
-			t.Errorf("token %q authenticated as %+v", tok, u)
+		if u, _, err := env.AuthenticateToken(context.Background(), tok, nil); err == nil || err.Error() != "invalid bearer token" {
+			t.Errorf("token %q authenticated as %+v (%v)", tok, u, err)
 		}
 	}
 	// The default authorizer (system:masters, then RBAC) allows the admin

@@ -118,6 +118,9 @@ func (c *Cluster) build(opts Options, log *slog.Logger) error {
 	}
 	if !opts.NoControllerManager {
 		opts.ControllerManager.Common = common(opts.ControllerManager.Common)
+		if opts.ControllerManager.ServiceAccountToken.Signer == nil {
+			opts.ControllerManager.ServiceAccountToken.Signer = c.API.ServiceAccountIssuer()
+		}
 		if c.ControllerManager, err = controllermanager.NewControllerManager(opts.ControllerManager); err != nil {
 			return err
 		}

@@ -36,6 +36,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/resourcequota"
 	"github.com/setpoint-dev/setpoint/internal/controllers/rootcacertpublisher"
 	"github.com/setpoint-dev/setpoint/internal/controllers/serviceaccount"
+	"github.com/setpoint-dev/setpoint/internal/controllers/serviceaccounttoken"
 	"github.com/setpoint-dev/setpoint/internal/controllers/statefulset"
 	"github.com/setpoint-dev/setpoint/internal/controllers/ttlafterfinished"
 	"github.com/setpoint-dev/setpoint/manager"
@@ -58,22 +59,25 @@ const (
 	PVExpander       = "persistentvolume-expander-controller"
 	// Provisioner is setpoint's own: the simulated dynamic provisioner
 	// (an external provisioner on Kubernetes) and the default class.
-	Provisioner      = "simulated-provisioner-controller"
-	DaemonSet        = "daemonset-controller"
-	ServiceAccount   = "serviceaccount-controller"
-	Endpoints        = "endpoints-controller"
-	EndpointSlice    = "endpointslice-controller"
-	RC               = "replicationcontroller-controller"
-	Mirroring        = "endpointslice-mirroring-controller"
-	RootCAPublisher  = "root-ca-certificate-publisher-controller"
-	Job              = "job-controller"
-	TTLAfterFinished = "ttl-after-finished-controller"
-	CronJob          = "cronjob-controller"
-	PodGC            = "pod-garbage-collector-controller"
-	NodeIPAM         = "node-ipam-controller"
-	ResourceQuota    = "resourcequota-controller"
-	Disruption       = "disruption-controller"
-	HPA              = "horizontal-pod-autoscaler-controller"
+	Provisioner    = "simulated-provisioner-controller"
+	DaemonSet      = "daemonset-controller"
+	ServiceAccount = "serviceaccount-controller"
+	// ServiceAccountToken fills the token Secrets users ask for; it runs
+	// only with a signing key (ServiceAccountToken.Signer).
+	ServiceAccountToken = "serviceaccount-token-controller"
+	Endpoints           = "endpoints-controller"
+	EndpointSlice       = "endpointslice-controller"
+	RC                  = "replicationcontroller-controller"
+	Mirroring           = "endpointslice-mirroring-controller"
+	RootCAPublisher     = "root-ca-certificate-publisher-controller"
+	Job                 = "job-controller"
+	TTLAfterFinished    = "ttl-after-finished-controller"
+	CronJob             = "cronjob-controller"
+	PodGC               = "pod-garbage-collector-controller"
+	NodeIPAM            = "node-ipam-controller"
+	ResourceQuota       = "resourcequota-controller"
+	Disruption          = "disruption-controller"
+	HPA                 = "horizontal-pod-autoscaler-controller"
 )
 
 // ClusterRoleAggregation names kube-controller-manager's ClusterRole
@@ -83,8 +87,8 @@ const ClusterRoleAggregation = "clusterrole-aggregation-controller"
 // AllControllers lists every controller name, in start order.
 var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle,
 	StatefulSet, PVBinder, PVProtection, PVCProtection, PVExpander, Provisioner, DaemonSet, ServiceAccount,
-	RootCAPublisher, Endpoints, EndpointSlice, Mirroring, RC, Job, TTLAfterFinished, CronJob, PodGC, NodeIPAM,
-	ResourceQuota, Disruption, HPA, ClusterRoleAggregation}
+	ServiceAccountToken, RootCAPublisher, Endpoints, EndpointSlice, Mirroring, RC, Job, TTLAfterFinished, CronJob,
+	PodGC, NodeIPAM, ResourceQuota, Disruption, HPA, ClusterRoleAggregation}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -130,9 +134,13 @@ type ControllerManagerOptions struct {
 	Provisioner      provisioner.Options
 	DaemonSet        daemonset.Options
 	ServiceAccount   serviceaccount.Options
-	Endpoints        endpoints.Options
-	EndpointSlice    endpointslice.Options
-	Mirroring        endpointslicemirroring.Options
+	// ServiceAccountToken.RootCA defaults to the CA bundle Config trusts;
+	// without a Signer (kube-controller-manager's
+	// --service-account-private-key-file) the controller does not run.
+	ServiceAccountToken serviceaccounttoken.Options
+	Endpoints           endpoints.Options
+	EndpointSlice       endpointslice.Options
+	Mirroring           endpointslicemirroring.Options
 	// RC tunes the ReplicationController controller (the ReplicaSet
 	// controller's options; it is never sharded).
 	RC replicaset.Options
@@ -214,10 +222,20 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		Provisioner:      func() error { return provisioner.Add(mgr, opts.Provisioner) },
 		DaemonSet:        func() error { return daemonset.Add(mgr, opts.DaemonSet) },
 		ServiceAccount:   func() error { return serviceaccount.Add(mgr, opts.ServiceAccount) },
-		Endpoints:        func() error { return endpoints.Add(mgr, opts.Endpoints) },
-		EndpointSlice:    func() error { return endpointslice.Add(mgr, opts.EndpointSlice) },
-		RC:               func() error { return replicationcontroller.Add(mgr, opts.RC) },
-		Mirroring:        func() error { return endpointslicemirroring.Add(mgr, opts.Mirroring) },
+		ServiceAccountToken: func() error {
+			if len(opts.ServiceAccountToken.RootCA) == 0 {
+				ca, err := clusterCA(opts.Config)
+				if err != nil {
+					return err
+				}
+				opts.ServiceAccountToken.RootCA = ca
+			}
+			return serviceaccounttoken.Add(mgr, opts.ServiceAccountToken)
+		},
+		Endpoints:     func() error { return endpoints.Add(mgr, opts.Endpoints) },
+		EndpointSlice: func() error { return endpointslice.Add(mgr, opts.EndpointSlice) },
+		RC:            func() error { return replicationcontroller.Add(mgr, opts.RC) },
+		Mirroring:     func() error { return endpointslicemirroring.Add(mgr, opts.Mirroring) },
 		RootCAPublisher: func() error {
 			if len(opts.RootCAPublisher.RootCA) == 0 {
 				ca, err := clusterCA(opts.Config)

@@ -9,7 +9,10 @@
 //     volumes and the simulated provisioner…) on one manager that holds the Lease
 //     kube-system/kube-controller-manager (the root-CA publisher
 //     publishes RootCAPublisher.RootCA, by default the CA the manager's
-//     client configuration trusts);
+//     client configuration trusts; the tokens controller fills the token
+//     Secrets users create only when ServiceAccountToken.Signer is set,
+//     as kube-controller-manager with --service-account-private-key-file,
+//     which setpoint up sets to the API server's key);
 //   - NewScheduler: the scheduler on a manager that holds the Lease
 //     kube-system/kube-scheduler;
 //   - NewNodes: the simulated node agent (N nodes) on a manager without

@@ -60,9 +60,11 @@ type TokenIssuer interface {
 
 // TokenAuthenticator authenticates bearer tokens.
 type TokenAuthenticator interface {
-	// AuthenticateToken returns the user token authenticates as, and false
-	// when the server knows no such token.
-	AuthenticateToken(ctx context.Context, token string) (UserInfo, bool)
+	// AuthenticateToken returns the user token authenticates as for
+	// audiences (the API server's when empty) and the audiences of those
+	// it is valid for; an error, worded as kube-apiserver's TokenReview
+	// reports it, when the token does not authenticate.
+	AuthenticateToken(ctx context.Context, token string, audiences []string) (UserInfo, []string, error)
 }
 
 // Objects reads and writes the objects of one resource through its object

@@ -6,10 +6,8 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -51,14 +49,6 @@ type privateClaims struct {
 // tokens do not expect).
 type audienceClaim struct {
 	Audience []string `json:"aud,omitempty"`
-}
-
-// Token is a verified token: its standard claims and kubernetes.io claims.
-type Token struct {
-	ID        string
-	Audiences []string
-	Expiry    time.Time
-	Claims    Claims
 }
 
 // UserName is the user a service account authenticates as.
@@ -116,38 +106,14 @@ func (i *Issuer) Issue(c Claims, audiences []string, now time.Time, ttl time.Dur
 	return tok, exp.Truncate(time.Second), nil
 }
 
-// ErrNotServiceAccountToken is returned for tokens that are not JWTs of
-// this issuer, so that other authenticators may try them.
-var ErrNotServiceAccountToken = errors.New("serviceaccount: not a service account token of this issuer")
+// Name is the issuer (the iss claim of bound tokens).
+func (i *Issuer) Name() string { return i.issuer }
 
-// Verify checks a token's signature, issuer, audiences (one of the API
-// server's) and validity at now, and returns its claims.
-func (i *Issuer) Verify(raw string, now time.Time) (*Token, error) {
-	if strings.Count(raw, ".") != 2 {
-		return nil, ErrNotServiceAccountToken
-	}
-	tok, err := jwt.ParseSigned(raw, []jose.SignatureAlgorithm{jose.RS256})
-	if err != nil {
-		return nil, ErrNotServiceAccountToken
-	}
-	var std jwt.Claims
-	var priv privateClaims
-	if err := tok.UnsafeClaimsWithoutVerification(&std); err != nil || std.Issuer != i.issuer {
-		return nil, ErrNotServiceAccountToken
-	}
-	if err := tok.Claims(&i.key.PublicKey, &std, &priv); err != nil {
-		return nil, fmt.Errorf("serviceaccount: invalid signature: %w", err)
-	}
-	if err := std.ValidateWithLeeway(jwt.Expected{Issuer: i.issuer, AnyAudience: i.audiences, Time: now}, 0); err != nil {
-		return nil, fmt.Errorf("serviceaccount: %w", err)
-	}
-	c := priv.Kubernetes
-	if std.Subject != UserName(c.Namespace, c.ServiceAccount.Name) {
-		return nil, errors.New("serviceaccount: subject does not match the kubernetes.io claims")
-	}
-	out := &Token{ID: std.ID, Audiences: []string(std.Audience), Claims: c}
-	if std.Expiry != nil {
-		out.Expiry = std.Expiry.Time()
-	}
-	return out, nil
+// KeySet is the JSON Web Key Set that verifies the issuer's tokens, as
+// kube-apiserver publishes it at /openid/v1/jwks: each public key with use
+// "sig", its kid and algorithm.
+func (i *Issuer) KeySet() jose.JSONWebKeySet {
+	return jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{
+		Key: &i.key.PublicKey, KeyID: i.kid, Algorithm: string(jose.RS256), Use: "sig",
+	}}}
 }

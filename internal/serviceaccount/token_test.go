@@ -59,7 +59,7 @@ func TestIssueAndVerify(t *testing.T) {
 	if payload["sub"] != "system:serviceaccount:ns:sa" {
 		t.Errorf("sub %v", payload["sub"])
 	}
-	tok, err := i.Verify(raw, now.Add(time.Minute))
+	tok, err := i.Verify(raw, now.Add(time.Minute), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,30 +68,88 @@ func TestIssueAndVerify(t *testing.T) {
 	}
 }
 
+// TestVerifyRefuses pins kube-apiserver's order of checks and its
+// messages (TokenReview reports them).
 func TestVerifyRefuses(t *testing.T) {
 	i := newIssuer(t)
 	now := time.Unix(1_800_000_000, 0)
 	c := Claims{Namespace: "ns", ServiceAccount: Ref{Name: "sa", UID: "u1"}}
 	raw, _, _ := i.Issue(c, i.Audiences(), now, time.Hour)
-	if _, err := i.Verify(raw, now.Add(2*time.Hour)); err == nil {
-		t.Error("an expired token verified")
-	}
-	if _, err := i.Verify(raw, now.Add(-time.Minute)); err == nil {
-		t.Error("a token before its nbf verified")
-	}
 	other := newIssuer(t)
-	if _, err := other.Verify(raw, now); err == nil || err == ErrNotServiceAccountToken {
-		t.Errorf("another key's token: %v, want a signature error", err)
+	forged, _, _ := other.Issue(c, i.Audiences(), now, time.Hour)
+	foreign, _, _ := i.Issue(c, []string{"vault", "db"}, now, time.Hour)
+	parts := strings.Split(raw, ".")
+	otherParts := strings.Split(forged, ".")
+	for _, tc := range []struct {
+		name, raw string
+		at        time.Time
+		auds      []string
+		want      string
+	}{
+		{"expired beyond the leeway", raw, now.Add(time.Hour + 61*time.Second), nil, "service account token has expired"},
+		{"before nbf beyond the leeway", raw, now.Add(-2 * time.Minute), nil, "service account token is not valid yet"},
+		{"another key's kid", forged, now, nil, "invalid signature, no keys found"},
+		{"another key's signature under our kid", parts[0] + "." + otherParts[1] + "." + otherParts[2], now, nil, "go-jose/go-jose: error in cryptographic primitive"},
+		{"tampered", raw[:len(raw)-4] + "AAAA", now, nil, "go-jose/go-jose: error in cryptographic primitive"},
+		{"another audience", foreign, now, nil, `token audiences ["vault" "db"] is invalid for the target audiences ["https://kubernetes.default.svc.cluster.local"]`},
+		{"asked for another audience", raw, now, []string{"foo"}, `token audiences ["https://kubernetes.default.svc.cluster.local"] is invalid for the target audiences ["foo"]`},
+	} {
+		_, err := i.Verify(tc.raw, tc.at, tc.auds)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
 	}
-	foreign, _, _ := i.Issue(c, []string{"vault"}, now, time.Hour)
-	if _, err := i.Verify(foreign, now); err == nil {
-		t.Error("a token for another audience verified")
+	if _, err := i.Verify(raw, now.Add(time.Hour+59*time.Second), nil); err != nil {
+		t.Errorf("expired within the leeway: %v", err)
 	}
-	if _, err := i.Verify("static-token-abc", now); err != ErrNotServiceAccountToken {
-		t.Errorf("a static token: %v, want ErrNotServiceAccountToken", err)
+	tok, err := i.Verify(foreign, now, []string{"db", "x"})
+	if err != nil || len(tok.Audiences) != 1 || tok.Audiences[0] != "db" {
+		t.Errorf("asked for one of its audiences: %+v, %v", tok, err)
 	}
-	tampered := raw[:len(raw)-4] + "AAAA"
-	if _, err := i.Verify(tampered, now); err == nil {
-		t.Error("a tampered token verified")
+	otherIssuer, _ := NewIssuer(i.key, "https://elsewhere", i.Audiences())
+	elsewhere, _, _ := otherIssuer.Issue(c, i.Audiences(), now, time.Hour)
+	for _, raw := range []string{"static-token-abc", "a.b.c", elsewhere, `{"iss":"x"}.a.b`} {
+		if _, err := i.Verify(raw, now, nil); err != ErrNotServiceAccountToken {
+			t.Errorf("%.20s: %v, want ErrNotServiceAccountToken", raw, err)
+		}
+	}
+}
+
+// TestLegacyToken pins the legacy token's wire form and its checks.
+func TestLegacyToken(t *testing.T) {
+	i := newIssuer(t)
+	lc := LegacyClaims{Namespace: "ns", SecretName: "sa-token", ServiceAccountName: "sa", ServiceAccountUID: "u1"}
+	raw, err := i.IssueLegacy(lc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, _ := base64.RawURLEncoding.DecodeString(strings.Split(raw, ".")[1])
+	want := `{"iss":"kubernetes/serviceaccount","kubernetes.io/serviceaccount/namespace":"ns","kubernetes.io/serviceaccount/secret.name":"sa-token",` +
+		`"kubernetes.io/serviceaccount/service-account.name":"sa","kubernetes.io/serviceaccount/service-account.uid":"u1","sub":"system:serviceaccount:ns:sa"}`
+	if string(pb) != want {
+		t.Errorf("payload\n%s\nwant\n%s", pb, want)
+	}
+	tok, err := i.Verify(raw, time.Now().Add(100*365*24*time.Hour), nil)
+	if err != nil || tok.Legacy == nil || *tok.Legacy != lc || tok.Audiences[0] != DefaultIssuer || tok.Claims.ServiceAccount.UID != "u1" {
+		t.Fatalf("verify: %+v, %v", tok, err)
+	}
+	if _, err := i.Verify(raw, time.Now(), []string{"foo"}); err == nil {
+		t.Error("a legacy token verified for another audience")
+	}
+	bad, _ := i.IssueLegacy(LegacyClaims{Namespace: "ns", SecretName: "s", ServiceAccountName: "sa"})
+	if _, err := i.Verify(bad, time.Now(), nil); err == nil || err.Error() != "serviceAccountUID claim is missing" {
+		t.Errorf("missing uid: %v", err)
+	}
+}
+
+func TestSplitUserName(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"system:serviceaccount:ns:sa": {"ns", "sa"}, "system:serviceaccount:ns:a:b": {}, "system:serviceaccount::sa": {},
+		"system:serviceaccount:NS:sa": {}, "bob": {}, "system:serviceaccounts:ns": {},
+	} {
+		ns, name, ok := SplitUserName(in)
+		if ok != (want[0] != "") || ns != want[0] || name != want[1] {
+			t.Errorf("%q: %q %q %v", in, ns, name, ok)
+		}
 	}
 }

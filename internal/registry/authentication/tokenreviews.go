@@ -3,7 +3,6 @@ package authentication
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,10 +19,6 @@ const group = "authentication.k8s.io"
 // server's, which kube-apiserver takes from its service-account issuer
 // (this is its conventional default).
 const APIAudience = "https://kubernetes.default.svc.cluster.local"
-
-// invalidToken is the error kube-apiserver's bearer-token authentication
-// reports for a token it does not accept.
-const invalidToken = "invalid bearer token"
 
 func tokenReviewsResource() *registry.Resource {
 	return &registry.Resource{
@@ -45,23 +40,14 @@ func createTokenReview(ctx context.Context, env registry.Env, _ registry.Request
 	if tr.Spec.Token == "" {
 		return nil, apierrors.NewBadRequest("token is required for TokenReview in authentication")
 	}
-	auds := tr.Spec.Audiences
-	if len(auds) == 0 {
-		auds = []string{APIAudience}
-	}
-	var user registry.UserInfo
-	if slices.Contains(auds, APIAudience) {
-		user, ok = env.AuthenticateToken(ctx, tr.Spec.Token)
-	} else {
-		ok = false
-	}
-	tr.Status.Authenticated = ok
-	if !ok {
-		tr.Status.Error = invalidToken
+	user, auds, err := env.AuthenticateToken(ctx, tr.Spec.Token, tr.Spec.Audiences)
+	tr.Status.Authenticated = err == nil
+	if err != nil {
+		tr.Status.Error = err.Error()
 		return tr, nil
 	}
 	tr.Status.User = userInfo(user)
-	tr.Status.Audiences = []string{APIAudience}
+	tr.Status.Audiences = auds
 	return tr, nil
 }
 
