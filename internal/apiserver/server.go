@@ -25,6 +25,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
 	"github.com/setpoint-dev/setpoint/internal/discovery"
 	"github.com/setpoint-dev/setpoint/internal/fieldmanager"
+	"github.com/setpoint-dev/setpoint/internal/flowcontrol"
 	"github.com/setpoint-dev/setpoint/internal/objects"
 	"github.com/setpoint-dev/setpoint/internal/openapi"
 	"github.com/setpoint-dev/setpoint/internal/pki"
@@ -60,9 +61,16 @@ type Config struct {
 	// Codecs of the resources' scheme (required).
 	Codecs *scheme.Codecs
 	Logger *slog.Logger
-	// MaxReadInFlight and MaxMutatingInFlight bound concurrent non-watch
-	// requests (defaults 400 and 200).
+	// MaxReadInFlight and MaxMutatingInFlight (kube-apiserver's
+	// --max-requests-inflight and --max-mutating-requests-inflight,
+	// defaults 400 and 200): with priority and fairness their sum is the
+	// seats the priority levels share; without it they bound concurrent
+	// read and mutating requests.
 	MaxReadInFlight, MaxMutatingInFlight int
+	// DisablePriorityAndFairness turns API Priority and Fairness off
+	// (kube-apiserver's --enable-priority-and-fairness=false): the plain
+	// in-flight limits apply instead.
+	DisablePriorityAndFairness bool
 	// MaxBodyBytes bounds request bodies (default 3 MiB).
 	MaxBodyBytes int64
 	// RequestTimeout bounds non-watch requests (default 60 s).
@@ -162,6 +170,9 @@ type Server struct {
 	proxyTransport http.RoundTripper
 
 	readLimit, mutatingLimit inflightLimiter
+	// apf is API Priority and Fairness (flowcontrol.go); nil when
+	// disabled.
+	apf *flowcontrol.Controller
 	// ready is closed once the caches are synced and the kubeconfig is
 	// written; readyz answers 200 from then on.
 	ready     chan struct{}
@@ -200,6 +211,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.proxyTransport = newProxyTransport()
+	if !cfg.DisablePriorityAndFairness {
+		s.apf = newFlowControl(cfg, s.metrics)
+	}
 	s.watchCtx, s.cancelWatch = context.WithCancel(context.Background())
 	s.table.builtin = cfg.Resources
 	s.crds = &crdController{s: s, installed: map[string]*crdState{}}
@@ -288,7 +302,7 @@ func (s *Server) Run(ctx context.Context) error {
 			s.advertisedLoop(ctx, adv)
 		}
 	}
-	for _, loop := range []func(context.Context){s.compactLoop, s.storageMetricsLoop, s.crds.run, keepAdvertised} {
+	for _, loop := range []func(context.Context){s.compactLoop, s.storageMetricsLoop, s.crds.run, keepAdvertised, s.flowControlLoop} {
 		loops.Add(1)
 		go func() { defer loops.Done(); loop(loopCtx) }()
 	}
@@ -319,6 +333,9 @@ func (s *Server) start(ctx context.Context, host, port string) error {
 		}
 	}
 	if err := s.bootstrap(ctx); err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if err := s.ensureFlowControlConfig(ctx); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	if adv, ok := s.advertisement(host, port); ok {

@@ -49,6 +49,14 @@ type Options struct {
 	// MetricsAPI serves metrics.k8s.io (package registry/metrics), as a
 	// cluster with metrics-server does; kube-apiserver alone does not.
 	MetricsAPI bool
+	// MaxRequestsInflight and MaxMutatingRequestsInflight are
+	// kube-apiserver's --max-requests-inflight and
+	// --max-mutating-requests-inflight (0: 400 and 200); with priority and
+	// fairness their sum is the server's seats.
+	MaxRequestsInflight, MaxMutatingRequestsInflight int
+	// DisablePriorityAndFairness is --enable-priority-and-fairness=false:
+	// the plain in-flight limits instead of API Priority and Fairness.
+	DisablePriorityAndFairness bool
 	// Tune lets tests adjust the API server configuration before start.
 	Tune func(*apiserver.Config)
 }
@@ -97,6 +105,10 @@ func NewAPIServer(opts Options) (*apiserver.Server, error) {
 		Resources:        builtin.Resources(),
 		Codecs:           codecs,
 		Logger:           opts.Logger,
+
+		MaxReadInFlight:            opts.MaxRequestsInflight,
+		MaxMutatingInFlight:        opts.MaxMutatingRequestsInflight,
+		DisablePriorityAndFairness: opts.DisablePriorityAndFairness,
 	}
 	if opts.MetricsAPI {
 		cfg.Resources = append(cfg.Resources, metrics.Resources()...)
