@@ -34,9 +34,15 @@
 // are refused with 405 meanwhile), then stops being served. Several
 // servers on one etcd each run the controller; their writes agree.
 //
-// Limits: request bodies over MaxBodyBytes get 413; beyond
-// MaxReadInFlight / MaxMutatingInFlight concurrent requests the server
-// answers 429 with Retry-After, while watches and health checks are never
-// limited. Anonymous requests get 401, except for /healthz, /livez, /readyz
+// Limits: request bodies over MaxBodyBytes get 413. API Priority and
+// Fairness (flowcontrol.go, package flowcontrol) classifies every request
+// by the stored FlowSchemas, queues it fairly among the flows of its
+// priority level within MaxReadInFlight + MaxMutatingInFlight seats, and
+// answers 429 with Retry-After when its level's queues are full or it
+// waits too long; the configuration is kept up to date at start and
+// followed live (flowcontrol_config.go). Without it
+// (DisablePriorityAndFairness) beyond MaxReadInFlight /
+// MaxMutatingInFlight concurrent requests the server answers 429, while
+// watches and health checks are never limited. Anonymous requests get 401, except for /healthz, /livez, /readyz
 // and /version (what Kubernetes grants system:unauthenticated).
 package apiserver

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
@@ -17,6 +18,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/flowcontrol"
 	"github.com/setpoint-dev/setpoint/internal/objects"
 	fcreg "github.com/setpoint-dev/setpoint/internal/registry/flowcontrol"
+	"github.com/setpoint-dev/setpoint/internal/storage"
 	"github.com/setpoint-dev/setpoint/internal/watchcache"
 )
 
@@ -163,8 +165,10 @@ func (s *Server) flowControlLoop(ctx context.Context) {
 		return
 	}
 	changed := make(chan int64, 1)
+	var watches sync.WaitGroup
+	defer watches.Wait()
 	for _, e := range []*entry{fse, ple} {
-		go s.watchPrefix(ctx, e, changed)
+		watches.Go(func() { s.watchPrefix(ctx, e, changed) })
 	}
 	pending := true
 	tick := time.NewTicker(flowControlPoll)
@@ -196,18 +200,26 @@ func (s *Server) watchPrefix(ctx context.Context, e *entry, changed chan int64) 
 			sleepCtx(ctx, flowControlPoll)
 			continue
 		}
-		for resp := range ws.Responses() {
+		s.forwardRevisions(ctx, ws.Responses(), changed)
+		ws.Stop()
+	}
+}
+
+func (s *Server) forwardRevisions(ctx context.Context, events <-chan storage.WatchResponse, changed chan<- int64) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case resp, ok := <-events:
+			if !ok {
+				return
+			}
 			select {
 			case changed <- resp.Revision:
-			default:
-				select { // keep the newest revision
-				case <-changed:
-				default:
-				}
-				changed <- resp.Revision
+			case <-ctx.Done():
+				return
 			}
 		}
-		ws.Stop()
 	}
 }
 
@@ -239,10 +251,8 @@ func (s *Server) syncFlowControl(ctx context.Context) bool {
 // config consumer does.
 func (s *Server) writeDangling(ctx context.Context, fs *flowcontrolv1.FlowSchema, dangling bool) error {
 	want := fcreg.DanglingCondition(fs.Spec.PriorityLevelConfiguration.Name, dangling, metav1.NewTime(s.cfg.Clock.Now().Truncate(time.Second)))
-	for _, c := range fs.Status.Conditions {
-		if c.Type == want.Type && c.Status == want.Status && c.Reason == want.Reason && c.Message == want.Message {
-			return nil
-		}
+	if hasCondition(fs.Status.Conditions, want) {
+		return nil
 	}
 	e := s.entry(flowSchemasGVR)
 	patch, err := json.Marshal(map[string]any{
@@ -258,6 +268,9 @@ func (s *Server) writeDangling(ctx context.Context, fs *flowcontrolv1.FlowSchema
 		if cur.UID != fs.UID {
 			return apierrors.NewConflict(e.gr(), fs.Name, errors.New("recreated"))
 		}
+		if hasCondition(cur.Status.Conditions, want) {
+			return nil // someone wrote it meanwhile: nothing to change
+		}
 		if e.fm != nil {
 			if out, _, err := e.fm.Apply(cur.DeepCopy(), patch, fcreg.ConsumerFieldManager, "status", true, false); err == nil {
 				applied := out.(*flowcontrolv1.FlowSchema)
@@ -271,6 +284,16 @@ func (s *Server) writeDangling(ctx context.Context, fs *flowcontrolv1.FlowSchema
 		return nil // gone or replaced: the next pass sees the new one
 	}
 	return err
+}
+
+// hasCondition reports whether conds hold want, its time aside.
+func hasCondition(conds []flowcontrolv1.FlowSchemaCondition, want flowcontrolv1.FlowSchemaCondition) bool {
+	for _, c := range conds {
+		if c.Type == want.Type && c.Status == want.Status && c.Reason == want.Reason && c.Message == want.Message {
+			return true
+		}
+	}
+	return false
 }
 
 func setCondition(st *flowcontrolv1.FlowSchemaStatus, c flowcontrolv1.FlowSchemaCondition) {
