@@ -23,6 +23,8 @@ type apiFlags struct {
 	metricsAPI                         bool
 	authorizationModes                 []string
 	audit                              audit.Options
+	maxInflight, maxMutatingInflight   int
+	enableAPF                          bool
 }
 
 // register adds the flags; a whole cluster (`up`, defaultDir set) serves
@@ -39,6 +41,9 @@ func (f *apiFlags) register(cmd *cobra.Command, defaultDir string) {
 	cmd.Flags().StringVar(&f.advertiseAddress, "advertise-address", "", "host name or IP clients use to reach this server: written to the kubeconfig and the serving certificate (default: the --listen host, or 127.0.0.1 for a wildcard)")
 	cmd.Flags().StringSliceVar(&f.authorizationModes, "authorization-mode", apiserver.DefaultAuthorizationModes, "ordered list of plug-ins to do authorization on the secure port, comma-separated: AlwaysAllow, AlwaysDeny, RBAC (members of system:masters are always allowed)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	cmd.Flags().IntVar(&f.maxInflight, "max-requests-inflight", 400, "the maximum number of non-mutating requests in flight at a given time; with priority and fairness, this and --max-mutating-requests-inflight together are the server's total concurrency")
+	cmd.Flags().IntVar(&f.maxMutatingInflight, "max-mutating-requests-inflight", 200, "the maximum number of mutating requests in flight at a given time; with priority and fairness, this and --max-requests-inflight together are the server's total concurrency")
+	cmd.Flags().BoolVar(&f.enableAPF, "enable-priority-and-fairness", true, "if true, replace the max-in-flight handler with an enhanced one that queues and dispatches with priority and fairness")
 	f.registerAudit(cmd)
 }
 
@@ -74,7 +79,9 @@ func (f *apiFlags) options() (controlplane.Options, error) {
 	return controlplane.Options{DataDir: dir, Listen: f.listen, Storage: f.storage,
 		EtcdEndpoints: f.etcdEndpoints, EtcdPrefix: f.etcdPrefix,
 		PKIDir: pkiDir, AdvertiseAddress: f.advertiseAddress, MetricsAPI: f.metricsAPI,
-		AuthorizationModes: f.authorizationModes, Audit: f.audit}, nil
+		AuthorizationModes: f.authorizationModes, Audit: f.audit,
+		MaxRequestsInflight: f.maxInflight, MaxMutatingRequestsInflight: f.maxMutatingInflight,
+		DisablePriorityAndFairness: !f.enableAPF}, nil
 }
 
 func newAPIServerCommand() *cobra.Command {

@@ -155,9 +155,10 @@ func hasCause(st status, f string) bool {
 
 // TestInflightLimit fills the one mutating slot with a request whose body
 // never finishes, then checks that further writes get 429 with
-// Retry-After while reads, watches and health checks still work.
+// Retry-After while reads, watches and health checks still work: the
+// plain limiter of a server without priority and fairness.
 func TestInflightLimit(t *testing.T) {
-	s, _ := start(t, func(c *apiserver.Config) { c.MaxMutatingInFlight = 1 })
+	s, _ := start(t, func(c *apiserver.Config) { c.MaxMutatingInFlight, c.DisablePriorityAndFairness = 1, true })
 	ch, code, _ := openWatch(t, s, cmPath+"?watch=1")
 	if code != http.StatusOK {
 		t.Fatal("watch", code)

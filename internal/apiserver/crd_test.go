@@ -70,9 +70,12 @@ func createWidgetCRD(t *testing.T, s *testserver.Server) {
 	})
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
+// waitFor polls cond until it holds, for at most 30 s: what the server
+// does after answering (serving a CRD, following a FlowSchema) comes a
+// moment later, and much later on a loaded machine.
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

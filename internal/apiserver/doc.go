@@ -39,15 +39,22 @@
 // authentication, audit (audit.go: with Config.Audit, the policy of
 // package audit is evaluated on the request's attributes as the
 // authenticated user, and the events of its stages are written; a refused
-// authentication is recorded once, at ResponseStarted), the in-flight
-// limit, then the routes. The handlers record request bodies (decoded
+// authentication is recorded once, at ResponseStarted), impersonation,
+// priority and fairness (or the in-flight limit), authorization, then the
+// routes. The handlers record request bodies (decoded
 // objects with their defaults, patches, DeleteOptions) and every object or
 // Status they answer in the request's audit event.
 //
-// Limits: request bodies over MaxBodyBytes get 413; beyond
-// MaxReadInFlight / MaxMutatingInFlight concurrent requests the server
-// answers 429 with Retry-After, while watches and health checks are never
-// limited. Anonymous requests get 401, except for /healthz, /livez, /readyz
+// Limits: request bodies over MaxBodyBytes get 413. API Priority and
+// Fairness (flowcontrol.go, package flowcontrol) classifies every request
+// by the stored FlowSchemas, queues it fairly among the flows of its
+// priority level within MaxReadInFlight + MaxMutatingInFlight seats, and
+// answers 429 with Retry-After when its level's queues are full or it
+// waits too long; the configuration is kept up to date at start and
+// followed live (flowcontrol_config.go). Without it
+// (DisablePriorityAndFairness) beyond MaxReadInFlight /
+// MaxMutatingInFlight concurrent requests the server answers 429, while
+// watches and health checks are never limited. Anonymous requests get 401, except for /healthz, /livez, /readyz
 // and /version (what Kubernetes grants system:unauthenticated).
 //
 // Authentication (filters.go, serviceaccounts.go, legacytokens.go): a

@@ -50,7 +50,7 @@ func (s *Server) buildHandler() http.Handler {
 			s.serveResource(w, r)
 		}
 	})
-	return withAuditInit(s.withRecovery(s.withAuthentication(s.withAudit(s.withImpersonation(s.withInflightLimit(s.withAuthorization(routes)))))))
+	return withAuditInit(s.withRecovery(s.withAuthentication(s.withAudit(s.withImpersonation(s.withPriorityAndFairness(s.withAuthorization(routes)))))))
 }
 
 func writePlain(w http.ResponseWriter, code int, body string) {

@@ -27,6 +27,7 @@ import (
 	rbacauthz "github.com/setpoint-dev/setpoint/internal/authorizer/rbac"
 	"github.com/setpoint-dev/setpoint/internal/discovery"
 	"github.com/setpoint-dev/setpoint/internal/fieldmanager"
+	"github.com/setpoint-dev/setpoint/internal/flowcontrol"
 	"github.com/setpoint-dev/setpoint/internal/objects"
 	"github.com/setpoint-dev/setpoint/internal/openapi"
 	"github.com/setpoint-dev/setpoint/internal/pki"
@@ -62,9 +63,16 @@ type Config struct {
 	// Codecs of the resources' scheme (required).
 	Codecs *scheme.Codecs
 	Logger *slog.Logger
-	// MaxReadInFlight and MaxMutatingInFlight bound concurrent non-watch
-	// requests (defaults 400 and 200).
+	// MaxReadInFlight and MaxMutatingInFlight (kube-apiserver's
+	// --max-requests-inflight and --max-mutating-requests-inflight,
+	// defaults 400 and 200): with priority and fairness their sum is the
+	// seats the priority levels share; without it they bound concurrent
+	// read and mutating requests.
 	MaxReadInFlight, MaxMutatingInFlight int
+	// DisablePriorityAndFairness turns API Priority and Fairness off
+	// (kube-apiserver's --enable-priority-and-fairness=false): the plain
+	// in-flight limits apply instead.
+	DisablePriorityAndFairness bool
 	// MaxBodyBytes bounds request bodies (default 3 MiB).
 	MaxBodyBytes int64
 	// RequestTimeout bounds non-watch requests (default 60 s).
@@ -178,6 +186,9 @@ type Server struct {
 	rbac  *rbacauthz.Authorizer
 
 	readLimit, mutatingLimit inflightLimiter
+	// apf is API Priority and Fairness (flowcontrol.go); nil when
+	// disabled.
+	apf *flowcontrol.Controller
 	// ready is closed once the caches are synced and the kubeconfig is
 	// written; readyz answers 200 from then on.
 	ready     chan struct{}
@@ -228,6 +239,9 @@ func New(cfg Config) (*Server, error) {
 	s.proxyTransport = newProxyTransport()
 	s.authz, s.rbac = authz, rbac
 	s.impersonation = &impersonator{authz: func() authorizer.Authorizer { return s.authz }}
+	if !cfg.DisablePriorityAndFairness {
+		s.apf = newFlowControl(cfg, s.metrics)
+	}
 	s.watchCtx, s.cancelWatch = context.WithCancel(context.Background())
 	s.table.builtin = cfg.Resources
 	s.crds = &crdController{s: s, installed: map[string]*crdState{}}
@@ -319,7 +333,7 @@ func (s *Server) Run(ctx context.Context) error {
 			s.advertisedLoop(ctx, adv)
 		}
 	}
-	for _, loop := range []func(context.Context){s.compactLoop, s.storageMetricsLoop, s.crds.run, keepAdvertised} {
+	for _, loop := range []func(context.Context){s.compactLoop, s.storageMetricsLoop, s.crds.run, keepAdvertised, s.flowControlLoop} {
 		loops.Add(1)
 		go func() { defer loops.Done(); loop(loopCtx) }()
 	}
@@ -362,6 +376,9 @@ func (s *Server) start(ctx context.Context, host, port string) error {
 		}
 	}
 	if err := s.bootstrap(ctx); err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if err := s.ensureFlowControlConfig(ctx); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	if adv, ok := s.advertisement(host, port); ok {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/setpoint-dev/setpoint/internal/flowcontrol"
 	"github.com/setpoint-dev/setpoint/internal/objects"
 	"github.com/setpoint-dev/setpoint/internal/watchcache"
 )
@@ -127,6 +128,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, e *entry, i
 	stop := context.AfterFunc(s.watchCtx, cancel) // server shutdown ends watches
 	defer stop()
 	watcher, err := e.cache.Watch(ctx, opts)
+	flowcontrol.WatchInitialized(r.Context()) // set up (or failed): the watch leaves its seat
 	if errors.Is(err, watchcache.ErrExpired) {
 		s.writeWatchError(w, err)
 		return

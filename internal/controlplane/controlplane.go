@@ -56,6 +56,14 @@ type Options struct {
 	// Audit configures auditing (kube-apiserver's --audit-* flags); the
 	// zero value audits nothing.
 	Audit audit.Options
+	// MaxRequestsInflight and MaxMutatingRequestsInflight are
+	// kube-apiserver's --max-requests-inflight and
+	// --max-mutating-requests-inflight (0: 400 and 200); with priority and
+	// fairness their sum is the server's seats.
+	MaxRequestsInflight, MaxMutatingRequestsInflight int
+	// DisablePriorityAndFairness is --enable-priority-and-fairness=false:
+	// the plain in-flight limits instead of API Priority and Fairness.
+	DisablePriorityAndFairness bool
 	// Tune lets tests adjust the API server configuration before start.
 	Tune func(*apiserver.Config)
 }
@@ -111,7 +119,10 @@ func NewAPIServer(opts Options) (*apiserver.Server, error) {
 		Codecs:           codecs,
 		Logger:           opts.Logger,
 
-		AuthorizationModes: opts.AuthorizationModes,
+		AuthorizationModes:         opts.AuthorizationModes,
+		MaxReadInFlight:            opts.MaxRequestsInflight,
+		MaxMutatingInFlight:        opts.MaxMutatingRequestsInflight,
+		DisablePriorityAndFairness: opts.DisablePriorityAndFairness,
 	}
 	if opts.MetricsAPI {
 		cfg.Resources = append(cfg.Resources, metrics.Resources()...)

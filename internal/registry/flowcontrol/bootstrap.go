@@ -63,12 +63,7 @@ func bootstrapFlowSchemas() []runtime.Object {
 	now := metav1.Now()
 	var out []runtime.Object
 	for _, fs := range loadBootstrap().FlowSchemas {
-		fs.Status.Conditions = []flowcontrolv1.FlowSchemaCondition{{
-			Type: flowcontrolv1.FlowSchemaConditionDangling, Status: flowcontrolv1.ConditionFalse,
-			LastTransitionTime: now, Reason: "Found",
-			Message: fmt.Sprintf("This FlowSchema references the PriorityLevelConfiguration object named %q and it exists",
-				fs.Spec.PriorityLevelConfiguration.Name),
-		}}
+		fs.Status.Conditions = []flowcontrolv1.FlowSchemaCondition{DanglingCondition(fs.Spec.PriorityLevelConfiguration.Name, false, now)}
 		out = append(out, &fs)
 	}
 	return out
