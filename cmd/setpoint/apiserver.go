@@ -5,10 +5,12 @@ import (
 	"errors"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/setpoint-dev/setpoint/internal/admission"
 	"github.com/setpoint-dev/setpoint/internal/controlplane"
 )
 
@@ -19,6 +21,8 @@ type apiFlags struct {
 	etcdPrefix                         string
 	pkiDir, advertiseAddress           string
 	metricsAPI                         bool
+	enableAdmission, disableAdmission  []string
+	notReadySeconds, unreachableSecs   int64
 }
 
 // register adds the flags; a whole cluster (`up`, defaultDir set) serves
@@ -34,6 +38,11 @@ func (f *apiFlags) register(cmd *cobra.Command, defaultDir string) {
 	cmd.Flags().StringVar(&f.pkiDir, "pki-dir", "", "directory of credentials shared by several API servers of one cluster: CA, tokens, server list and a kubeconfig naming every server (created by the first server; default: kept in --data-dir)")
 	cmd.Flags().StringVar(&f.advertiseAddress, "advertise-address", "", "host name or IP clients use to reach this server: written to the kubeconfig and the serving certificate (default: the --listen host, or 127.0.0.1 for a wildcard)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	cmd.Flags().StringSliceVar(&f.enableAdmission, "enable-admission-plugins", nil, "admission plugins to enable besides the default ones ("+
+		strings.Join(admission.DefaultOn(), ", ")+"), comma-separated; their order does not matter: the chain runs in kube-apiserver's order")
+	cmd.Flags().StringSliceVar(&f.disableAdmission, "disable-admission-plugins", nil, "default admission plugins to disable, comma-separated")
+	cmd.Flags().Int64Var(&f.notReadySeconds, "default-not-ready-toleration-seconds", 300, "the tolerationSeconds of the not-ready:NoExecute toleration the DefaultTolerationSeconds admission adds to every pod without one")
+	cmd.Flags().Int64Var(&f.unreachableSecs, "default-unreachable-toleration-seconds", 300, "the tolerationSeconds of the unreachable:NoExecute toleration the DefaultTolerationSeconds admission adds to every pod without one")
 }
 
 // options turns the flags into control-plane options.
@@ -53,7 +62,9 @@ func (f *apiFlags) options() (controlplane.Options, error) {
 	}
 	return controlplane.Options{DataDir: dir, Listen: f.listen, Storage: f.storage,
 		EtcdEndpoints: f.etcdEndpoints, EtcdPrefix: f.etcdPrefix,
-		PKIDir: pkiDir, AdvertiseAddress: f.advertiseAddress, MetricsAPI: f.metricsAPI}, nil
+		PKIDir: pkiDir, AdvertiseAddress: f.advertiseAddress, MetricsAPI: f.metricsAPI,
+		EnableAdmissionPlugins: f.enableAdmission, DisableAdmissionPlugins: f.disableAdmission,
+		DefaultNotReadyTolerationSeconds: f.notReadySeconds, DefaultUnreachableTolerationSeconds: f.unreachableSecs}, nil
 }
 
 func newAPIServerCommand() *cobra.Command {

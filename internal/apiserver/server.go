@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
+	"github.com/setpoint-dev/setpoint/internal/admission"
+	"github.com/setpoint-dev/setpoint/internal/admission/plugins"
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
 	"github.com/setpoint-dev/setpoint/internal/discovery"
 	"github.com/setpoint-dev/setpoint/internal/fieldmanager"
@@ -81,6 +83,10 @@ type Config struct {
 	// (registry.Env.Authorizer); nil means authorizer.AlwaysAllow, which is
 	// all setpoint has until RBAC: requests themselves are not authorized.
 	Authorizer authorizer.Authorizer
+	// Admission is the admission chain every write runs through (package
+	// admission); nil means kube-apiserver's default plugins
+	// (plugins.Default).
+	Admission *admission.Chain
 }
 
 func (c *Config) setDefaults() {
@@ -110,6 +116,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Authorizer == nil {
 		c.Authorizer = authorizer.AlwaysAllow{}
+	}
+	if c.Admission == nil {
+		c.Admission = plugins.Default()
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/setpoint-dev/setpoint/internal/admission/plugins"
 	"github.com/setpoint-dev/setpoint/internal/apiserver"
 	"github.com/setpoint-dev/setpoint/internal/registry/builtin"
 	"github.com/setpoint-dev/setpoint/internal/registry/metrics"
@@ -49,6 +50,15 @@ type Options struct {
 	// MetricsAPI serves metrics.k8s.io (package registry/metrics), as a
 	// cluster with metrics-server does; kube-apiserver alone does not.
 	MetricsAPI bool
+	// EnableAdmissionPlugins and DisableAdmissionPlugins are kube-apiserver's
+	// --enable-admission-plugins and --disable-admission-plugins: the
+	// admission chain is its default plugins, plus the enabled, minus the
+	// disabled (package admission/plugins).
+	EnableAdmissionPlugins, DisableAdmissionPlugins []string
+	// DefaultNotReadyTolerationSeconds and
+	// DefaultUnreachableTolerationSeconds are the tolerations the
+	// DefaultTolerationSeconds admission gives pods (0: 300).
+	DefaultNotReadyTolerationSeconds, DefaultUnreachableTolerationSeconds int64
 	// Tune lets tests adjust the API server configuration before start.
 	Tune func(*apiserver.Config)
 }
@@ -83,6 +93,12 @@ func NewAPIServer(opts Options) (*apiserver.Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	chain, err := plugins.New(plugins.Options{Enable: opts.EnableAdmissionPlugins, Disable: opts.DisableAdmissionPlugins,
+		NotReadyTolerationSeconds:    opts.DefaultNotReadyTolerationSeconds,
+		UnreachableTolerationSeconds: opts.DefaultUnreachableTolerationSeconds})
+	if err != nil {
+		return nil, err
+	}
 	kv, err := OpenStorage(opts)
 	if err != nil {
 		return nil, err
@@ -97,6 +113,7 @@ func NewAPIServer(opts Options) (*apiserver.Server, error) {
 		Resources:        builtin.Resources(),
 		Codecs:           codecs,
 		Logger:           opts.Logger,
+		Admission:        chain,
 	}
 	if opts.MetricsAPI {
 		cfg.Resources = append(cfg.Resources, metrics.Resources()...)

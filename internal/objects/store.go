@@ -98,7 +98,7 @@ func (s *Store) runAdmission(ctx context.Context, admit AdmitFunc, op registry.O
 		m = accessor(old)
 	}
 	return admit(ctx, &registry.Attributes{
-		Operation: op, Subresource: sub, Object: obj, Old: old,
+		Operation: op, Resource: s.res, Subresource: sub, Object: obj, Old: old,
 		Request: registry.Request{Namespace: m.GetNamespace(), Name: m.GetName(), User: registry.UserFrom(ctx), DryRun: opts.DryRun},
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -54,6 +55,22 @@ type Options struct {
 	Tune func(*apiserver.Config)
 	// MetricsAPI serves metrics.k8s.io (see controlplane.Options).
 	MetricsAPI bool
+	// EnableAdmissionPlugins and DisableAdmissionPlugins select the
+	// admission chain as kube-apiserver's flags do. A bare test server
+	// runs no ServiceAccount controller, so, as controller-runtime's envtest
+	// does for a bare kube-apiserver, the ServiceAccount plugin is disabled
+	// unless DisableAdmissionPlugins is given or EnableAdmissionPlugins
+	// names it.
+	EnableAdmissionPlugins, DisableAdmissionPlugins []string
+}
+
+// admissionFlags returns opts' admission plugin choice, with the
+// ServiceAccount plugin off by default.
+func admissionFlags(opts Options) (enable, disable []string) {
+	if opts.DisableAdmissionPlugins != nil || slices.Contains(opts.EnableAdmissionPlugins, "ServiceAccount") {
+		return opts.EnableAdmissionPlugins, opts.DisableAdmissionPlugins
+	}
+	return opts.EnableAdmissionPlugins, []string{"ServiceAccount"}
 }
 
 // Start runs a server until the test ends.
@@ -70,7 +87,9 @@ func Start(t testing.TB, opts Options) *Server {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	enable, disable := admissionFlags(opts)
 	srv, err := controlplane.NewAPIServer(controlplane.Options{
+		EnableAdmissionPlugins: enable, DisableAdmissionPlugins: disable,
 		DataDir: opts.DataDir, Listen: "127.0.0.1:0", Storage: opts.Storage, Logger: log, Tune: opts.Tune,
 		EtcdEndpoints: opts.EtcdEndpoints, EtcdPrefix: opts.EtcdPrefix, PKIDir: opts.PKIDir,
 		MetricsAPI: opts.MetricsAPI,
