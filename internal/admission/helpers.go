@@ -23,10 +23,16 @@ func Is(a *registry.Attributes, group, resource string) bool {
 	return a.Subresource == "" && GroupResource(a) == schema.GroupResource{Group: group, Resource: resource}
 }
 
-// Name is the name a refusal gives the object: the request's, else the
-// object's, else its generateName, else "Unknown", as kube-apiserver's
-// admission refusals name it (the name is not generated yet).
+// Name is the name a refusal gives the object: the object's (or the
+// request's), or its generateName when the name was generated after the
+// phase (registry.Attributes.GeneratedName), else "Unknown", as
+// kube-apiserver's admission refusals name it.
 func Name(a *registry.Attributes) string {
+	if a.GeneratedName && a.Object != nil {
+		if m, err := meta.Accessor(a.Object); err == nil && m.GetGenerateName() != "" {
+			return m.GetGenerateName()
+		}
+	}
 	if a.Name != "" {
 		return a.Name
 	}

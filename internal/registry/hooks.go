@@ -192,6 +192,11 @@ type Attributes struct {
 	Resource *Resource
 	// Subresource is "" for the main resource.
 	Subresource string
+	// GeneratedName is set in the mutating admission of a create whose
+	// name the server generated from metadata.generateName for this
+	// attempt: kube-apiserver generates it after its mutating admission,
+	// whose refusals name the object by its generateName.
+	GeneratedName bool
 	// Object is the object being written (nil on delete); Old is the
 	// current object (nil on create). Admission may change Object.
 	Object, Old runtime.Object

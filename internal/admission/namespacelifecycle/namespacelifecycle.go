@@ -47,7 +47,7 @@ func (Plugin) Admit(ctx context.Context, env registry.Env, a *registry.Attribute
 		return nil, err
 	}
 	if ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
-		e := apierrors.NewForbidden(admission.GroupResource(a), a.Name,
+		e := apierrors.NewForbidden(admission.GroupResource(a), admission.Name(a),
 			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", a.Namespace))
 		e.ErrStatus.Details.Causes = append(e.ErrStatus.Details.Causes, metav1.StatusCause{
 			Type: corev1.NamespaceTerminatingCause, Message: fmt.Sprintf("namespace %s is being terminated", a.Namespace), Field: "metadata.namespace",

@@ -32,5 +32,6 @@
 //
 // Only an update of pods/ephemeralcontainers is checked: under an
 // enforce-mountable-secrets ServiceAccount, the ephemeral containers may
-// reference only its secrets. Other updates are not looked at.
+// reference only its secrets (refused, as kube-apiserver refuses it, with a
+// 500 whose message is the bare reason). Other updates are not looked at.
 package serviceaccount

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 
@@ -135,7 +137,9 @@ func (p Plugin) validateEphemeral(ctx context.Context, env registry.Env, a *regi
 		return nil
 	}
 	if err := limitEphemeralSecretReferences(sa, pod); err != nil {
-		return admission.Forbidden(a, err)
+		// kube-apiserver returns this refusal unwrapped: a 500 with the
+		// bare message, no reason and no details.
+		return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: err.Error()}}
 	}
 	return nil
 }
