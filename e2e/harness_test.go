@@ -74,7 +74,11 @@ func startServer(t *testing.T, dataDir, storage string, extra ...string) *server
 		dataDir: dataDir, addr: "127.0.0.1:" + strconv.Itoa(port),
 		kubeconfig: filepath.Join(dataDir, "kubeconfig"), log: &bytes.Buffer{}, exited: make(chan struct{}),
 	}
-	s.cmd = exec.Command(setpointBin, append([]string{"apiserver", "--data-dir", dataDir, "--listen", s.addr, "--storage", storage}, extra...)...)
+	// A bare API server runs no ServiceAccount controller, so, as
+	// controller-runtime's envtest runs kube-apiserver, the ServiceAccount
+	// admission (which refuses pods until "default" exists) is off.
+	s.cmd = exec.Command(setpointBin, append([]string{"apiserver", "--data-dir", dataDir, "--listen", s.addr, "--storage", storage,
+		"--disable-admission-plugins", "ServiceAccount"}, extra...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("start setpoint: %v", err)

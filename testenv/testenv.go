@@ -39,6 +39,13 @@ type Options struct {
 	ReadyTimeout time.Duration
 	// Logger receives the control plane's logs; default none.
 	Logger *slog.Logger
+	// DisableAdmissionPlugins are the admission plugins to leave out, as
+	// kube-apiserver's --disable-admission-plugins. By default an API
+	// server alone (no Controllers) runs without the ServiceAccount plugin,
+	// as controller-runtime's envtest runs kube-apiserver: nothing would
+	// create the "default" ServiceAccount every pod needs; with
+	// Controllers every default plugin runs, as in a cluster.
+	DisableAdmissionPlugins []string
 	// MetricsAPI serves metrics.k8s.io (NodeMetrics and PodMetrics, for
 	// kubectl top and HorizontalPodAutoscalers), as a cluster with
 	// metrics-server does; off by default, as on kube-apiserver alone.
@@ -107,9 +114,13 @@ func freeAddr() (string, error) {
 func (e *Environment) start() error {
 	o := e.opts
 	withControllers := o.Controllers || o.Nodes > 0
+	disable := o.DisableAdmissionPlugins
+	if disable == nil && !withControllers {
+		disable = []string{"ServiceAccount"}
+	}
 	c, err := cluster.Start(context.Background(), cluster.Options{
 		APIServer: controlplane.Options{DataDir: o.DataDir, Listen: e.addr, Storage: o.Storage, MetricsAPI: o.MetricsAPI,
-			AuthorizationModes: o.AuthorizationModes},
+			AuthorizationModes: o.AuthorizationModes, DisableAdmissionPlugins: disable},
 		Nodes:               o.Nodes,
 		NoControllerManager: !withControllers,
 		NoScheduler:         !withControllers,

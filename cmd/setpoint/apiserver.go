@@ -5,10 +5,12 @@ import (
 	"errors"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/setpoint-dev/setpoint/internal/admission"
 	"github.com/setpoint-dev/setpoint/internal/apiserver"
 	"github.com/setpoint-dev/setpoint/internal/audit"
 	"github.com/setpoint-dev/setpoint/internal/controlplane"
@@ -25,6 +27,8 @@ type apiFlags struct {
 	audit                              audit.Options
 	maxInflight, maxMutatingInflight   int
 	enableAPF                          bool
+	enableAdmission, disableAdmission  []string
+	notReadySeconds, unreachableSecs   int64
 }
 
 // register adds the flags; a whole cluster (`up`, defaultDir set) serves
@@ -41,6 +45,11 @@ func (f *apiFlags) register(cmd *cobra.Command, defaultDir string) {
 	cmd.Flags().StringVar(&f.advertiseAddress, "advertise-address", "", "host name or IP clients use to reach this server: written to the kubeconfig and the serving certificate (default: the --listen host, or 127.0.0.1 for a wildcard)")
 	cmd.Flags().StringSliceVar(&f.authorizationModes, "authorization-mode", apiserver.DefaultAuthorizationModes, "ordered list of plug-ins to do authorization on the secure port, comma-separated: AlwaysAllow, AlwaysDeny, RBAC (members of system:masters are always allowed)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	cmd.Flags().StringSliceVar(&f.enableAdmission, "enable-admission-plugins", nil, "admission plugins to enable besides the default ones ("+
+		strings.Join(admission.DefaultOn(), ", ")+"), comma-separated; their order does not matter: the chain runs in kube-apiserver's order")
+	cmd.Flags().StringSliceVar(&f.disableAdmission, "disable-admission-plugins", nil, "default admission plugins to disable, comma-separated")
+	cmd.Flags().Int64Var(&f.notReadySeconds, "default-not-ready-toleration-seconds", 300, "the tolerationSeconds of the not-ready:NoExecute toleration the DefaultTolerationSeconds admission adds to every pod without one")
+	cmd.Flags().Int64Var(&f.unreachableSecs, "default-unreachable-toleration-seconds", 300, "the tolerationSeconds of the unreachable:NoExecute toleration the DefaultTolerationSeconds admission adds to every pod without one")
 	cmd.Flags().IntVar(&f.maxInflight, "max-requests-inflight", 400, "the maximum number of non-mutating requests in flight at a given time; with priority and fairness, this and --max-mutating-requests-inflight together are the server's total concurrency")
 	cmd.Flags().IntVar(&f.maxMutatingInflight, "max-mutating-requests-inflight", 200, "the maximum number of mutating requests in flight at a given time; with priority and fairness, this and --max-requests-inflight together are the server's total concurrency")
 	cmd.Flags().BoolVar(&f.enableAPF, "enable-priority-and-fairness", true, "if true, replace the max-in-flight handler with an enhanced one that queues and dispatches with priority and fairness")
@@ -81,7 +90,9 @@ func (f *apiFlags) options() (controlplane.Options, error) {
 		PKIDir: pkiDir, AdvertiseAddress: f.advertiseAddress, MetricsAPI: f.metricsAPI,
 		AuthorizationModes: f.authorizationModes, Audit: f.audit,
 		MaxRequestsInflight: f.maxInflight, MaxMutatingRequestsInflight: f.maxMutatingInflight,
-		DisablePriorityAndFairness: !f.enableAPF}, nil
+		DisablePriorityAndFairness: !f.enableAPF,
+		EnableAdmissionPlugins:     f.enableAdmission, DisableAdmissionPlugins: f.disableAdmission,
+		DefaultNotReadyTolerationSeconds: f.notReadySeconds, DefaultUnreachableTolerationSeconds: f.unreachableSecs}, nil
 }
 
 func newAPIServerCommand() *cobra.Command {

@@ -22,21 +22,19 @@ import (
 // controllerFlags tune the controller manager (node lifecycle timings, pod
 // GC threshold, node IPAM range).
 type controllerFlags struct {
-	monitorGrace, evictionTimeout time.Duration
-	rootCAFile                    string
-	saKeyFile                     string
-	terminatedPodGCThreshold      int
-	clusterCIDR                   string
-	nodeCIDRMaskSize              int
-	hpaSyncPeriod, hpaDownscale   time.Duration
+	monitorGrace                time.Duration
+	rootCAFile                  string
+	saKeyFile                   string
+	terminatedPodGCThreshold    int
+	clusterCIDR                 string
+	nodeCIDRMaskSize            int
+	hpaSyncPeriod, hpaDownscale time.Duration
 }
 
 func (f *controllerFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.DurationVar(&f.monitorGrace, "node-monitor-grace-period", 40*time.Second,
 		"how long a node may go without a heartbeat before it is marked NotReady (Unknown) and tainted unreachable")
-	fl.DurationVar(&f.evictionTimeout, "default-eviction-timeout", 300*time.Second,
-		"how long pods without their own not-ready/unreachable toleration stay on such a node before eviction")
 	fl.StringVar(&f.rootCAFile, "root-ca-file", "",
 		"the CA bundle published as kube-root-ca.crt in every namespace (default: the CA the controller manager's kubeconfig trusts)")
 	fl.StringVar(&f.saKeyFile, "service-account-private-key-file", "",
@@ -53,7 +51,6 @@ func (f *controllerFlags) register(cmd *cobra.Command) {
 
 func (f *controllerFlags) apply(o *controllermanager.ControllerManagerOptions) error {
 	o.NodeLifecycle.NodeMonitorGracePeriod = f.monitorGrace
-	o.NodeLifecycle.DefaultEvictionTimeout = f.evictionTimeout
 	if f.rootCAFile != "" {
 		ca, err := os.ReadFile(f.rootCAFile)
 		if err != nil {

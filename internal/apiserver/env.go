@@ -73,6 +73,13 @@ func (o entryObjects) List(ctx context.Context, namespace string, label labels.S
 	return objs, err
 }
 
+// GetCached answers one object from the watch cache as it is
+// (registry.CachedGetter).
+func (o entryObjects) GetCached(namespace, name string) (runtime.Object, bool, error) {
+	obj, ok, _, err := o.e.cache.Get(o.e.res.Key(namespace, name))
+	return obj, ok, err
+}
+
 // ListCached answers from the watch cache as it is, without waiting for it
 // to catch up with storage: admission that kube-apiserver runs on
 // informers (Priority) reads this way, and does not wait on every write.

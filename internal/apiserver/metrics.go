@@ -20,9 +20,14 @@ type metrics struct {
 	storageSize     prometheus.Gauge
 }
 
-func newMetrics() *metrics {
+// newMetrics registers the server's collectors on reg (a new registry
+// when nil).
+func newMetrics(reg *prometheus.Registry) *metrics {
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
 	m := &metrics{
-		registry: prometheus.NewRegistry(),
+		registry: reg,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "apiserver_request_total",
 			Help: "Counter of API requests by verb, group, version, resource, subresource, scope and HTTP response code.",

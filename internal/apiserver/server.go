@@ -22,6 +22,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/setpoint-dev/setpoint/internal/admission"
+	"github.com/setpoint-dev/setpoint/internal/admission/plugins"
 	"github.com/setpoint-dev/setpoint/internal/audit"
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
 	rbacauthz "github.com/setpoint-dev/setpoint/internal/authorizer/rbac"
@@ -99,6 +102,14 @@ type Config struct {
 	// (audit.go); the server closes it when it stops, after the last
 	// request. nil: no auditing (the Audit-Id header is still sent).
 	Audit *audit.Auditor
+	// Metrics is the registry /metrics serves, on which the server
+	// registers its collectors; nil means a new one. The control plane
+	// shares it with what it builds beside the server (admission plugins).
+	Metrics *prometheus.Registry
+	// Admission is the admission chain every write runs through (package
+	// admission); nil means kube-apiserver's default plugins
+	// (plugins.Default).
+	Admission *admission.Chain
 }
 
 func (c *Config) setDefaults() {
@@ -128,6 +139,9 @@ func (c *Config) setDefaults() {
 	}
 	if len(c.AuthorizationModes) == 0 {
 		c.AuthorizationModes = DefaultAuthorizationModes
+	}
+	if c.Admission == nil {
+		c.Admission = plugins.Default()
 	}
 }
 
@@ -222,7 +236,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, codecs: cfg.Codecs, ca: ca, tokens: tokens, admin: admin,
 		resp:          &responder{codecs: cfg.Codecs, log: cfg.Logger},
-		metrics:       newMetrics(),
+		metrics:       newMetrics(cfg.Metrics),
 		readLimit:     make(inflightLimiter, cfg.MaxReadInFlight),
 		mutatingLimit: make(inflightLimiter, cfg.MaxMutatingInFlight),
 		ready:         make(chan struct{}),

@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/setpoint-dev/setpoint/internal/admission/plugins"
 	"github.com/setpoint-dev/setpoint/internal/apiserver"
 	"github.com/setpoint-dev/setpoint/internal/audit"
 	"github.com/setpoint-dev/setpoint/internal/registry/builtin"
@@ -64,6 +67,15 @@ type Options struct {
 	// DisablePriorityAndFairness is --enable-priority-and-fairness=false:
 	// the plain in-flight limits instead of API Priority and Fairness.
 	DisablePriorityAndFairness bool
+	// EnableAdmissionPlugins and DisableAdmissionPlugins are kube-apiserver's
+	// --enable-admission-plugins and --disable-admission-plugins: the
+	// admission chain is its default plugins, plus the enabled, minus the
+	// disabled (package admission/plugins).
+	EnableAdmissionPlugins, DisableAdmissionPlugins []string
+	// DefaultNotReadyTolerationSeconds and
+	// DefaultUnreachableTolerationSeconds are the tolerations the
+	// DefaultTolerationSeconds admission gives pods (0: 300).
+	DefaultNotReadyTolerationSeconds, DefaultUnreachableTolerationSeconds int64
 	// Tune lets tests adjust the API server configuration before start.
 	Tune func(*apiserver.Config)
 }
@@ -98,6 +110,13 @@ func NewAPIServer(opts Options) (*apiserver.Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	reg := prometheus.NewRegistry()
+	chain, err := plugins.New(plugins.Options{Enable: opts.EnableAdmissionPlugins, Disable: opts.DisableAdmissionPlugins, Metrics: reg,
+		NotReadyTolerationSeconds:    opts.DefaultNotReadyTolerationSeconds,
+		UnreachableTolerationSeconds: opts.DefaultUnreachableTolerationSeconds})
+	if err != nil {
+		return nil, err
+	}
 	kv, err := OpenStorage(opts)
 	if err != nil {
 		return nil, err
@@ -109,20 +128,21 @@ func NewAPIServer(opts Options) (*apiserver.Server, error) {
 	}
 	codecs := scheme.New()
 	cfg := apiserver.Config{
-		Audit:            auditor,
-		DataDir:          opts.DataDir,
-		Listen:           opts.Listen,
-		PKIDir:           opts.PKIDir,
-		AdvertiseAddress: opts.AdvertiseAddress,
-		Storage:          kv,
-		Resources:        builtin.Resources(),
-		Codecs:           codecs,
-		Logger:           opts.Logger,
-
+		Audit:                      auditor,
+		DataDir:                    opts.DataDir,
+		Listen:                     opts.Listen,
+		PKIDir:                     opts.PKIDir,
+		AdvertiseAddress:           opts.AdvertiseAddress,
+		Storage:                    kv,
+		Resources:                  builtin.Resources(),
+		Codecs:                     codecs,
+		Logger:                     opts.Logger,
 		AuthorizationModes:         opts.AuthorizationModes,
 		MaxReadInFlight:            opts.MaxRequestsInflight,
 		MaxMutatingInFlight:        opts.MaxMutatingRequestsInflight,
 		DisablePriorityAndFairness: opts.DisablePriorityAndFairness,
+		Admission:                  chain,
+		Metrics:                    reg,
 	}
 	if opts.MetricsAPI {
 		cfg.Resources = append(cfg.Resources, metrics.Resources()...)

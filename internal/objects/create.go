@@ -16,6 +16,9 @@ import (
 type WriteOptions struct {
 	// DryRun runs the whole pipeline but does not write.
 	DryRun bool
+	// generatedName: the create's name was generated from generateName
+	// for this attempt (registry.Attributes.GeneratedName).
+	generatedName bool
 }
 
 // generateNameAttempts bounds retries when a generated name is taken.
@@ -45,6 +48,7 @@ func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object
 	}
 	s.fillCreateMeta(m)
 	named := m.GetName() != ""
+	opts.generatedName = !named
 	for attempt := 0; ; attempt++ {
 		if !named {
 			m.SetName(generateName(m.GetGenerateName()))

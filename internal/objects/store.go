@@ -81,9 +81,13 @@ func (s *Store) admitWrite(ctx context.Context, op registry.Operation, sub strin
 	return s.runAdmission(ctx, s.admit, op, sub, obj, old, opts)
 }
 
+// The validating admission runs after kube-apiserver would have generated
+// the name: it does not see GeneratedName.
+
 // validateWrite runs the validating admission on one create or update
 // attempt, after the strategy's validation.
 func (s *Store) validateWrite(ctx context.Context, op registry.Operation, sub string, obj, old runtime.Object, opts WriteOptions) (*registry.Txn, error) {
+	opts.generatedName = false
 	return s.runAdmission(ctx, s.validate, op, sub, obj, old, opts)
 }
 
@@ -98,7 +102,7 @@ func (s *Store) runAdmission(ctx context.Context, admit AdmitFunc, op registry.O
 		m = accessor(old)
 	}
 	return admit(ctx, &registry.Attributes{
-		Operation: op, Subresource: sub, Object: obj, Old: old,
+		Operation: op, Resource: s.res, Subresource: sub, Object: obj, Old: old, GeneratedName: opts.generatedName,
 		Request: registry.Request{Namespace: m.GetNamespace(), Name: m.GetName(), User: registry.UserFrom(ctx), DryRun: opts.DryRun},
 	})
 }

@@ -16,8 +16,10 @@
 //     status: Status.PrepareForUpdate, [admission], Status.ValidateUpdate
 //
 //   - Admit (hooks.go): the kind's own admission, on create and on update,
-//     with access to the server (Env): allocation of cluster IPs and node
-//     ports, defaults that depend on other objects. It returns a Txn whose
+//     with access to the server (Env), run after the server's admission
+//     chain (package admission, where kube-apiserver's admission plugins
+//     live): allocation of cluster IPs and node ports, what kube-apiserver
+//     does in its REST storage rather than in a plugin. It returns a Txn whose
 //     Revert gives back what it took when the write does not happen, and
 //     whose Commit releases what the old object held. AfterDelete releases
 //     what a deleted object held.
@@ -55,8 +57,8 @@
 //     storage class).
 //
 // The server owns everything generic: system metadata, resourceVersions,
-// preconditions, finalizers and graceful deletion, field management,
-// namespace lifecycle admission, encoding, watch.
+// preconditions, finalizers and graceful deletion, field management, the
+// admission chain (package admission), encoding, watch.
 //
 // # Invariants
 //

@@ -109,6 +109,25 @@ type CachedLister interface {
 	ListRecent(ctx context.Context, namespace string, label labels.Selector, field fields.Selector) ([]runtime.Object, error)
 }
 
+// GetCached reads one object for admission as kube-apiserver's plugins read
+// their informers: from the watch cache when the server offers it
+// (CachedGetter), and from storage when the cache does not hold it (yet):
+// an object created a moment ago is found.
+func GetCached(ctx context.Context, objs Objects, namespace, name string) (runtime.Object, error) {
+	if cg, ok := objs.(CachedGetter); ok {
+		if obj, found, err := cg.GetCached(namespace, name); err == nil && found {
+			return obj, nil
+		}
+	}
+	return objs.Get(ctx, namespace, name)
+}
+
+// CachedGetter is what the server's Objects also offer: one object of the
+// watch cache as it is (found false when the cache does not hold it).
+type CachedGetter interface {
+	GetCached(namespace, name string) (obj runtime.Object, found bool, err error)
+}
+
 // ListRecent lists the objects of namespace for admission: through
 // CachedLister.ListRecent when objs offers it, else List.
 func ListRecent(ctx context.Context, objs Objects, namespace string) ([]runtime.Object, error) {
@@ -171,8 +190,16 @@ const (
 // Attributes describe one write to admission.
 type Attributes struct {
 	Operation Operation
+	// Resource is the resource written (its GVR, GVK and scope); nil only
+	// where a caller builds Attributes by hand for a kind's own hook.
+	Resource *Resource
 	// Subresource is "" for the main resource.
 	Subresource string
+	// GeneratedName is set in the mutating admission of a create whose
+	// name the server generated from metadata.generateName for this
+	// attempt: kube-apiserver generates it after its mutating admission,
+	// whose refusals name the object by its generateName.
+	GeneratedName bool
 	// Object is the object being written (nil on delete); Old is the
 	// current object (nil on create). Admission may change Object.
 	Object, Old runtime.Object

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -63,6 +64,22 @@ type Options struct {
 	// Audit configures auditing (see controlplane.Options): a policy file
 	// and a log path audit the server's requests.
 	Audit audit.Options
+	// EnableAdmissionPlugins and DisableAdmissionPlugins select the
+	// admission chain as kube-apiserver's flags do. A bare test server
+	// runs no ServiceAccount controller, so, as controller-runtime's envtest
+	// does for a bare kube-apiserver, the ServiceAccount plugin is disabled
+	// unless DisableAdmissionPlugins is given or EnableAdmissionPlugins
+	// names it.
+	EnableAdmissionPlugins, DisableAdmissionPlugins []string
+}
+
+// admissionFlags returns opts' admission plugin choice, with the
+// ServiceAccount plugin off by default.
+func admissionFlags(opts Options) (enable, disable []string) {
+	if opts.DisableAdmissionPlugins != nil || slices.Contains(opts.EnableAdmissionPlugins, "ServiceAccount") {
+		return opts.EnableAdmissionPlugins, opts.DisableAdmissionPlugins
+	}
+	return opts.EnableAdmissionPlugins, []string{"ServiceAccount"}
 }
 
 // Start runs a server until the test ends.
@@ -79,7 +96,9 @@ func Start(t testing.TB, opts Options) *Server {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	enable, disable := admissionFlags(opts)
 	srv, err := controlplane.NewAPIServer(controlplane.Options{
+		EnableAdmissionPlugins: enable, DisableAdmissionPlugins: disable,
 		DataDir: opts.DataDir, Listen: "127.0.0.1:0", Storage: opts.Storage, Logger: log, Tune: opts.Tune,
 		EtcdEndpoints: opts.EtcdEndpoints, EtcdPrefix: opts.EtcdPrefix, PKIDir: opts.PKIDir,
 		MetricsAPI: opts.MetricsAPI, AuthorizationModes: opts.AuthorizationModes, Audit: opts.Audit,

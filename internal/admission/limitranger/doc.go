@@ -5,10 +5,11 @@
 // Pod min, max, maxLimitRequestRatio) and claims (PersistentVolumeClaim
 // min and max storage), worded as Kubernetes' plugin/pkg/admission/limitranger.
 //
-// It reads nothing: the kinds' admission hooks (pods and claims, in
-// internal/registry/core) list the namespace's LimitRanges and call it, as
-// kube-apiserver's LimitRanger: DefaultPod in the pods' mutating admission
-// on create (before their other admission), ValidatePod and ValidateClaim
-// in their validating admission (after the strategy's validation, before
-// ResourceQuota) on pod creates and claim creates and updates.
+// Plugin is the LimitRanger admission plugin of the chain (package
+// admission): it lists the namespace's LimitRanges and applies DefaultPod
+// in the mutating phase on pod creates (second in the chain, before the
+// pods' other admission), ValidatePod and ValidateClaim in the validating
+// phase (after the strategy's validation, before ResourceQuota) on pod
+// creates and claim creates and updates; refusals are 403 naming the
+// object. The functions themselves read nothing.
 package limitranger

@@ -21,14 +21,17 @@ import (
 )
 
 // wired runs p in a test server's validating admission, after each kind's
-// own (until the admission chain runs it: then this goes).
+// own, in place of the chain's PodSecurity (of the default configuration):
+// so the tests choose the plugin's configuration and annotator.
 func wired(p *ps.Plugin) testserver.Options {
 	return wiredTo(func() *ps.Plugin { return p })
 }
 
 // wiredTo runs the plugin current returns (none while it returns nil).
 func wiredTo(current func() *ps.Plugin) testserver.Options {
-	return testserver.Options{Tune: func(c *apiserver.Config) {
+	// (a bare test server runs no ServiceAccount controller: that plugin
+	// stays off, as testserver has it by default)
+	return testserver.Options{DisableAdmissionPlugins: []string{"PodSecurity", "ServiceAccount"}, Tune: func(c *apiserver.Config) {
 		for i, r := range c.Resources {
 			res := *r
 			prev := r.AdmitValidate

@@ -27,11 +27,24 @@ type charge struct {
 	usage corev1.ResourceList
 }
 
-// Admit checks the write a against the quotas of its namespace and
+// PluginName is the plugin's name in kube-apiserver.
+const PluginName = "ResourceQuota"
+
+// Plugin is ResourceQuota, the last validating plugin.
+type Plugin struct{}
+
+// New returns the plugin.
+func New() Plugin { return Plugin{} }
+
+// Name implements admission.Plugin.
+func (Plugin) Name() string { return PluginName }
+
+// Validate checks the write a against the quotas of its namespace and
 // charges them; the Txn gives the charges back when the write is not
 // stored.
-func Admit(ctx context.Context, env registry.Env, res *registry.Resource, a *registry.Attributes) (*registry.Txn, error) {
-	if !res.Namespaced || a.Namespace == "" || a.Operation == registry.Delete || a.Object == nil {
+func (Plugin) Validate(ctx context.Context, env registry.Env, a *registry.Attributes) (*registry.Txn, error) {
+	res := a.Resource
+	if res == nil || !res.Namespaced || a.Namespace == "" || a.Operation == registry.Delete || a.Object == nil {
 		return nil, nil
 	}
 	gr := schema.GroupResource{Group: res.Group, Resource: res.Resource}

@@ -6,12 +6,11 @@
 //
 // # Where it sits
 //
-// As in Kubernetes, where ResourceQuota is the last validating admission
-// plugin, it runs last in the server's validating admission chain
-// (internal/apiserver validator): after the mutating admission (namespace
-// lifecycle, the kind's registry.Resource.Admit), after the strategy's
-// validation and the kind's own validating admission
-// (registry.Resource.AdmitValidate), right before the write; on creates and
+// As in Kubernetes, ResourceQuota is the last validating plugin of the
+// admission chain (package admission): after the mutating phase, after the
+// strategy's validation, the kind's own validating admission
+// (registry.Resource.AdmitValidate) and the other validating plugins
+// (LimitRanger's checks), right before the write; on creates and
 // on the updates the kind's evaluator handles (pods/resize, services,
 // claims). An invalid object is refused (422) before it is charged.
 // Deletes are not charged: the quota controller releases their usage.

@@ -24,7 +24,6 @@ import (
 const (
 	DefaultNodeMonitorPeriod      = 5 * time.Second
 	DefaultNodeMonitorGracePeriod = 40 * time.Second
-	DefaultEvictionTimeout        = 300 * time.Second
 	DefaultWorkers                = 8
 	// LeaseNamespace holds the kubelets' Leases.
 	LeaseNamespace = "kube-node-lease"
@@ -38,11 +37,6 @@ type Options struct {
 	// NodeMonitorGracePeriod is how long a node may go without a Lease
 	// renewal or Ready heartbeat before it is marked Unknown (default 40s).
 	NodeMonitorGracePeriod time.Duration
-	// DefaultEvictionTimeout is how long a pod without its own toleration
-	// of the not-ready/unreachable NoExecute taint stays on such a node
-	// (default 300s, Kubernetes' DefaultTolerationSeconds admission, which
-	// our API server does not run).
-	DefaultEvictionTimeout time.Duration
 	// Workers is the number of eviction workers (default 8).
 	Workers int
 	// Clock drives monitoring, eviction timeouts and timestamps; default
@@ -140,8 +134,7 @@ func setDefaults(o *Options, mgrClock clock.WithTicker) {
 	for _, d := range []struct {
 		v   *time.Duration
 		def time.Duration
-	}{{&o.NodeMonitorPeriod, DefaultNodeMonitorPeriod}, {&o.NodeMonitorGracePeriod, DefaultNodeMonitorGracePeriod},
-		{&o.DefaultEvictionTimeout, DefaultEvictionTimeout}} {
+	}{{&o.NodeMonitorPeriod, DefaultNodeMonitorPeriod}, {&o.NodeMonitorGracePeriod, DefaultNodeMonitorGracePeriod}} {
 		if *d.v <= 0 {
 			*d.v = d.def
 		}

@@ -34,10 +34,11 @@
 // deleted (event TaintManagerEviction, "Marking for deletion Pod ns/name")
 // at once if a taint is not tolerated, otherwise when the tolerated time,
 // counted from the taint's timeAdded, runs out; a toleration without
-// tolerationSeconds tolerates forever. Our API server does not run the
-// DefaultTolerationSeconds admission, so a pod without its own toleration
-// of not-ready/unreachable NoExecute is treated as tolerating them for
-// DefaultEvictionTimeout (300s). Deleted pods of a dead node stay
+// tolerationSeconds tolerates forever. As in Kubernetes the tolerations are
+// the pod's own: the API server's DefaultTolerationSeconds admission gives
+// every pod not-ready and unreachable NoExecute tolerations of 300s unless
+// it has its own (a pod created without them, with that plugin disabled,
+// is evicted at once). Deleted pods of a dead node stay
 // Terminating (no kubelet confirms); the ReplicaSet controller ignores
 // them and creates replacements.
 //

@@ -90,29 +90,15 @@ func noExecuteTaints(n *corev1.Node) []corev1.Taint {
 	return out
 }
 
-// tolerationsFor returns the pod's tolerations plus the ones Kubernetes'
-// DefaultTolerationSeconds admission would have added: not-ready and
-// unreachable NoExecute for DefaultEvictionTimeout, unless the pod
-// tolerates those taints already.
-func (c *Controller) tolerationsFor(p *corev1.Pod) []corev1.Toleration {
-	tols := p.Spec.Tolerations
-	secs := int64(c.opts.DefaultEvictionTimeout / time.Second)
-	for _, key := range lifecycleTaintKeys {
-		probe := corev1.Taint{Key: key, Effect: corev1.TaintEffectNoExecute}
-		if !nodematch.Tolerates(p.Spec.Tolerations, &probe) {
-			tols = append(tols[:len(tols):len(tols)], corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists,
-				Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &secs})
-		}
-	}
-	return tols
-}
-
 // evictionTime returns when the pod must leave a node with these NoExecute
 // taints: ok=false means never (tolerated forever); a time not after now
 // means at once (some taint is not tolerated, or a toleration's seconds
-// ran out). The tolerated time counts from each taint's timeAdded.
+// ran out). The tolerated time counts from each taint's timeAdded. The
+// tolerations are the pod's own: the API server's DefaultTolerationSeconds
+// admission gave every pod not-ready and unreachable ones (300s) unless it
+// had its own.
 func (c *Controller) evictionTime(p *corev1.Pod, taints []corev1.Taint, now time.Time) (time.Time, bool) {
-	tols := c.tolerationsFor(p)
+	tols := p.Spec.Tolerations
 	var at time.Time
 	found := false
 	for _, taint := range taints {

@@ -22,8 +22,11 @@
 // Leases of the controller manager and the scheduler and whether the store
 // answers.
 //
-// Not here, and said where it matters: the admission that enforces limit
-// ranges and quotas, the quota controller; binding claims to volumes and
+// Not here, and said where it matters: the admission plugins of the
+// chain (package admission: LimitRanger, ServiceAccount, Priority,
+// DefaultTolerationSeconds, DefaultStorageClass,
+// StorageObjectInUseProtection, RuntimeClass, ResourceQuota), the quota
+// controller; binding claims to volumes and
 // removing the protection finalizers (the controller manager's).
 //
 // Validation follows kube-apiserver v1.37.2 field by field; the reference

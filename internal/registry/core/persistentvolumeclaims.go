@@ -1,13 +1,8 @@
 package core
 
 import (
-	"context"
-	"sort"
-
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/setpoint-dev/setpoint/internal/printers"
@@ -47,11 +42,10 @@ func persistentVolumeClaimsResource() *registry.Resource {
 			PrepareUpdate:  func(c, old *corev1.PersistentVolumeClaim) { c.Spec = old.Spec },
 			ValidateChange: validatePVCStatusUpdate,
 		},
-		Admit:         admitPVC,
-		AdmitValidate: validateClaimLimits, // limitranger.go
-		Quota:         pvcQuota{},
-		Attrs:         strategy.Attrs[*corev1.PersistentVolumeClaim](true, nil),
-		Table:         printers.For("", "PersistentVolumeClaim"),
+		Admit: admitPVC,
+		Quota: pvcQuota{},
+		Attrs: strategy.Attrs[*corev1.PersistentVolumeClaim](true, nil),
+		Table: printers.For("", "PersistentVolumeClaim"),
 	}
 }
 
@@ -131,48 +125,4 @@ var (
 	pvcsGR            = corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims").GroupResource()
 )
 
-const (
-	betaStorageClassAnnotation = "volume.beta.kubernetes.io/storage-class"
-	defaultClassAnnotation     = "storageclass.kubernetes.io/is-default-class"
-	betaDefaultClassAnnotation = "storageclass.beta.kubernetes.io/is-default-class"
-)
-
-// defaultStorageClass (kube-apiserver's DefaultStorageClass admission)
-// gives a claim created without a class the default StorageClass: of the
-// classes annotated as default, the newest (by name on a tie).
-func defaultStorageClass(ctx context.Context, env registry.Env, c *corev1.PersistentVolumeClaim) error {
-	if c.Spec.StorageClassName != nil {
-		return nil
-	}
-	if _, ok := c.Annotations[betaStorageClassAnnotation]; ok {
-		return nil
-	}
-	classes := env.Objects(storageClassesGVR)
-	if classes == nil {
-		return nil
-	}
-	list, err := classes.List(ctx, "", nil, nil)
-	if err != nil {
-		return apierrors.NewForbidden(pvcsGR, c.Name, err)
-	}
-	var defaults []metav1.Object
-	for _, obj := range list {
-		if m, ok := obj.(metav1.Object); ok {
-			if ann := m.GetAnnotations(); ann[defaultClassAnnotation] == "true" || ann[betaDefaultClassAnnotation] == "true" {
-				defaults = append(defaults, m)
-			}
-		}
-	}
-	if len(defaults) == 0 {
-		return nil
-	}
-	sort.Slice(defaults, func(i, j int) bool {
-		ti, tj := defaults[i].GetCreationTimestamp().UnixNano(), defaults[j].GetCreationTimestamp().UnixNano()
-		if ti == tj {
-			return defaults[i].GetName() < defaults[j].GetName()
-		}
-		return ti > tj
-	})
-	c.Spec.StorageClassName = new(defaults[0].GetName())
-	return nil
-}
+const betaStorageClassAnnotation = "volume.beta.kubernetes.io/storage-class"

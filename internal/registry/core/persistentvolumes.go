@@ -43,7 +43,6 @@ func persistentVolumesResource() *registry.Resource {
 				return strategy.ValidateMetaUpdate(&pv.ObjectMeta, &old.ObjectMeta)
 			},
 		},
-		Admit: admitPV,
 		Attrs: strategy.Attrs[*corev1.PersistentVolume](false, nil),
 		Table: printers.For("", "PersistentVolume"),
 	}

@@ -40,8 +40,7 @@ func podsResource() *registry.Resource {
 			ValidateChange: validatePodStatusUpdate,
 		},
 		Subresources:        podSubresources(),
-		Admit:               withPodLimitRanger(admitPod), // limitranger.go, resize.go
-		AdmitValidate:       validatePodLimits,
+		Admit:               admitPod, // resize.go
 		Quota:               podQuota{},
 		ReturnDeletedObject: true,
 		Attrs:               strategy.Attrs(true, podFields),
@@ -94,6 +93,7 @@ func isPodTerminal(phase corev1.PodPhase) bool {
 // kube-apiserver's pod strategy writes it (PodScheduled=False, reason
 // SchedulingGated).
 func preparePodCreate(p *corev1.Pod) {
+	podspec.SyncServiceAccount(&p.Spec) // after admission named the ServiceAccount
 	p.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: podspec.QOS(&p.Spec)}
 	if len(p.Spec.SchedulingGates) > 0 {
 		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,

@@ -280,3 +280,11 @@ func toList[V any](m map[corev1.ResourceName]V) corev1.ResourceList {
 func (podQuota) Handles(op registry.Operation, sub string) bool {
 	return (op == registry.Create && sub == "") || (op == registry.Update && sub == "resize")
 }
+
+// PodRequests are the pod's effective requests (pod-level, else its
+// containers', init containers' and sidecars', plus the overhead), as
+// LimitRanger and ResourceQuota count them.
+func PodRequests(s *corev1.PodSpec) corev1.ResourceList { return podRequests(s) }
+
+// PodLimits are the pod's effective limits, as PodRequests.
+func PodLimits(s *corev1.PodSpec) corev1.ResourceList { return podLimits(s) }

@@ -262,16 +262,14 @@ func resizeOnly(p, old *corev1.Pod) bool {
 	return apiequality.Semantic.DeepEqual(s, &old.Spec)
 }
 
-// admitPod is the pods' own admission: kube-apiserver's Priority
-// (pods_priority.go), then its PodResizeValidator, which refuses a resize of a pod on a node that is
+// admitPod is the pods' own admission, which runs after the server's
+// admission chain (package admission): kube-apiserver's
+// PodResizeValidator, which refuses a resize of a pod on a node that is
 // not Linux or whose allocatable cpu or memory the pod's requests would
 // exceed (403, with the cause UnsupportedPlatform or NodeCapacity). It
 // runs after the resize's own checks, as a validating admission does: a
 // resize they refuse is theirs to answer.
 func admitPod(ctx context.Context, env registry.Env, a *registry.Attributes) (*registry.Txn, error) {
-	if err := admitPodPriority(ctx, env, a); err != nil {
-		return nil, err
-	}
 	if a.Operation != registry.Update || a.Subresource != "resize" {
 		return nil, nil
 	}

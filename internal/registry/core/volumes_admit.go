@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"errors"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -12,59 +11,16 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
-// The finalizers kube-apiserver's StorageObjectInUseProtection admission
-// adds to every new claim and volume; the pvc-protection and pv-protection
-// controllers of the controller manager remove them once nothing uses the
-// object.
-const (
-	PVCProtectionFinalizer = "kubernetes.io/pvc-protection"
-	PVProtectionFinalizer  = "kubernetes.io/pv-protection"
-)
-
-var pvsGR = corev1.SchemeGroupVersion.WithResource("persistentvolumes").GroupResource()
-
-// addFinalizer appends f to fins unless present.
-func addFinalizer(fins []string, f string) []string {
-	if slices.Contains(fins, f) {
-		return fins
-	}
-	return append(fins, f)
-}
-
-// admitPV is StorageObjectInUseProtection for volumes: a new volume gets
-// the pv-protection finalizer.
-func admitPV(_ context.Context, _ registry.Env, a *registry.Attributes) (*registry.Txn, error) {
-	pv, ok := a.Object.(*corev1.PersistentVolume)
-	if ok && a.Operation == registry.Create && a.Subresource == "" {
-		pv.Finalizers = addFinalizer(pv.Finalizers, PVProtectionFinalizer)
-	}
-	return nil, nil
-}
-
-// admitPVC runs kube-apiserver's admissions of claims, in its plugin
-// order: DefaultStorageClass and StorageObjectInUseProtection on create,
-// PersistentVolumeClaimResize on update.
+// admitPVC is the claims' own admission, after the server's admission
+// chain (DefaultStorageClass, StorageObjectInUseProtection in package
+// admission): kube-apiserver's PersistentVolumeClaimResize on update.
 func admitPVC(ctx context.Context, env registry.Env, a *registry.Attributes) (*registry.Txn, error) {
 	c, ok := a.Object.(*corev1.PersistentVolumeClaim)
-	if !ok || a.Subresource != "" {
+	old, okOld := a.Old.(*corev1.PersistentVolumeClaim)
+	if !ok || !okOld || a.Subresource != "" || a.Operation != registry.Update {
 		return nil, nil
 	}
-	switch a.Operation {
-	case registry.Create:
-		if err := defaultStorageClass(ctx, env, c); err != nil {
-			return nil, err
-		}
-		c.Finalizers = addFinalizer(c.Finalizers, PVCProtectionFinalizer)
-	case registry.Update:
-		old, ok := a.Old.(*corev1.PersistentVolumeClaim)
-		if !ok {
-			return nil, nil
-		}
-		if err := admitPVCResize(ctx, env, c, old); err != nil {
-			return nil, err
-		}
-	}
-	return nil, nil
+	return nil, admitPVCResize(ctx, env, c, old)
 }
 
 // admitPVCResize is PersistentVolumeClaimResize: a claim's storage request

@@ -40,6 +40,18 @@ func DefaultPodSpec(s *corev1.PodSpec) {
 		defaultContainer((*corev1.Container)(&s.EphemeralContainers[i].EphemeralContainerCommon))
 	}
 	RoundResources(s.Overhead)
+	SyncServiceAccount(s)
+}
+
+// SyncServiceAccount keeps the deprecated spec.serviceAccount an alias of
+// spec.serviceAccountName, as Kubernetes' v1 conversion does: the new
+// field wins; an empty one takes the old's value; the old always echoes
+// the new.
+func SyncServiceAccount(s *corev1.PodSpec) {
+	if s.ServiceAccountName == "" {
+		s.ServiceAccountName = s.DeprecatedServiceAccount
+	}
+	s.DeprecatedServiceAccount = s.ServiceAccountName
 }
 
 // DefaultPod adds the defaults that only pods get, not pod templates:

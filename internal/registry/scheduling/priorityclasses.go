@@ -1,13 +1,11 @@
 package scheduling
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -59,7 +57,6 @@ func priorityClassesResource() *registry.Resource {
 			ValidateNew:    validatePriorityClass,
 			ValidateChange: validatePriorityClassUpdate,
 		},
-		Admit: admitPriorityClass,
 		Bootstrap: func() []runtime.Object {
 			var out []runtime.Object
 			for _, pc := range systemClasses() {
@@ -130,35 +127,4 @@ func validatePriorityClassUpdate(pc, old *schedulingv1.PriorityClass) field.Erro
 		errs = append(errs, field.Forbidden(field.NewPath("value"), "may not be changed in an update."))
 	}
 	return append(errs, apivalidation.ValidateImmutableField(pc.PreemptionPolicy, old.PreemptionPolicy, field.NewPath("preemptionPolicy"))...)
-}
-
-// admitPriorityClass is the PriorityClass part of kube-apiserver's
-// Priority admission: a class may be the global default only while no
-// other class is.
-func admitPriorityClass(ctx context.Context, env registry.Env, a *registry.Attributes) (*registry.Txn, error) {
-	pc, ok := a.Object.(*schedulingv1.PriorityClass)
-	if !ok || a.Subresource != "" || !pc.GlobalDefault {
-		return nil, nil
-	}
-	objs := env.Objects(priorityClassesGVR)
-	if objs == nil {
-		return nil, nil
-	}
-	list, err := objs.List(ctx, "", nil, nil)
-	if err != nil {
-		return nil, apierrors.NewInternalError(fmt.Errorf("list priority classes: %w", err))
-	}
-	// With more than one default (a race), the one of lowest value counts.
-	var def *schedulingv1.PriorityClass
-	for _, o := range list {
-		c, ok := o.(*schedulingv1.PriorityClass)
-		if ok && c.GlobalDefault && (def == nil || c.Value < def.Value) {
-			def = c
-		}
-	}
-	if def != nil && (a.Operation == registry.Create || def.Name != pc.Name) {
-		return nil, apierrors.NewForbidden(priorityClassesGVR.GroupResource(), pc.Name,
-			fmt.Errorf("PriorityClass %v is already marked as default. Only one default can exist", def.Name))
-	}
-	return nil, nil
 }

@@ -1,4 +1,4 @@
-package core
+package defaultstorageclass
 
 import (
 	"context"
@@ -56,6 +56,16 @@ func (classObjects) Delete(context.Context, string, string, *metav1.DeleteOption
 	return nil, false, nil
 }
 
+var pvcsResource = &registry.Resource{Version: "v1", Resource: "persistentvolumeclaims", Namespaced: true}
+
+func newPVC() *corev1.PersistentVolumeClaim {
+	fast := "fast"
+	return &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default"},
+		Spec:       corev1.PersistentVolumeClaimSpec{StorageClassName: &fast},
+	}
+}
+
 func class(name string, age time.Duration, isDefault string) *storagev1.StorageClass {
 	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name,
 		CreationTimestamp: metav1.NewTime(time.Unix(1_000_000, 0).Add(-age))}}
@@ -71,13 +81,14 @@ func class(name string, age time.Duration, isDefault string) *storagev1.StorageC
 func TestDefaultStorageClass(t *testing.T) {
 	classes := []runtime.Object{
 		class("plain", 0, ""),
-		class("old-default", time.Hour, defaultClassAnnotation),
-		class("b-default", time.Minute, betaDefaultClassAnnotation),
-		class("a-default", time.Minute, defaultClassAnnotation),
+		class("old-default", time.Hour, DefaultClassAnnotation),
+		class("b-default", time.Minute, BetaDefaultClassAnnotation),
+		class("a-default", time.Minute, DefaultClassAnnotation),
 	}
 	admit := func(env registry.Env, op registry.Operation, c *corev1.PersistentVolumeClaim) *string {
 		t.Helper()
-		if _, err := admitPVC(context.Background(), env, &registry.Attributes{Operation: op, Object: c, Old: newPVC()}); err != nil {
+		a := &registry.Attributes{Operation: op, Resource: pvcsResource, Object: c, Old: newPVC()}
+		if _, err := New().Admit(context.Background(), env, a); err != nil {
 			t.Fatal(err)
 		}
 		return c.Spec.StorageClassName
