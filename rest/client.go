@@ -61,6 +61,9 @@ func New(cfg *Config) (*Client, error) {
 		}
 		rt = tr
 	}
+	if cfg.WrapTransport != nil {
+		rt = cfg.WrapTransport(rt)
+	}
 	clk := cfg.Clock
 	if clk == nil {
 		clk = clock.RealClock{}

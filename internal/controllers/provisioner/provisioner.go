@@ -70,6 +70,12 @@ type provisioner struct {
 	recorder record.Recorder
 }
 
+// ServiceAccount is the provisioner's identity: the in-tree dynamic
+// provisioning of kube-controller-manager ran in the persistent-volume
+// binder, whose ServiceAccount and role (create and delete
+// PersistentVolumes) it takes (see manager.ClientFor).
+const ServiceAccount = "persistent-volume-binder"
+
 // Add registers the provisioner (and, unless told not to, the installer
 // of the default class) on mgr; both run while mgr leads.
 func Add(mgr *manager.Manager, opts Options) error {
@@ -112,12 +118,15 @@ func Add(mgr *manager.Manager, opts Options) error {
 
 // newProvisioner builds the provisioner of opts (defaults set).
 func newProvisioner(mgr *manager.Manager, opts Options) (*provisioner, error) {
-	// The lib-external-provisioner records as the provisioner name.
-	rec, err := mgr.GetEventRecorderFor(opts.Name)
+	c, err := mgr.ClientFor(ServiceAccount)
 	if err != nil {
 		return nil, fmt.Errorf("provisioner: %w", err)
 	}
-	c := mgr.Client()
+	// The lib-external-provisioner records as the provisioner name.
+	rec, err := mgr.EventRecorderFor(ServiceAccount, opts.Name)
+	if err != nil {
+		return nil, fmt.Errorf("provisioner: %w", err)
+	}
 	p := &provisioner{
 		name: opts.Name, log: mgr.Logger().With("controller", ControllerName),
 		pvInf:    manager.InformerFor[*corev1.PersistentVolume](mgr, pvGVR, false),
