@@ -16,7 +16,8 @@ import (
 // bootstrap creates the objects the resources say exist from the start
 // (registry.Resource.Bootstrap) when they are missing, resource by resource
 // in table order (namespaces first); a restart finds them in storage and
-// leaves them. A bootstrap object of a kind with a status subresource that
+// leaves them, unless the resource reconciles them (registry.Resource.
+// Reconcile; see reconcile.go). A bootstrap object of a kind with a status subresource that
 // carries a status (a Ready condition) gets it written after the create,
 // which resets status, as kube-apiserver's controllers write it.
 func (s *Server) bootstrap(ctx context.Context) error {
@@ -28,6 +29,11 @@ func (s *Server) bootstrap(ctx context.Context) error {
 		for _, obj := range res.Bootstrap() {
 			m := objectMeta(obj)
 			if _, err := e.store.Get(ctx, m.GetNamespace(), m.GetName()); err == nil {
+				if res.Reconcile != nil {
+					if err := reconcileBootstrap(ctx, e.store, res, obj); err != nil {
+						return err
+					}
+				}
 				continue
 			} else if !apierrors.IsNotFound(err) {
 				return fmt.Errorf("read %s %s: %w", res.Resource, m.GetName(), err)

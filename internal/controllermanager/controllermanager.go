@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/setpoint-dev/setpoint/internal/clientbuilder"
+	"github.com/setpoint-dev/setpoint/internal/controllers/clusterroleaggregation"
 	"github.com/setpoint-dev/setpoint/internal/controllers/cronjob"
 	"github.com/setpoint-dev/setpoint/internal/controllers/daemonset"
 	"github.com/setpoint-dev/setpoint/internal/controllers/deployment"
@@ -76,11 +77,15 @@ const (
 	HPA              = "horizontal-pod-autoscaler-controller"
 )
 
+// ClusterRoleAggregation names kube-controller-manager's ClusterRole
+// aggregation controller.
+const ClusterRoleAggregation = "clusterrole-aggregation-controller"
+
 // AllControllers lists every controller name, in start order.
 var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle,
 	StatefulSet, PVBinder, PVProtection, PVCProtection, PVExpander, Provisioner, DaemonSet, ServiceAccount,
 	RootCAPublisher, Endpoints, EndpointSlice, Mirroring, RC, Job, TTLAfterFinished, CronJob, PodGC, NodeIPAM,
-	ResourceQuota, Disruption, HPA}
+	ResourceQuota, Disruption, HPA, ClusterRoleAggregation}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -143,6 +148,7 @@ type ControllerManagerOptions struct {
 	ResourceQuota    resourcequota.Options
 	Disruption       disruption.Options
 	HPA              podautoscaler.Options
+	ClusterRoleAggregation clusterroleaggregation.Options
 	// UseServiceAccountCredentials runs each controller as its own
 	// ServiceAccount in kube-system (kube's names: replicaset-controller,
 	// generic-garbage-collector, …; created by the controller manager, with
@@ -246,6 +252,9 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		ResourceQuota:    func() error { return resourcequota.Add(mgr, opts.ResourceQuota) },
 		Disruption:       func() error { return disruption.Add(mgr, opts.Disruption) },
 		HPA:              func() error { return podautoscaler.Add(mgr, opts.HPA) },
+		ClusterRoleAggregation: func() error {
+			return clusterroleaggregation.Add(mgr, opts.ClusterRoleAggregation)
+		},
 	}
 	for _, name := range AllControllers {
 		if !slices.Contains(names, name) {

@@ -5,8 +5,8 @@
 //   - NewControllerManager: the controllers of AllControllers (named as
 //     kube-controller-manager's --controllers names them: workloads,
 //     garbage collector, namespaces, nodes, service accounts and the
-//     root-CA publisher, endpoints and slices, volumes and the simulated
-//     provisioner…) on one manager that holds the Lease
+//     root-CA publisher, endpoints and slices, ClusterRole aggregation,
+//     volumes and the simulated provisioner…) on one manager that holds the Lease
 //     kube-system/kube-controller-manager (the root-CA publisher
 //     publishes RootCAPublisher.RootCA, by default the CA the manager's
 //     client configuration trusts);

@@ -42,6 +42,7 @@
 //     FieldLabelError.
 //
 //   - ReturnDeletedObject, Bootstrap (objects that exist from the start),
+//     Reconcile (bootstrap objects brought up to date at every start),
 //     Virtual (resources not kept in storage: the reviews, bindings,
 //     componentstatuses) and View (a resource that is another's storage in
 //     its own version: events.k8s.io/v1 Events).

@@ -215,6 +215,16 @@ type Resource struct {
 	// (the system namespaces, the kubernetes service): the server creates
 	// them when missing and leaves them alone when present. May be nil.
 	Bootstrap func() []runtime.Object
+	// Reconcile, when set, brings a stored Bootstrap object up to date at
+	// every start instead of leaving it alone (as kube-apiserver's
+	// rbac/bootstrap-roles post-start hook reconciles the default roles
+	// and bindings): it changes stored in place toward want, the object's
+	// Bootstrap definition, and reports recreate when stored cannot become
+	// want by an update (an immutable field differs); the server then
+	// deletes stored and creates want. A stored object left unchanged is
+	// not written. The server is ready only after every object is
+	// reconciled. May be nil.
+	Reconcile func(stored, want runtime.Object) (recreate bool)
 	// Advertised returns the objects of the kind that publish where the
 	// API server is (the kubernetes Service's Endpoints and EndpointSlice,
 	// which kube-apiserver's endpoint reconciler keeps): the server creates

@@ -7,9 +7,20 @@
 //
 // This package serves the objects only. Nothing enforces them yet: setpoint
 // authorizes every authenticated request (package authorizer, AlwaysAllow),
-// so there is no escalation check on writing roles and bindings, no
-// aggregation of ClusterRoles, and no default roles at start. Those come
+// so there is no escalation check on writing roles and bindings. Those come
 // with the RBAC authorizer.
+//
+// # Default policy
+//
+// The four resources' Bootstrap objects are kube-apiserver's default roles
+// and bindings (package rbacpolicy), and their Reconcile hook brings stored
+// ones up to date at every start as kube-apiserver's rbac/bootstrap-roles
+// post-start hook does: what is missing is created, what is missing from
+// an existing object (rules, aggregation selectors, subjects, labels,
+// annotations) is added, a binding whose roleRef changed is recreated, and
+// objects annotated rbac.authorization.kubernetes.io/autoupdate: "false"
+// are left alone (bootstrap.go). The aggregated ClusterRoles are filled by
+// the clusterrole-aggregation controller.
 //
 // # Error order
 //
