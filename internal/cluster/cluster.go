@@ -134,6 +134,15 @@ func (c *Cluster) build(opts Options, log *slog.Logger) error {
 			}
 		}
 		opts.ControllerManager.UseServiceAccountCredentials = true
+		if !opts.NoControllerManager && !opts.ControllerManager.Provisioner.NoDefaultClass {
+			// The default StorageClass is the installer's, as kind applies
+			// its class at cluster creation: no controller's role may
+			// create StorageClasses.
+			if err := installDefaultClass(cfg, opts.ControllerManager.Provisioner.Name); err != nil {
+				return err
+			}
+			opts.ControllerManager.Provisioner.NoDefaultClass = true
+		}
 	}
 	common := func(in controllermanager.Common, cfg *rest.Config) controllermanager.Common {
 		in.Config, in.Logger = cfg, log

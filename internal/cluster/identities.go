@@ -1,8 +1,12 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
+	"time"
+
+	"github.com/setpoint-dev/setpoint/internal/controllers/provisioner"
 
 	"github.com/setpoint-dev/setpoint/internal/pki"
 	"github.com/setpoint-dev/setpoint/rest"
@@ -47,4 +51,23 @@ func NodeCredentials(base *rest.Config, ca *pki.CA) func(string) (*rest.Config, 
 		cfg.TLS.CertData, cfg.TLS.KeyData = certPEM, keyPEM
 		return &cfg, nil
 	}
+}
+
+// installDefaultClass installs the simulated provisioner's default
+// StorageClass once per cluster as the admin (provisioner.InstallDefaultClass).
+func installDefaultClass(admin *rest.Config, name string) error {
+	if name == "" {
+		name = provisioner.DefaultName
+	}
+	c, err := rest.New(admin)
+	if err != nil {
+		return err
+	}
+	defer c.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := provisioner.InstallDefaultClass(ctx, c, name); err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	return nil
 }

@@ -139,15 +139,15 @@ type ControllerManagerOptions struct {
 	RC replicaset.Options
 	// RootCAPublisher.RootCA defaults to the CA bundle Config trusts (as
 	// kube-controller-manager's without --root-ca-file).
-	RootCAPublisher  rootcacertpublisher.Options
-	Job              job.Options
-	TTLAfterFinished ttlafterfinished.Options
-	CronJob          cronjob.Options
-	PodGC            podgc.Options
-	NodeIPAM         nodeipam.Options
-	ResourceQuota    resourcequota.Options
-	Disruption       disruption.Options
-	HPA              podautoscaler.Options
+	RootCAPublisher        rootcacertpublisher.Options
+	Job                    job.Options
+	TTLAfterFinished       ttlafterfinished.Options
+	CronJob                cronjob.Options
+	PodGC                  podgc.Options
+	NodeIPAM               nodeipam.Options
+	ResourceQuota          resourcequota.Options
+	Disruption             disruption.Options
+	HPA                    podautoscaler.Options
 	ClusterRoleAggregation clusterroleaggregation.Options
 	// UseServiceAccountCredentials runs each controller as its own
 	// ServiceAccount in kube-system (kube's names: replicaset-controller,

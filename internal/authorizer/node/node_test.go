@@ -8,32 +8,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/setpoint-dev/setpoint/internal/apiserver"
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 	"github.com/setpoint-dev/setpoint/rest"
 )
-
-// serverSource streams the test server's watch caches.
-func serverSource(s *apiserver.Server) Source {
-	return func(ctx context.Context, gvr schema.GroupVersionResource) ([]runtime.Object, <-chan Event, error) {
-		objs, in, err := s.ObjectStream(ctx, gvr)
-		if err != nil {
-			return nil, nil, err
-		}
-		out := make(chan Event)
-		go func() {
-			defer close(out)
-			for ev := range in {
-				out <- Event{Type: ev.Type, Object: ev.Object}
-			}
-		}()
-		return objs, out, nil
-	}
-}
 
 func nodeUser(name string) authorizer.User {
 	return authorizer.User{Name: "system:node:" + name, Groups: []string{"system:nodes", "system:authenticated"}}
@@ -54,7 +33,7 @@ func TestNodeAuthorizer(t *testing.T) {
 	g := NewGraph()
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() { defer close(done); g.Run(runCtx, serverSource(srv.API), nil) }()
+	go func() { defer close(done); g.Run(runCtx, ServerSource(srv.API), nil) }()
 	defer func() { stop(); <-done }()
 	a := New(g)
 

@@ -65,8 +65,6 @@ type provisioner struct {
 	scInf    *informer.Informer[*storagev1.StorageClass]
 	nodeInf  *informer.Informer[*corev1.Node]
 	pvs      *rest.Resource[*corev1.PersistentVolume, *corev1.PersistentVolumeList]
-	classes  *rest.Resource[*storagev1.StorageClass, *storagev1.StorageClassList]
-	cms      *rest.Resource[*corev1.ConfigMap, *corev1.ConfigMapList]
 	recorder record.Recorder
 }
 
@@ -113,7 +111,7 @@ func Add(mgr *manager.Manager, opts Options) error {
 	if opts.NoDefaultClass {
 		return nil
 	}
-	return mgr.Add(&installer{p: p})
+	return mgr.Add(&installer{p: p, c: mgr.Client()})
 }
 
 // newProvisioner builds the provisioner of opts (defaults set).
@@ -134,8 +132,6 @@ func newProvisioner(mgr *manager.Manager, opts Options) (*provisioner, error) {
 		scInf:    manager.InformerFor[*storagev1.StorageClass](mgr, scGVR, false),
 		nodeInf:  manager.InformerFor[*corev1.Node](mgr, nodeGVR, false),
 		pvs:      rest.For[*corev1.PersistentVolume, *corev1.PersistentVolumeList](c, pvGVR, false),
-		classes:  rest.For[*storagev1.StorageClass, *storagev1.StorageClassList](c, scGVR, false),
-		cms:      rest.For[*corev1.ConfigMap, *corev1.ConfigMapList](c, cmGVR, true),
 		recorder: rec,
 	}
 	return p, nil
