@@ -43,6 +43,11 @@ type Options struct {
 	// kubectl top and HorizontalPodAutoscalers), as a cluster with
 	// metrics-server does; off by default, as on kube-apiserver alone.
 	MetricsAPI bool
+	// AuthorizationModes are the API server's --authorization-mode list
+	// ("AlwaysAllow", "AlwaysDeny", "RBAC"); empty means RBAC, as
+	// kube-apiserver is run. The admin Config is in system:masters, which
+	// every mode allows.
+	AuthorizationModes []string
 }
 
 // Environment is a running control plane.
@@ -103,7 +108,8 @@ func (e *Environment) start() error {
 	o := e.opts
 	withControllers := o.Controllers || o.Nodes > 0
 	c, err := cluster.Start(context.Background(), cluster.Options{
-		APIServer:           controlplane.Options{DataDir: o.DataDir, Listen: e.addr, Storage: o.Storage, MetricsAPI: o.MetricsAPI},
+		APIServer: controlplane.Options{DataDir: o.DataDir, Listen: e.addr, Storage: o.Storage, MetricsAPI: o.MetricsAPI,
+			AuthorizationModes: o.AuthorizationModes},
 		Nodes:               o.Nodes,
 		NoControllerManager: !withControllers,
 		NoScheduler:         !withControllers,

@@ -6,7 +6,7 @@
 // The path of a write:
 //
 //	HTTP request -> authentication (bearer token) -> in-flight limit ->
-//	route (requestinfo.go) -> decode body (decode.go) -> objects.Store
+//	authorization -> route (requestinfo.go) -> decode body (decode.go) -> objects.Store
 //	(metadata, strategy, validation) -> storage (group commit, fsync) ->
 //	storage watch -> watchcache (decode once, serialize once) -> every
 //	watcher whose selectors match -> informers -> reconcilers.
@@ -39,4 +39,18 @@
 // answers 429 with Retry-After, while watches and health checks are never
 // limited. Anonymous requests get 401, except for /healthz, /livez, /readyz
 // and /version (what Kubernetes grants system:unauthenticated).
+//
+// Authorization (authorization.go, authorizers.go): every request that
+// carries a user is described as kube-apiserver's RequestInfo describes it
+// (verb, API group, resource, subresource, namespace, name; or the path
+// and lower-case method of a non-resource request) and asked of the
+// server's authorizer: members of system:masters first, then the
+// --authorization-mode list (Config.AuthorizationModes: AlwaysAllow,
+// AlwaysDeny, RBAC; RBAC by default). A request nothing allows gets
+// kube-apiserver's 403 Status (`pods "x" is forbidden: User "u" cannot get
+// resource "pods/log" in API group "" in the namespace "ns"`, then ": " and
+// the authorizers' reasons); an authorizer error without an allow is a
+// 500. The RBAC authorizer (package authorizer/rbac) is fed in process from
+// the watch caches of the four RBAC resources; the server is ready once it
+// has their first lists.
 package apiserver

@@ -41,7 +41,7 @@ func (e serverEnv) Objects(gvr schema.GroupVersionResource) registry.Objects {
 func (e serverEnv) Storage() storage.Store            { return e.s.cfg.Storage }
 func (e serverEnv) Clock() clock.PassiveClock         { return e.s.cfg.Clock }
 func (e serverEnv) NodeTransport() http.RoundTripper  { return e.s.nodeTransport }
-func (e serverEnv) Authorizer() authorizer.Authorizer { return e.s.cfg.Authorizer }
+func (e serverEnv) Authorizer() authorizer.Authorizer { return e.s.authz }
 
 // AuthenticateToken authenticates token as a request bearing it would be:
 // a static token, else a service-account token.

@@ -48,7 +48,7 @@ func (s *Server) buildHandler() http.Handler {
 			s.serveResource(w, r)
 		}
 	})
-	return s.withRecovery(s.withAuthentication(s.withInflightLimit(routes)))
+	return s.withRecovery(s.withAuthentication(s.withInflightLimit(s.withAuthorization(routes))))
 }
 
 func writePlain(w http.ResponseWriter, code int, body string) {

@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
+	rbacauthz "github.com/setpoint-dev/setpoint/internal/authorizer/rbac"
 	"github.com/setpoint-dev/setpoint/internal/discovery"
 	"github.com/setpoint-dev/setpoint/internal/fieldmanager"
 	"github.com/setpoint-dev/setpoint/internal/objects"
@@ -77,9 +78,13 @@ type Config struct {
 	BookmarkInterval time.Duration
 	// Clock drives timestamps and timers; nil means the real clock.
 	Clock clock.WithTicker
-	// Authorizer decides what users may do, for the hooks that ask
-	// (registry.Env.Authorizer); nil means authorizer.AlwaysAllow, which is
-	// all setpoint has until RBAC: requests themselves are not authorized.
+	// AuthorizationModes are kube-apiserver's --authorization-mode, in
+	// order: AlwaysAllow, AlwaysDeny, RBAC (default DefaultAuthorizationModes).
+	// Members of system:masters are allowed before any mode is asked.
+	AuthorizationModes []string
+	// Authorizer, when set, replaces the authorizer built from
+	// AuthorizationModes: it decides every request and answers the hooks
+	// that ask (registry.Env.Authorizer).
 	Authorizer authorizer.Authorizer
 }
 
@@ -108,8 +113,8 @@ func (c *Config) setDefaults() {
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
 	}
-	if c.Authorizer == nil {
-		c.Authorizer = authorizer.AlwaysAllow{}
+	if len(c.AuthorizationModes) == 0 {
+		c.AuthorizationModes = DefaultAuthorizationModes
 	}
 }
 
@@ -160,6 +165,10 @@ type Server struct {
 	// proxyTransport reaches pods and services (pods/proxy,
 	// services/proxy).
 	proxyTransport http.RoundTripper
+	// authz decides every request (authorization.go); rbac is its RBAC
+	// authorizer, fed from the watch caches, nil without mode RBAC.
+	authz authorizer.Authorizer
+	rbac  *rbacauthz.Authorizer
 
 	readLimit, mutatingLimit inflightLimiter
 	// ready is closed once the caches are synced and the kubeconfig is
@@ -175,6 +184,13 @@ type Server struct {
 // New builds a server; Run starts it.
 func New(cfg Config) (*Server, error) {
 	cfg.setDefaults()
+	authz, rbac := cfg.Authorizer, (*rbacauthz.Authorizer)(nil)
+	if authz == nil {
+		var err error
+		if authz, rbac, err = buildAuthorizer(cfg.AuthorizationModes); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.DataDir == "" || cfg.Storage == nil || cfg.Codecs == nil || len(cfg.Resources) == 0 {
 		return nil, errors.New("apiserver: DataDir, Storage, Codecs and Resources are required")
 	}
@@ -200,6 +216,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.proxyTransport = newProxyTransport()
+	s.authz, s.rbac = authz, rbac
 	s.watchCtx, s.cancelWatch = context.WithCancel(context.Background())
 	s.table.builtin = cfg.Resources
 	s.crds = &crdController{s: s, installed: map[string]*crdState{}}
@@ -270,6 +287,9 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	cacheCtx, stopCaches := context.WithCancel(context.Background())
 	s.table.startCaches(cacheCtx)
+	if s.rbac != nil {
+		s.feedRBAC(cacheCtx, s.rbac)
+	}
 	defer func() { stopCaches(); s.table.caches.Wait() }()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
@@ -316,6 +336,13 @@ func (s *Server) start(ctx context.Context, host, port string) error {
 		}
 		if err := e.cache.WaitReady(ctx); err != nil {
 			return fmt.Errorf("watch cache %s: %w", e.res.GVR(), err)
+		}
+	}
+	if s.rbac != nil {
+		select {
+		case <-s.rbac.Synced():
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 	if err := s.bootstrap(ctx); err != nil {

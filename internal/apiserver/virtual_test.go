@@ -28,8 +28,16 @@ func TestEnvAuthenticateToken(t *testing.T) {
 			t.Errorf("token %q authenticated as %+v", tok, u)
 		}
 	}
-	if _, ok := env.Authorizer().(authorizer.AlwaysAllow); !ok {
-		t.Errorf("default authorizer %T, want AlwaysAllow", env.Authorizer())
+	// The default authorizer (system:masters, then RBAC) allows the admin
+	// and has no opinion on a user without bindings.
+	for user, want := range map[string]authorizer.Decision{"setpoint-admin": authorizer.DecisionAllow, "nobody": authorizer.DecisionNoOpinion} {
+		a := authorizer.Attributes{User: authorizer.User{Name: user}, Verb: "get", ResourceRequest: true, Resource: "pods", Namespace: "default"}
+		if user == "setpoint-admin" {
+			a.User.Groups = []string{"system:masters"}
+		}
+		if d, _, err := env.Authorizer().Authorize(context.Background(), a); d != want || err != nil {
+			t.Errorf("default authorizer on %s: %v %v, want %v", user, d, err, want)
+		}
 	}
 }
 
@@ -46,7 +54,8 @@ func TestVirtualCreate(t *testing.T) {
 	code, out := post("/apis/authorization.k8s.io/v1/subjectaccessreviews",
 		`{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","metadata":{"namespace":"ns"},"spec":{"user":"u","resourceAttributes":{"verb":"get"}}}`)
 	var sar authorizationv1.SubjectAccessReview
-	if err := json.Unmarshal(out, &sar); code != 201 || err != nil || sar.Namespace != "" || !sar.Status.Allowed ||
+	// "u" has no bindings: not allowed, not denied (RBAC has no opinion).
+	if err := json.Unmarshal(out, &sar); code != 201 || err != nil || sar.Namespace != "" || sar.Status.Allowed || sar.Status.Denied ||
 		len(sar.ManagedFields) != 1 || sar.ManagedFields[0].Manager != "tester" || sar.ManagedFields[0].Operation != metav1.ManagedFieldsOperationUpdate {
 		t.Errorf("cluster-scoped review with a namespace: %d %s", code, out)
 	}

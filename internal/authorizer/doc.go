@@ -2,31 +2,26 @@
 // may a user do a verb on a resource (or a non-resource path), and which
 // rules does a user hold in a namespace.
 //
-// # Today: AlwaysAllow
+// Authorizer is the decision interface; the server holds one
+// (registry.Env.Authorizer hands it to the hooks that ask: the access
+// reviews, the CertificateSigningRequest approve/sign checks, the
+// escalate and bind checks of RBAC objects) and its authorization filter
+// asks it about every request.
 //
-// setpoint authorizes nothing yet. Every authenticated user may do
-// everything, as kube-apiserver does with --authorization-mode=AlwaysAllow,
-// and the server's Authorizer is AlwaysAllow. What depends on a decision
-// asks the Authorizer the server holds (registry.Env.Authorizer), so the
-// answers stay honest about that:
+// This package has the pieces kube-apiserver assembles its authorizer
+// from:
 //
-//   - SubjectAccessReview, LocalSubjectAccessReview and
-//     SelfSubjectAccessReview answer allowed=true with no reason, as
-//     kube-apiserver's AlwaysAllow authorizer does;
-//   - SelfSubjectRulesReview answers one resource rule and one non-resource
-//     rule granting "*" on "*", incomplete=false, as kube-apiserver answers
-//     under AlwaysAllow;
-//   - the CertificateSigningRequest approval and signing checks and the
-//     PodCertificateRequest signing check ("approve" / "sign" on signers)
-//     pass.
+//   - AlwaysAllow and AlwaysDeny, the modes of those names (AlwaysDeny has
+//     no opinion, with the reason "Everything is forbidden.");
+//   - PrivilegedGroups, which allows the members of system:masters before
+//     any mode is asked;
+//   - Union, the first Allow or Deny of a list, the reasons of the others
+//     joined; Named, which prefixes a mode's NoOpinion reason with its
+//     name ("rbac: …"), as kube-apiserver words the reasons of its
+//     --authorization-mode list.
 //
-// # Replacing it
-//
-// The RBAC issue implements Authorizer over Roles and RoleBindings and hands
-// it to the server (apiserver.Config.Authorizer), which then also has to
-// enforce it on every request. Nothing else changes: the hooks above call
-// the interface only. Escalation prevention, the aggregation controller
-// and the default roles belong to that issue too.
+// The RBAC authorizer is package authorizer/rbac; the Node authorizer
+// joins the modes as package authorizer/node.
 //
 // Implementations must be safe for concurrent use.
 package authorizer

@@ -49,6 +49,9 @@ type Options struct {
 	// MetricsAPI serves metrics.k8s.io (package registry/metrics), as a
 	// cluster with metrics-server does; kube-apiserver alone does not.
 	MetricsAPI bool
+	// AuthorizationModes are kube-apiserver's --authorization-mode list
+	// (see apiserver.Config.AuthorizationModes); empty means RBAC.
+	AuthorizationModes []string
 	// Tune lets tests adjust the API server configuration before start.
 	Tune func(*apiserver.Config)
 }
@@ -97,6 +100,8 @@ func NewAPIServer(opts Options) (*apiserver.Server, error) {
 		Resources:        builtin.Resources(),
 		Codecs:           codecs,
 		Logger:           opts.Logger,
+
+		AuthorizationModes: opts.AuthorizationModes,
 	}
 	if opts.MetricsAPI {
 		cfg.Resources = append(cfg.Resources, metrics.Resources()...)

@@ -29,7 +29,8 @@
 //     or pod: pods/log, exec, proxy).
 //
 //   - Env also authenticates bearer tokens (TokenReview) and holds the
-//     server's Authorizer (package authorizer: AlwaysAllow until RBAC).
+//     server's Authorizer (package authorizer: system:masters, then the
+//     --authorization-mode list, RBAC by default).
 //
 //   - Warnings (hooks.go, WarningsStrategy): what a valid create or update
 //     is warned about (deprecated fields), sent as HTTP Warning headers;

@@ -43,8 +43,9 @@ type Env interface {
 	// (TokenReview).
 	TokenAuthenticator
 	// Authorizer is the server's authorization decision (the access
-	// reviews, the certificate approval and signing checks). Today it is
-	// authorizer.AlwaysAllow; see package authorizer.
+	// reviews, the certificate approval and signing checks, the escalate
+	// and bind checks of RBAC objects): the one the server authorizes
+	// every request with; see package authorizer.
 	Authorizer() authorizer.Authorizer
 }
 

@@ -3,10 +3,12 @@ package testserver
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,6 +56,9 @@ type Options struct {
 	Tune func(*apiserver.Config)
 	// MetricsAPI serves metrics.k8s.io (see controlplane.Options).
 	MetricsAPI bool
+	// AuthorizationModes are the server's --authorization-mode list (see
+	// controlplane.Options); empty means RBAC.
+	AuthorizationModes []string
 }
 
 // Start runs a server until the test ends.
@@ -73,7 +78,7 @@ func Start(t testing.TB, opts Options) *Server {
 	srv, err := controlplane.NewAPIServer(controlplane.Options{
 		DataDir: opts.DataDir, Listen: "127.0.0.1:0", Storage: opts.Storage, Logger: log, Tune: opts.Tune,
 		EtcdEndpoints: opts.EtcdEndpoints, EtcdPrefix: opts.EtcdPrefix, PKIDir: opts.PKIDir,
-		MetricsAPI: opts.MetricsAPI,
+		MetricsAPI: opts.MetricsAPI, AuthorizationModes: opts.AuthorizationModes,
 	})
 	if err != nil {
 		t.Fatalf("build API server: %v", err)
@@ -179,4 +184,37 @@ func (s *Server) Do(t testing.TB, method, path, ctype string, body io.Reader) (i
 		t.Fatalf("read %s %s: %v", method, path, err)
 	}
 	return resp.StatusCode, b, resp.Header
+}
+
+// As returns a copy of s whose Do sends token instead of the admin's.
+func (s *Server) As(token string) *Server {
+	c := *s
+	c.Token = token
+	return &c
+}
+
+// ServiceAccountToken creates the ServiceAccount namespace/name (the
+// namespace must exist; an existing account is kept) and returns a token
+// of it, to act as system:serviceaccount:namespace:name.
+func (s *Server) ServiceAccountToken(t testing.TB, namespace, name string) string {
+	t.Helper()
+	sas := "/api/v1/namespaces/" + namespace + "/serviceaccounts"
+	body := `{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"` + name + `"}}`
+	if code, b, _ := s.Do(t, "POST", sas, "application/json", strings.NewReader(body)); code != http.StatusCreated && code != http.StatusConflict {
+		t.Fatalf("create service account %s/%s: %d %s", namespace, name, code, b)
+	}
+	code, b, _ := s.Do(t, "POST", sas+"/"+name+"/token", "application/json",
+		strings.NewReader(`{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{}}`))
+	if code != http.StatusCreated {
+		t.Fatalf("token of %s/%s: %d %s", namespace, name, code, b)
+	}
+	var tr struct {
+		Status struct {
+			Token string `json:"token"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(b, &tr); err != nil || tr.Status.Token == "" {
+		t.Fatalf("token of %s/%s: %v in %s", namespace, name, err, b)
+	}
+	return tr.Status.Token
 }

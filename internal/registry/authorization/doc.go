@@ -10,11 +10,15 @@
 // are 422s on the group alone, as kube-apiserver names them
 // (`.authorization.k8s.io "" is invalid: …`).
 //
-// The decision is the server's Authorizer (registry.Env.Authorizer). That
-// is authorizer.AlwaysAllow today: setpoint has no authorization yet, every
-// authenticated user may do everything, so the access reviews answer
-// allowed=true with no reason and SelfSubjectRulesReview answers "*" on
-// everything, incomplete=false, as kube-apiserver does with
-// --authorization-mode=AlwaysAllow. The RBAC authorizer will replace it
-// without changes here.
+// The decision is the server's Authorizer (registry.Env.Authorizer), as
+// kube-apiserver answers: allowed, denied and reason as the authorizer
+// gives them (under RBAC: `RBAC: allowed by RoleBinding "b/ns" of
+// ClusterRole "r" to ServiceAccount "sa/ns"`, or the missing roles of the
+// user's bindings, `rbac: RBAC: clusterrole.rbac.authorization.k8s.io "r"
+// not found`, as the reason of a refusal), evaluationError from the
+// authorizer's error and the selector notes; SelfSubjectRulesReview lists
+// the rules the requesting user holds in spec.namespace (its
+// ClusterRoleBindings' and the namespace's RoleBindings'), with the
+// missing roles as evaluationError. Under --authorization-mode=AlwaysAllow
+// they answer allowed=true with no reason, and "*" on everything.
 package authorization

@@ -25,8 +25,8 @@
 // requires.
 //
 // Signer permissions ("approve", "sign", "attest" on signers) are asked of
-// the server's Authorizer (registry.Env.Authorizer), which allows
-// everything until RBAC (package authorizer). kube-apiserver checks them in
+// the server's Authorizer (registry.Env.Authorizer: system:masters, then
+// the --authorization-mode list, RBAC by default). kube-apiserver checks them in
 // validating admission, after validation; here they are checked in Admit,
 // which runs before validation, but only once the object is otherwise
 // valid, so the answers agree.

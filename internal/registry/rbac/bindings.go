@@ -30,6 +30,7 @@ func roleBindingsResource() *registry.Resource {
 				return validateBinding(&b.ObjectMeta, &old.ObjectMeta, b.RoleRef, &old.RoleRef, b.Subjects, old.Subjects, true)
 			},
 		}},
+		Admit: admitRoleBinding,
 		Attrs: strategy.Attrs[*rbacv1.RoleBinding](true, nil),
 		Table: printers.For(group, "RoleBinding"),
 	}
@@ -51,6 +52,7 @@ func clusterRoleBindingsResource() *registry.Resource {
 				return validateBinding(&b.ObjectMeta, &old.ObjectMeta, b.RoleRef, &old.RoleRef, b.Subjects, old.Subjects, false)
 			},
 		}},
+		Admit: admitClusterRoleBinding,
 		Attrs: strategy.Attrs[*rbacv1.ClusterRoleBinding](false, nil),
 		Table: printers.For(group, "ClusterRoleBinding"),
 	}

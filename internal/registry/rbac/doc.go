@@ -5,10 +5,24 @@
 // as path segments, roleRef immutable) and printers. A PUT may create any
 // of them, and none keeps metadata.generation, as in kube-apiserver.
 //
-// This package serves the objects only. Nothing enforces them yet: setpoint
-// authorizes every authenticated request (package authorizer, AlwaysAllow),
-// so there is no escalation check on writing roles and bindings. Those come
-// with the RBAC authorizer.
+// The RBAC authorizer (package authorizer/rbac) enforces them. This package
+// prevents escalation on writes, as kube-apiserver's RBAC storage does
+// (escalation.go, the kinds' Admit hooks, before validation): nobody grants
+// what they do not hold. The server's own writes (no user) and members of
+// system:masters pass; otherwise a Role or ClusterRole passes if the user
+// may "escalate" roles/clusterroles (namespace, name) or holds every rule
+// written (a ClusterRole with an aggregationRule needs full authority:
+// "must have cluster-admin privileges to use the aggregationRule"); a
+// binding passes if the user may "bind" the role it names or holds all of
+// its rules; an update of ownerReferences and finalizers alone passes.
+// Refusals are 403s worded as kube-apiserver's (`user "u" (groups=[…]) is
+// attempting to grant RBAC permissions not currently held:` then the
+// missing rules, compacted and sorted, then `; resolution errors: […]`
+// when a binding of the user names a missing role); a binding to a missing
+// role is the 404 kube-apiserver answers (`rolebindings.rbac… "role" not
+// found`). The rules held are resolved over a consistent read of the RBAC
+// objects. The default roles and the aggregation of ClusterRoles are not
+// this package's.
 //
 // # Default policy
 //

@@ -23,6 +23,7 @@ func rolesResource() *registry.Resource {
 			ValidateNew:    validateRole,
 			ValidateChange: validateRoleUpdate,
 		}},
+		Admit: admitRole,
 		Attrs: strategy.Attrs[*rbacv1.Role](true, nil),
 		Table: printers.For(group, "Role"),
 	}
@@ -50,6 +51,7 @@ func clusterRolesResource() *registry.Resource {
 			ValidateNew:    validateClusterRole,
 			ValidateChange: validateClusterRoleUpdate,
 		}},
+		Admit: admitClusterRole,
 		Attrs: strategy.Attrs[*rbacv1.ClusterRole](false, nil),
 		Table: printers.For(group, "ClusterRole"),
 	}
