@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
+	nodeauthz "github.com/setpoint-dev/setpoint/internal/authorizer/node"
 	rbacauthz "github.com/setpoint-dev/setpoint/internal/authorizer/rbac"
 	"github.com/setpoint-dev/setpoint/internal/discovery"
 	"github.com/setpoint-dev/setpoint/internal/fieldmanager"
@@ -169,6 +170,9 @@ type Server struct {
 	// authorizer, fed from the watch caches, nil without mode RBAC.
 	authz authorizer.Authorizer
 	rbac  *rbacauthz.Authorizer
+	// nodeGraph is the Node authorizer's graph (nil without mode Node),
+	// fed from the watch caches.
+	nodeGraph *nodeauthz.Graph
 
 	readLimit, mutatingLimit inflightLimiter
 	// ready is closed once the caches are synced and the kubeconfig is
@@ -184,10 +188,10 @@ type Server struct {
 // New builds a server; Run starts it.
 func New(cfg Config) (*Server, error) {
 	cfg.setDefaults()
-	authz, rbac := cfg.Authorizer, (*rbacauthz.Authorizer)(nil)
-	if authz == nil {
+	azs := authorizers{authz: cfg.Authorizer}
+	if azs.authz == nil {
 		var err error
-		if authz, rbac, err = buildAuthorizer(cfg.AuthorizationModes); err != nil {
+		if azs, err = buildAuthorizer(cfg.AuthorizationModes); err != nil {
 			return nil, err
 		}
 	}
@@ -216,7 +220,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.proxyTransport = newProxyTransport()
-	s.authz, s.rbac = authz, rbac
+	s.authz, s.rbac, s.nodeGraph = azs.authz, azs.rbac, azs.graph
 	s.watchCtx, s.cancelWatch = context.WithCancel(context.Background())
 	s.table.builtin = cfg.Resources
 	s.crds = &crdController{s: s, installed: map[string]*crdState{}}
@@ -289,6 +293,9 @@ func (s *Server) Run(ctx context.Context) error {
 	s.table.startCaches(cacheCtx)
 	if s.rbac != nil {
 		s.feedRBAC(cacheCtx, s.rbac)
+	}
+	if s.nodeGraph != nil {
+		s.feedNodeGraph(cacheCtx, s.nodeGraph)
 	}
 	defer func() { stopCaches(); s.table.caches.Wait() }()
 	serveErr := make(chan error, 1)

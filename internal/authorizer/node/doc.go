@@ -33,8 +33,8 @@
 // same references kube's graph takes, mirror pods none), persistent
 // volumes by claim and their kubelet-visible secrets, VolumeAttachments,
 // ResourceSlices and PodCertificateRequests by node. Graph.Run keeps it
-// current from a Source (apiserver.Server.ObjectStream: the watch caches,
-// in process): each resource listed, then its changes, listed again when
+// current from a Source (the API server's watch caches, in process:
+// apiserver.Server.ObjectStream): each resource listed, then its changes, listed again when
 // its stream ends. A decision reads the graph under a read lock: a few map
 // lookups, no traversal (every path is at most node ← pod ← claim ←
 // volume ← secret). A pod's relations appear once its binding reached the

@@ -1,4 +1,4 @@
-package node
+package node_test
 
 import (
 	"context"
@@ -8,11 +8,34 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/setpoint-dev/setpoint/internal/apiserver"
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
+	"github.com/setpoint-dev/setpoint/internal/authorizer/node"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 	"github.com/setpoint-dev/setpoint/rest"
 )
+
+// serverSource streams the test server's watch caches, as the server
+// feeds its own graph.
+func serverSource(s *apiserver.Server) node.Source {
+	return func(ctx context.Context, gvr schema.GroupVersionResource) ([]runtime.Object, <-chan node.Event, error) {
+		objs, in, err := s.ObjectStream(ctx, gvr)
+		if err != nil {
+			return nil, nil, err
+		}
+		out := make(chan node.Event)
+		go func() {
+			defer close(out)
+			for ev := range in {
+				out <- node.Event{Type: ev.Type, Object: ev.Object}
+			}
+		}()
+		return objs, out, nil
+	}
+}
 
 func nodeUser(name string) authorizer.User {
 	return authorizer.User{Name: "system:node:" + name, Groups: []string{"system:nodes", "system:authenticated"}}
@@ -30,12 +53,12 @@ func TestNodeAuthorizer(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	g := NewGraph()
+	g := node.NewGraph()
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() { defer close(done); g.Run(runCtx, ServerSource(srv.API), nil) }()
+	go func() { defer close(done); g.Run(runCtx, serverSource(srv.API), nil) }()
 	defer func() { stop(); <-done }()
-	a := New(g)
+	a := node.New(g)
 
 	cfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
 	if err != nil {
@@ -64,7 +87,7 @@ func TestNodeAuthorizer(t *testing.T) {
 	}
 	a1, b1 := nodeUser("node-a"), nodeUser("node-b")
 	secretA := res(a1, "get", "", "secrets", "", "default", "creds")
-	for !g.related("node-a", kindSecret, "default", "creds") {
+	for d, _, _ := a.Authorize(ctx, secretA); d != authorizer.DecisionAllow; d, _, _ = a.Authorize(ctx, secretA) {
 		select {
 		case <-ctx.Done():
 			t.Fatal("the graph never saw the pod")
@@ -141,36 +164,5 @@ func TestNodeAuthorizer(t *testing.T) {
 			t.Fatal("the secret stayed readable after its pod was deleted")
 		case <-time.After(20 * time.Millisecond):
 		}
-	}
-}
-
-// TestGraphVolumes: a node reads the volume bound to its pod's claim and
-// the secrets that volume names, until the volume is released.
-func TestGraphVolumes(t *testing.T) {
-	g := NewGraph()
-	g.SetPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}, Spec: corev1.PodSpec{NodeName: "n1",
-		Volumes: []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{}}}}}})
-	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv1"}, Spec: corev1.PersistentVolumeSpec{
-		ClaimRef: &corev1.ObjectReference{Namespace: "ns", Name: "p-v"},
-		PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
-			NodePublishSecretRef: &corev1.SecretReference{Namespace: "vault", Name: "csi-creds"}}}}}
-	g.SetPV(pv)
-	if !g.PVRelated("n1", "pv1") || g.PVRelated("n2", "pv1") {
-		t.Fatal("the volume of the pod's ephemeral claim is not n1's alone")
-	}
-	if !g.related("n1", kindSecret, "vault", "csi-creds") || g.related("n2", kindSecret, "vault", "csi-creds") {
-		t.Fatal("the volume's secret is not n1's alone")
-	}
-	pv.Spec.ClaimRef = nil
-	g.SetPV(pv)
-	if g.PVRelated("n1", "pv1") || g.related("n1", kindSecret, "vault", "csi-creds") {
-		t.Fatal("a released volume stays readable")
-	}
-	g.SetPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "mirror",
-		Annotations: map[string]string{corev1.MirrorPodAnnotationKey: "x"}},
-		Spec: corev1.PodSpec{NodeName: "n1", Volumes: []corev1.Volume{{Name: "s",
-			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "top"}}}}}})
-	if g.related("n1", kindSecret, "ns", "top") || !g.PodOnNode("n1", "ns", "mirror") {
-		t.Fatal("a mirror pod grants its secrets, or is not on its node")
 	}
 }
