@@ -31,16 +31,18 @@ func (m *Manager) GetEventRecorderFor(name string) (record.Recorder, error) {
 	return m.broadcaster.NewComponentRecorder(name), nil
 }
 
-// stopEvents writes the queued events and stops the broadcaster, if any.
+// stopEvents writes the queued events and stops the broadcasters, the
+// identities' (EventRecorderFor) too.
 func (m *Manager) stopEvents() {
 	m.mu.Lock()
 	b := m.broadcaster
 	m.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), eventFlushTimeout)
+	defer cancel()
+	m.stopIdentities(ctx)
 	if b == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), eventFlushTimeout)
-	defer cancel()
 	if err := b.Shutdown(ctx); err != nil {
 		m.log.Error("event broadcaster shutdown", "err", err)
 	}

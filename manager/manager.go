@@ -70,6 +70,10 @@ type Options struct {
 	Namespace string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// ClientBuilder, when set, gives the identities of ClientFor and
+	// EventRecorderFor (one per controller); nil: every component uses the
+	// manager's own client.
+	ClientBuilder ClientBuilder
 	// Clock drives controllers, informer resyncs and the election; default
 	// the real clock.
 	Clock clock.WithTicker
@@ -124,8 +128,10 @@ type Manager struct {
 	// broadcaster records events; created by GetEventRecorderFor, shut
 	// down by Start's shutdown.
 	broadcaster *record.Broadcaster
-	ready       chan struct{}
-	elected     chan struct{}
+	// identities are the clients of ClientFor by name; guarded by mu.
+	identities map[string]*identity
+	ready      chan struct{}
+	elected    chan struct{}
 }
 
 // New builds a manager: a client, a metrics registry with the Go and
@@ -166,7 +172,7 @@ func New(opts Options) (*Manager, error) {
 		ctrlMet: ctrlMet, queueMet: queueMet, log: opts.Logger,
 		factory: informer.NewFactory(c, informer.FactoryOptions{Namespace: opts.Namespace,
 			Logger: opts.Logger, Clock: opts.Clock, Metrics: infMet}),
-		informers: map[string]*tracked{}, ready: make(chan struct{}), elected: make(chan struct{}),
+		informers: map[string]*tracked{}, identities: map[string]*identity{}, ready: make(chan struct{}), elected: make(chan struct{}),
 	}
 	m.checks = newChecks()
 	m.checks.add(healthz, "ping", func(*http.Request) error { return nil })

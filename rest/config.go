@@ -64,6 +64,11 @@ type Config struct {
 	Clock clock.Clock
 	// Transport, when set, replaces the transport built from TLS.
 	Transport http.RoundTripper
+	// WrapTransport, when set, wraps the transport (built or given) for
+	// every request, as client-go's: e.g. to set credentials per request
+	// (a token that is renewed). It sees each request as built, with the
+	// Authorization header of BearerToken when that is set.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // TLSConfig holds server trust and client certificate material. Data

@@ -43,7 +43,7 @@ func (f *apiFlags) register(cmd *cobra.Command, defaultDir string) {
 	cmd.Flags().StringVar(&f.etcdPrefix, "etcd-prefix", "", "with --storage etcd: prefix of every key, so that clusters can share an etcd")
 	cmd.Flags().StringVar(&f.pkiDir, "pki-dir", "", "directory of credentials shared by several API servers of one cluster: CA, tokens, server list and a kubeconfig naming every server (created by the first server; default: kept in --data-dir)")
 	cmd.Flags().StringVar(&f.advertiseAddress, "advertise-address", "", "host name or IP clients use to reach this server: written to the kubeconfig and the serving certificate (default: the --listen host, or 127.0.0.1 for a wildcard)")
-	cmd.Flags().StringSliceVar(&f.authorizationModes, "authorization-mode", apiserver.DefaultAuthorizationModes, "ordered list of plug-ins to do authorization on the secure port, comma-separated: AlwaysAllow, AlwaysDeny, RBAC (members of system:masters are always allowed)")
+	cmd.Flags().StringSliceVar(&f.authorizationModes, "authorization-mode", apiserver.DefaultAuthorizationModes, "ordered list of plug-ins to do authorization on the secure port, comma-separated: AlwaysAllow, AlwaysDeny, Node, RBAC (members of system:masters are always allowed)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	cmd.Flags().StringSliceVar(&f.enableAdmission, "enable-admission-plugins", nil, "admission plugins to enable besides the default ones ("+
 		strings.Join(admission.DefaultOn(), ", ")+"), comma-separated; their order does not matter: the chain runs in kube-apiserver's order")

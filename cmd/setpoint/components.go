@@ -10,7 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/setpoint-dev/setpoint/internal/cluster"
 	"github.com/setpoint-dev/setpoint/internal/controllermanager"
+	"github.com/setpoint-dev/setpoint/internal/pki"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -87,10 +89,11 @@ func runManager(c controllermanager.Common, name string, mgr *manager.Manager) e
 
 func newControllerManagerCommand() *cobra.Command {
 	var (
-		f           commonFlags
-		controllers string
-		tune        controllerFlags
-		shard       controllermanager.Sharding
+		f             commonFlags
+		controllers   string
+		tune          controllerFlags
+		shard         controllermanager.Sharding
+		saCredentials bool
 	)
 	cmd := &cobra.Command{
 		Use:   "controller-manager",
@@ -105,7 +108,8 @@ func newControllerManagerCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--controllers: %w", err)
 			}
-			opts := controllermanager.ControllerManagerOptions{Common: common, Controllers: names, Sharding: shard}
+			opts := controllermanager.ControllerManagerOptions{Common: common, Controllers: names, Sharding: shard,
+				UseServiceAccountCredentials: saCredentials}
 			if err := tune.apply(&opts); err != nil {
 				return err
 			}
@@ -118,6 +122,9 @@ func newControllerManagerCommand() *cobra.Command {
 	}
 	f.register(cmd, true)
 	cmd.Flags().StringVar(&controllers, "controllers", "*", "comma-separated controllers to run, \"*\" for all")
+	cmd.Flags().BoolVar(&saCredentials, "use-service-account-credentials", true,
+		"run each controller as its own ServiceAccount in kube-system (created, with tokens from the TokenRequest API); "+
+			"false: every controller uses the kubeconfig's identity")
 	cmd.Flags().BoolVar(&shard.Enabled, "sharded", false, "run the replicaset and deployment controllers on every replica, "+
 		"each owning the namespaces of its share of --shards shard Leases; the other controllers stay on the leader")
 	cmd.Flags().IntVar(&shard.Shards, "shards", 32, "number of virtual shards of --sharded (the same on every replica)")
@@ -149,9 +156,10 @@ func newSchedulerCommand() *cobra.Command {
 
 func newNodeCommand() *cobra.Command {
 	var (
-		f     commonFlags
-		nodes int
-		tune  nodeFlags
+		f      commonFlags
+		nodes  int
+		tune   nodeFlags
+		pkiDir string
 	)
 	cmd := &cobra.Command{
 		Use:   "node",
@@ -170,6 +178,13 @@ func newNodeCommand() *cobra.Command {
 				return err
 			}
 			opts.Agent.Count = nodes
+			if pkiDir != "" {
+				ca, err := pki.LoadCA(pkiDir)
+				if err != nil {
+					return fmt.Errorf("--pki-dir: %w", err)
+				}
+				opts.Agent.NodeCredentials = cluster.NodeCredentials(common.Config, ca)
+			}
 			mgr, err := controllermanager.NewNodes(opts)
 			if err != nil {
 				return err
@@ -179,6 +194,8 @@ func newNodeCommand() *cobra.Command {
 	}
 	f.register(cmd, false)
 	cmd.Flags().IntVar(&nodes, "nodes", 1, "number of simulated nodes")
+	cmd.Flags().StringVar(&pkiDir, "pki-dir", "", "directory holding the cluster CA (pki/ca.crt and pki/ca.key, the API server's data or --pki-dir): "+
+		"each node then writes as system:node:<name> in system:nodes with a client certificate it signs; unset, the nodes write with the kubeconfig's identity")
 	tune.register(cmd)
 	return cmd
 }

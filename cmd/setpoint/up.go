@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/setpoint-dev/setpoint/internal/admission/noderestriction"
 	"github.com/setpoint-dev/setpoint/internal/cluster"
 )
 
@@ -33,6 +35,11 @@ func newUpCommand() *cobra.Command {
 			api, err := f.options()
 			if err != nil {
 				return err
+			}
+			// As kubeadm sets up kube-apiserver: nodes are restricted to
+			// their own objects.
+			if !slices.Contains(api.DisableAdmissionPlugins, noderestriction.Name) && !slices.Contains(api.EnableAdmissionPlugins, noderestriction.Name) {
+				api.EnableAdmissionPlugins = append(api.EnableAdmissionPlugins, noderestriction.Name)
 			}
 			if nodes < 0 {
 				return fmt.Errorf("--nodes must be 0 or more, not %d", nodes)

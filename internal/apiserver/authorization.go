@@ -136,7 +136,25 @@ func requestAttributes(r *http.Request, user authorizer.User) authorizer.Attribu
 	if a.Name == "" && (a.Verb == "list" || a.Verb == "watch") {
 		a.Name = selectedName(r)
 	}
+	if a.Verb == "list" || a.Verb == "watch" || a.Verb == "deletecollection" {
+		a.FieldSelector = fieldRequirements(r)
+	}
 	return a
+}
+
+// fieldRequirements is the request's parsed fieldSelector (nil when it has
+// none or it does not parse), which authorizers may read (the Node
+// authorizer's spec.nodeName).
+func fieldRequirements(r *http.Request) fields.Requirements {
+	fs := r.URL.Query().Get("fieldSelector")
+	if fs == "" {
+		return nil
+	}
+	sel, err := fields.ParseSelector(fs)
+	if err != nil {
+		return nil
+	}
+	return sel.Requirements()
 }
 
 func methodVerb(method string) string {

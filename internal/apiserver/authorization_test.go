@@ -88,7 +88,7 @@ func TestForbiddenWording(t *testing.T) {
 		{"DELETE", "/api/v1/namespaces/default/configmaps", `configmaps is forbidden: ` + u + `deletecollection resource "configmaps" in API group "" in the namespace "default"`, map[string]string{"kind": "configmaps"}},
 		{"POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", `clusterroles.rbac.authorization.k8s.io is forbidden: ` + u + `create resource "clusterroles" in API group "rbac.authorization.k8s.io" at the cluster scope`, map[string]string{"group": "rbac.authorization.k8s.io", "kind": "clusterroles"}},
 		{"GET", "/foo", `forbidden: ` + u + `get path "/foo"`, nil},
-		{"GET", "/apis", `forbidden: ` + u + `get path "/apis"`, nil},
+		{"GET", "/metrics", `forbidden: ` + u + `get path "/metrics"`, nil},
 		{"POST", "/api/v1", `forbidden: ` + u + `post path "/api/v1"`, nil},
 	} {
 		code, body, _ := alice.Do(t, tc.method, tc.path, "application/json", strings.NewReader("{}"))

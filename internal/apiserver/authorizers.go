@@ -9,9 +9,11 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
+	nodeauthz "github.com/setpoint-dev/setpoint/internal/authorizer/node"
 	rbacauthz "github.com/setpoint-dev/setpoint/internal/authorizer/rbac"
 	"github.com/setpoint-dev/setpoint/internal/watchcache"
 )
@@ -21,23 +23,34 @@ const (
 	ModeAlwaysAllow = "AlwaysAllow"
 	ModeAlwaysDeny  = "AlwaysDeny"
 	ModeRBAC        = "RBAC"
+	ModeNode        = "Node"
 )
 
 // DefaultAuthorizationModes is what a server authorizes with when its
-// configuration names no mode.
-var DefaultAuthorizationModes = []string{ModeRBAC}
+// configuration names no mode: Node then RBAC, as kubeadm sets
+// kube-apiserver (kube's default RBAC policy binds no role to the nodes:
+// they act through the Node authorizer).
+var DefaultAuthorizationModes = []string{ModeNode, ModeRBAC}
+
+// authorizers are the server's authorizer and the parts of it the server
+// feeds from its watch caches (nil when their mode is off).
+type authorizers struct {
+	authz authorizer.Authorizer
+	rbac  *rbacauthz.Authorizer
+	graph *nodeauthz.Graph
+}
 
 // buildAuthorizer returns the server's authorizer: the members of
 // system:masters are allowed first, as kube-apiserver allows them, then
 // the modes in their order (the first Allow or Deny decides). The RBAC
 // authorizer it builds is returned too, for the server to feed.
-func buildAuthorizer(modes []string) (authorizer.Authorizer, *rbacauthz.Authorizer, error) {
+func buildAuthorizer(modes []string) (authorizers, error) {
 	chain := []authorizer.Authorizer{authorizer.PrivilegedGroups(authorizer.SystemMasters)}
-	var rbac *rbacauthz.Authorizer
+	var out authorizers
 	seen := map[string]bool{}
 	for _, m := range modes {
 		if seen[m] {
-			return nil, nil, fmt.Errorf("authorization-mode %q has mode specified more than once", m)
+			return authorizers{}, fmt.Errorf("authorization-mode %q has mode specified more than once", m)
 		}
 		seen[m] = true
 		var a authorizer.Authorizer
@@ -47,18 +60,48 @@ func buildAuthorizer(modes []string) (authorizer.Authorizer, *rbacauthz.Authoriz
 		case ModeAlwaysDeny:
 			a = authorizer.AlwaysDeny{}
 		case ModeRBAC:
-			rbac = rbacauthz.New()
-			a = rbac
-		// The Node authorizer (mode "Node") joins here.
+			out.rbac = rbacauthz.New()
+			a = out.rbac
+		case ModeNode:
+			out.graph = nodeauthz.NewGraph()
+			a = nodeauthz.New(out.graph)
 		default:
-			return nil, nil, fmt.Errorf("authorization-mode %q is not a valid mode", m)
+			return authorizers{}, fmt.Errorf("authorization-mode %q is not a valid mode", m)
 		}
 		chain = append(chain, authorizer.Named(strings.ToLower(m), a))
 	}
 	if len(modes) == 0 {
-		return nil, nil, errors.New("at least one authorization-mode must be passed")
+		return authorizers{}, errors.New("at least one authorization-mode must be passed")
 	}
-	return authorizer.Union(chain...), rbac, nil
+	out.authz = authorizer.Union(chain...)
+	return out, nil
+}
+
+// feedNodeGraph keeps the Node authorizer's graph current from the watch
+// caches (pods, persistent volumes, attachments, slices, pod certificate
+// requests) until ctx ends.
+func (s *Server) feedNodeGraph(ctx context.Context, g *nodeauthz.Graph) {
+	src := func(ctx context.Context, gvr schema.GroupVersionResource) ([]runtime.Object, <-chan nodeauthz.Event, error) {
+		objs, in, err := s.ObjectStream(ctx, gvr)
+		if err != nil {
+			return nil, nil, err
+		}
+		out := make(chan nodeauthz.Event)
+		go func() {
+			defer close(out)
+			for ev := range in {
+				select {
+				case out <- nodeauthz.Event{Type: ev.Type, Object: ev.Object}:
+				case <-ctx.Done():
+					for range in {
+					}
+					return
+				}
+			}
+		}()
+		return objs, out, nil
+	}
+	go g.Run(ctx, src, s.log.With("authorizer", "node"))
 }
 
 // feedRBAC keeps the RBAC authorizer fed from the watch caches of the four

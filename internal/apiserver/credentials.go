@@ -34,7 +34,9 @@ func (s *Server) advertisedURL(host, port string) string {
 	return "https://" + net.JoinHostPort(host, port)
 }
 
-// writeKubeconfigs writes the admin kubeconfig to DataDir; with a PKIDir it
+// writeKubeconfigs writes the admin kubeconfig to DataDir, and the
+// controller manager's and scheduler's (pki.WriteComponentKubeconfigs);
+// with a PKIDir it
 // first registers this server there and lists every registered server in
 // the kubeconfig, which it also writes to PKIDir/kubeconfig.
 func (s *Server) writeKubeconfigs(host, port string) error {
@@ -46,5 +48,10 @@ func (s *Server) writeKubeconfigs(host, port string) error {
 			return err
 		}
 	}
-	return pki.WriteKubeconfig(s.KubeconfigPath(), server, peers, s.ca.CertPEM, s.admin)
+	if err := pki.WriteKubeconfig(s.KubeconfigPath(), server, peers, s.ca.CertPEM, s.admin); err != nil {
+		return err
+	}
+	// The controller manager's and the scheduler's own identities
+	// (client certificates), as kubeadm writes them beside admin.conf.
+	return pki.WriteComponentKubeconfigs(s.cfg.DataDir, server, peers, s.ca)
 }

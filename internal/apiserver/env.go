@@ -25,6 +25,11 @@ type serverEnv struct{ s *Server }
 
 func (s *Server) env() registry.Env { return serverEnv{s} }
 
+// Env is what the server gives admission plugins and hooks (consistent
+// reads of its objects, its authorizer, …), for plugins run outside a
+// kind's hooks and for their tests.
+func (s *Server) Env() registry.Env { return serverEnv{s} }
+
 func (e serverEnv) Objects(gvr schema.GroupVersionResource) registry.Objects {
 	en := e.s.entry(gvr)
 	if en == nil || en.store == nil {

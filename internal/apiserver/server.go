@@ -27,6 +27,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/admission/plugins"
 	"github.com/setpoint-dev/setpoint/internal/audit"
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
+	nodeauthz "github.com/setpoint-dev/setpoint/internal/authorizer/node"
 	rbacauthz "github.com/setpoint-dev/setpoint/internal/authorizer/rbac"
 	"github.com/setpoint-dev/setpoint/internal/discovery"
 	"github.com/setpoint-dev/setpoint/internal/fieldmanager"
@@ -198,6 +199,9 @@ type Server struct {
 	// authorizer, fed from the watch caches, nil without mode RBAC.
 	authz authorizer.Authorizer
 	rbac  *rbacauthz.Authorizer
+	// nodeGraph is the Node authorizer's graph (nil without mode Node),
+	// fed from the watch caches.
+	nodeGraph *nodeauthz.Graph
 
 	readLimit, mutatingLimit inflightLimiter
 	// apf is API Priority and Fairness (flowcontrol.go); nil when
@@ -216,10 +220,10 @@ type Server struct {
 // New builds a server; Run starts it.
 func New(cfg Config) (*Server, error) {
 	cfg.setDefaults()
-	authz, rbac := cfg.Authorizer, (*rbacauthz.Authorizer)(nil)
-	if authz == nil {
+	azs := authorizers{authz: cfg.Authorizer}
+	if azs.authz == nil {
 		var err error
-		if authz, rbac, err = buildAuthorizer(cfg.AuthorizationModes); err != nil {
+		if azs, err = buildAuthorizer(cfg.AuthorizationModes); err != nil {
 			return nil, err
 		}
 	}
@@ -251,7 +255,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.proxyTransport = newProxyTransport()
-	s.authz, s.rbac = authz, rbac
+	s.authz, s.rbac, s.nodeGraph = azs.authz, azs.rbac, azs.graph
 	s.impersonation = &impersonator{authz: func() authorizer.Authorizer { return s.authz }}
 	if !cfg.DisablePriorityAndFairness {
 		s.apf = newFlowControl(cfg, s.metrics)
@@ -328,6 +332,9 @@ func (s *Server) Run(ctx context.Context) error {
 	s.table.startCaches(cacheCtx)
 	if s.rbac != nil {
 		s.feedRBAC(cacheCtx, s.rbac)
+	}
+	if s.nodeGraph != nil {
+		s.feedNodeGraph(cacheCtx, s.nodeGraph)
 	}
 	defer func() { stopCaches(); s.table.caches.Wait() }()
 	serveErr := make(chan error, 1)

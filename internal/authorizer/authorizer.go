@@ -1,6 +1,10 @@
 package authorizer
 
-import "context"
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/fields"
+)
 
 // User is the identity a decision is about.
 type User struct {
@@ -24,6 +28,12 @@ type Attributes struct {
 	Namespace, APIGroup, APIVersion, Resource, Subresource, Name string
 	// Path is the URL path of a non-resource request.
 	Path string
+	// FieldSelector is the request's parsed fieldSelector (list, watch,
+	// deletecollection), nil when it has none; the Node authorizer lets a
+	// node list its own pods by spec.nodeName. As kube-apiserver's request
+	// info, a list or watch whose field selector is metadata.name=x has
+	// Name x.
+	FieldSelector fields.Requirements
 }
 
 // Decision is the answer of an authorizer.

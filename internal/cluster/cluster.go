@@ -14,6 +14,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/apiserver"
 	"github.com/setpoint-dev/setpoint/internal/controllermanager"
 	"github.com/setpoint-dev/setpoint/internal/controlplane"
+	"github.com/setpoint-dev/setpoint/internal/pki"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -34,6 +35,12 @@ type Options struct {
 	ControllerManager controllermanager.ControllerManagerOptions
 	Scheduler         controllermanager.SchedulerOptions
 	NodeAgent         controllermanager.NodesOptions
+	// AdminComponents runs the components with the admin kubeconfig
+	// (system:masters) instead of their own identities: the controller
+	// manager as system:kube-controller-manager with each controller as its
+	// ServiceAccount (--use-service-account-credentials), the scheduler as
+	// system:kube-scheduler, each node as system:node:<name>.
+	AdminComponents bool
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -109,7 +116,35 @@ func (c *Cluster) build(opts Options, log *slog.Logger) error {
 		return fmt.Errorf("cluster: read the admin kubeconfig: %w", err)
 	}
 	c.Config = cfg
-	common := func(in controllermanager.Common) controllermanager.Common {
+	cmCfg, schedCfg := cfg, cfg
+	if !opts.AdminComponents {
+		if cmCfg, err = c.componentConfig(pki.ControllerManagerKubeconfig); err != nil {
+			return err
+		}
+		if schedCfg, err = c.componentConfig(pki.SchedulerKubeconfig); err != nil {
+			return err
+		}
+		credDir := opts.APIServer.PKIDir
+		if credDir == "" {
+			credDir = opts.APIServer.DataDir
+		}
+		if opts.Nodes > 0 && opts.NodeAgent.Agent.NodeCredentials == nil {
+			if opts.NodeAgent.Agent.NodeCredentials, err = nodeCredentials(cfg, credDir); err != nil {
+				return err
+			}
+		}
+		opts.ControllerManager.UseServiceAccountCredentials = true
+		if !opts.NoControllerManager && !opts.ControllerManager.Provisioner.NoDefaultClass {
+			// The default StorageClass is the installer's, as kind applies
+			// its class at cluster creation: no controller's role may
+			// create StorageClasses.
+			if err := installDefaultClass(cfg, opts.ControllerManager.Provisioner.Name); err != nil {
+				return err
+			}
+			opts.ControllerManager.Provisioner.NoDefaultClass = true
+		}
+	}
+	common := func(in controllermanager.Common, cfg *rest.Config) controllermanager.Common {
 		in.Config, in.Logger = cfg, log
 		if in.Election.Identity == "" {
 			in.Election.Identity = identity(opts.APIServer.DataDir)
@@ -117,7 +152,7 @@ func (c *Cluster) build(opts Options, log *slog.Logger) error {
 		return in
 	}
 	if !opts.NoControllerManager {
-		opts.ControllerManager.Common = common(opts.ControllerManager.Common)
+		opts.ControllerManager.Common = common(opts.ControllerManager.Common, cmCfg)
 		if opts.ControllerManager.ServiceAccountToken.Signer == nil {
 			opts.ControllerManager.ServiceAccountToken.Signer = c.API.ServiceAccountIssuer()
 		}
@@ -126,13 +161,13 @@ func (c *Cluster) build(opts Options, log *slog.Logger) error {
 		}
 	}
 	if !opts.NoScheduler {
-		opts.Scheduler.Common = common(opts.Scheduler.Common)
+		opts.Scheduler.Common = common(opts.Scheduler.Common, schedCfg)
 		if c.Scheduler, err = controllermanager.NewScheduler(opts.Scheduler); err != nil {
 			return err
 		}
 	}
 	if opts.Nodes > 0 {
-		opts.NodeAgent.Common = common(opts.NodeAgent.Common)
+		opts.NodeAgent.Common = common(opts.NodeAgent.Common, cfg)
 		opts.NodeAgent.Agent.Count = opts.Nodes
 		if c.Nodes, err = controllermanager.NewNodes(opts.NodeAgent); err != nil {
 			return err

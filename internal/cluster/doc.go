@@ -9,8 +9,16 @@
 // component failed: the first error stops all the others, since a cluster
 // with a dead scheduler is not one to keep serving).
 //
-// The components reach the API server over HTTPS with the admin kubeconfig,
-// exactly as separate processes would; nothing bypasses the API. They elect
+// The components reach the API server over HTTPS exactly as separate
+// processes would, each with its own identity, as kubeadm sets a cluster
+// up: the controller manager with the client certificate of
+// system:kube-controller-manager (controller-manager.conf, written by the
+// API server), each controller as its own ServiceAccount in kube-system
+// (--use-service-account-credentials); the scheduler as
+// system:kube-scheduler (scheduler.conf); each simulated node as
+// system:node:<name> in system:nodes (a client certificate signed by the
+// cluster CA, held in memory). Options.AdminComponents gives them the
+// admin kubeconfig instead. Nothing bypasses the API. They elect
 // leaders with a fixed identity derived from the data directory, so a
 // restarted `setpoint up` takes its Leases back at once instead of waiting
 // for them to expire.

@@ -19,7 +19,7 @@ type SchedulerOptions struct {
 // NewScheduler builds the scheduler on a manager electing on
 // kube-system/kube-scheduler.
 func NewScheduler(opts SchedulerOptions) (*manager.Manager, error) {
-	mgr, err := newManager(opts.Common, "kube-scheduler")
+	mgr, err := newManager(opts.Common, "kube-scheduler", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func NewNodes(opts NodesOptions) (*manager.Manager, error) {
 		}
 		opts.Agent.ClientCA = ca
 	}
-	mgr, err := newManager(opts.Common, "node-agent")
+	mgr, err := newManager(opts.Common, "node-agent", nil)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/rand"
 
+	"github.com/setpoint-dev/setpoint/internal/clientbuilder"
 	"github.com/setpoint-dev/setpoint/internal/controllers/clusterroleaggregation"
 	"github.com/setpoint-dev/setpoint/internal/controllers/cronjob"
 	"github.com/setpoint-dev/setpoint/internal/controllers/daemonset"
@@ -146,17 +147,24 @@ type ControllerManagerOptions struct {
 	RC replicaset.Options
 	// RootCAPublisher.RootCA defaults to the CA bundle Config trusts (as
 	// kube-controller-manager's without --root-ca-file).
-	RootCAPublisher  rootcacertpublisher.Options
-	Job              job.Options
-	TTLAfterFinished ttlafterfinished.Options
-	CronJob          cronjob.Options
-	PodGC            podgc.Options
-	NodeIPAM         nodeipam.Options
-	ResourceQuota    resourcequota.Options
-	Disruption       disruption.Options
-	HPA              podautoscaler.Options
-
+	RootCAPublisher        rootcacertpublisher.Options
+	Job                    job.Options
+	TTLAfterFinished       ttlafterfinished.Options
+	CronJob                cronjob.Options
+	PodGC                  podgc.Options
+	NodeIPAM               nodeipam.Options
+	ResourceQuota          resourcequota.Options
+	Disruption             disruption.Options
+	HPA                    podautoscaler.Options
 	ClusterRoleAggregation clusterroleaggregation.Options
+	// UseServiceAccountCredentials runs each controller as its own
+	// ServiceAccount in kube-system (kube's names: replicaset-controller,
+	// generic-garbage-collector, …; created by the controller manager, with
+	// tokens from the TokenRequest API renewed before they expire), as
+	// kube-controller-manager's --use-service-account-credentials, which
+	// kubeadm turns on. Off, every controller uses Config's identity. The
+	// shared informers and leader election use Config's identity either way.
+	UseServiceAccountCredentials bool
 	// Sharding, when enabled, runs the ReplicaSet and Deployment
 	// controllers sharded by namespace on every replica; the others stay
 	// under the leader Lease.
@@ -197,7 +205,15 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		}
 		opts.Election.Identity = id
 	}
-	mgr, err := newManager(opts.Common, "kube-controller-manager")
+	var cb manager.ClientBuilder
+	if opts.UseServiceAccountCredentials {
+		b, err := clientbuilder.New(opts.Config, clientbuilder.Options{Logger: opts.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("controller manager: %w", err)
+		}
+		cb = b
+	}
+	mgr, err := newManager(opts.Common, "kube-controller-manager", cb)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +341,7 @@ func defaultIdentity() (string, error) {
 
 // newManager builds a manager for one component, electing on the Lease
 // kube-system/<leaseName> unless the election is disabled.
-func newManager(c Common, leaseName string) (*manager.Manager, error) {
+func newManager(c Common, leaseName string, cb manager.ClientBuilder) (*manager.Manager, error) {
 	if c.Config == nil {
 		return nil, fmt.Errorf("%s: a rest.Config is required", leaseName)
 	}
@@ -339,6 +355,7 @@ func newManager(c Common, leaseName string) (*manager.Manager, error) {
 		LeaderElection: !c.Election.Disabled, LeaderElectionID: leaseName, LeaderElectionNamespace: "kube-system",
 		LeaderElectionIdentity: c.Election.Identity, LeaseDuration: c.Election.LeaseDuration,
 		RenewDeadline: c.Election.RenewDeadline, RetryPeriod: c.Election.RetryPeriod,
+		ClientBuilder: cb,
 	}
 	mgr, err := manager.New(mo)
 	if err != nil {

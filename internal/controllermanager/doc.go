@@ -18,6 +18,20 @@
 //   - NewNodes: the simulated node agent (N nodes) on a manager without
 //     leader election, since every node agent runs.
 //
+// Identities: with ControllerManagerOptions.UseServiceAccountCredentials
+// (`setpoint controller-manager --use-service-account-credentials`, on by
+// default, and in `setpoint up`) each controller writes and records its
+// events as its ServiceAccount in kube-system under kube's name for it
+// (replicaset-controller, generic-garbage-collector, node-controller for
+// the node lifecycle and IPAM controllers, persistent-volume-binder for
+// the binder and the simulated provisioner, …; package clientbuilder makes
+// the ServiceAccounts and their TokenRequest tokens), as
+// kube-controller-manager with kubeadm's flags; the shared informers,
+// discovery and leader election use Config's identity
+// (system:kube-controller-manager with controller-manager.conf). The
+// scheduler and the nodes take their identity from their Config and
+// nodeagent.Options.NodeCredentials.
+//
 // What it promises: each constructor only builds; nothing talks to the API
 // server before the returned manager's Start. Leader election is on by
 // default, with Kubernetes' timings (15 s lease, 10 s renew deadline, 2 s

@@ -38,9 +38,9 @@ type Agent struct {
 	clock clock.WithTicker
 	log   *slog.Logger
 
-	pods   *rest.Resource[*corev1.Pod, *corev1.PodList]
-	nodes  *rest.Resource[*corev1.Node, *corev1.NodeList]
-	leases *rest.Resource[*coordinationv1.Lease, *coordinationv1.LeaseList]
+	// shared writes for the nodes without an identity of their own
+	// (Options.NodeCredentials unset); each node's api is this or its own.
+	shared *nodeAPI
 
 	// podInf caches the bound pods (all nodes, ours or not); nodeInf all
 	// nodes.
@@ -48,8 +48,6 @@ type Agent struct {
 	nodeInf *informer.Informer[*corev1.Node]
 	// deps watch what pods need before they run (deps.go).
 	deps deps
-	// client writes the kubelet events.
-	client *rest.Client
 	// queue holds pod keys; one worker per key at a time. Its delays
 	// (start, stop, restart back-off) run on opts.Clock, the simulated time.
 	queue *workqueue.Queue[types.NamespacedName]
@@ -109,6 +107,27 @@ type node struct {
 	images map[string]bool
 	// recorder writes the node's events (nil when events are off).
 	recorder record.Recorder
+	// api is what the node writes with: its own identity
+	// (Options.NodeCredentials) or the agent's shared client.
+	api *nodeAPI
+}
+
+// nodeAPI is the client one node writes its Node, Lease, pod statuses,
+// pod deletions and events with.
+type nodeAPI struct {
+	client *rest.Client
+	pods   *rest.Resource[*corev1.Pod, *corev1.PodList]
+	nodes  *rest.Resource[*corev1.Node, *corev1.NodeList]
+	leases *rest.Resource[*coordinationv1.Lease, *coordinationv1.LeaseList]
+}
+
+func newNodeAPI(c *rest.Client) *nodeAPI {
+	return &nodeAPI{
+		client: c,
+		pods:   rest.For[*corev1.Pod, *corev1.PodList](c, podsGVR, true),
+		nodes:  rest.For[*corev1.Node, *corev1.NodeList](c, nodesGVR, false),
+		leases: rest.For[*coordinationv1.Lease, *coordinationv1.LeaseList](c, leasesGVR, true).Namespace(LeaseNamespace),
+	}
 }
 
 // Add builds an agent on mgr (see New) for callers that need no handle.
@@ -127,16 +146,13 @@ func New(mgr *manager.Manager, opts Options) (*Agent, error) {
 	c := mgr.Client()
 	a := &Agent{
 		opts: opts, clock: opts.Clock, log: mgr.Logger().With("component", "nodeagent"),
-		pods:       rest.For[*corev1.Pod, *corev1.PodList](c, podsGVR, true),
-		nodes:      rest.For[*corev1.Node, *corev1.NodeList](c, nodesGVR, false),
-		leases:     rest.For[*coordinationv1.Lease, *coordinationv1.LeaseList](c, leasesGVR, true).Namespace(LeaseNamespace),
+		shared:     newNodeAPI(c),
 		podInf:     informer.For[*corev1.Pod, *corev1.PodList](mgr.Factory(), podsGVR, true, informer.WithFieldSelector(boundPods)),
 		nodeInf:    manager.InformerFor[*corev1.Node](mgr, nodesGVR, false),
 		byName:     map[string]*node{},
 		sims:       map[types.NamespacedName]*podState{},
 		blocked:    map[string]map[types.NamespacedName]struct{}{},
 		deps:       newDeps(mgr),
-		client:     c,
 		registered: make(chan struct{}),
 		kick:       make(chan struct{}, 1),
 		queue:      workqueue.NewWithConfig[types.NamespacedName](workqueue.Config{Name: "nodeagent", Clock: opts.Clock}),
@@ -145,7 +161,18 @@ func New(mgr *manager.Manager, opts Options) (*Agent, error) {
 		meter:      newMeter(),
 	}
 	for i := range opts.Count {
-		n := &node{name: opts.NamePrefix + strconv.Itoa(i), index: i}
+		n := &node{name: opts.NamePrefix + strconv.Itoa(i), index: i, api: a.shared}
+		if opts.NodeCredentials != nil {
+			cfg, err := opts.NodeCredentials(n.name)
+			if err != nil {
+				return nil, fmt.Errorf("nodeagent: credentials of node %s: %w", n.name, err)
+			}
+			nc, err := rest.New(cfg)
+			if err != nil {
+				return nil, fmt.Errorf("nodeagent: client of node %s: %w", n.name, err)
+			}
+			n.api = newNodeAPI(nc)
+		}
 		a.byName[n.name] = n
 		a.ordered = append(a.ordered, n)
 	}

@@ -144,6 +144,17 @@
 //     them (a simulated in-place resize is applied at once), which the API
 //     server requires before it allows pods/resize.
 //
+// # Identity
+//
+// With Options.NodeCredentials each node writes (its Node and status, its
+// Lease, its pods' status and final deletion, its events) as itself,
+// system:node:<name> in system:nodes, so the Node authorizer and
+// NodeRestriction judge it as a kubelet; the agent's informers (pods of
+// every node, Nodes, and the ConfigMaps, Secrets, claims and
+// ServiceAccounts pods depend on) still read with the manager's client,
+// since one agent watches for all its nodes at once where a node identity
+// may only read its own pods and what they use.
+//
 // # Failure injection and knobs
 //
 // StopHeartbeat(node) stops the node's Lease renewals, status posts and

@@ -80,31 +80,44 @@ func (a *Agent) writeEvents(pod *corev1.Pod, n *node, evs []kubeletEvent) {
 	}
 }
 
-// startEvents builds the broadcaster and one recorder per node (source
-// component "kubelet", host the node), unless events are off.
-func (a *Agent) startEvents() (*record.Broadcaster, error) {
+// startEvents builds the broadcasters (one per client: each node with an
+// identity of its own writes its events itself, as a kubelet) and one
+// recorder per node (source component "kubelet", host the node), unless
+// events are off.
+func (a *Agent) startEvents() ([]*record.Broadcaster, error) {
 	if a.opts.DisableEvents {
 		return nil, nil
 	}
-	b, err := record.NewBroadcaster(record.Options{Sink: record.NewRESTSink(a.client), Scheme: record.NewScheme(),
-		Clock: a.clock, Logger: a.log, QueueSize: a.opts.EventQueueSize})
-	if err != nil {
-		return nil, fmt.Errorf("nodeagent: event broadcaster: %w", err)
-	}
+	byAPI := map[*nodeAPI]*record.Broadcaster{}
+	var all []*record.Broadcaster
 	for _, n := range a.ordered {
+		b := byAPI[n.api]
+		if b == nil {
+			var err error
+			b, err = record.NewBroadcaster(record.Options{Sink: record.NewRESTSink(n.api.client), Scheme: record.NewScheme(),
+				Clock: a.clock, Logger: a.log, QueueSize: a.opts.EventQueueSize})
+			if err != nil {
+				a.stopEvents(all)
+				return nil, fmt.Errorf("nodeagent: event broadcaster: %w", err)
+			}
+			byAPI[n.api] = b
+			all = append(all, b)
+		}
 		n.recorder = b.NewRecorder(corev1.EventSource{Component: "kubelet", Host: n.name})
 	}
-	return b, nil
+	return all, nil
 }
 
 // eventFlushTimeout bounds the write of queued events at shutdown.
 const eventFlushTimeout = 5 * time.Second
 
-// stopEvents writes the queued events and stops the broadcaster.
-func (a *Agent) stopEvents(b *record.Broadcaster) {
+// stopEvents writes the queued events and stops the broadcasters.
+func (a *Agent) stopEvents(bs []*record.Broadcaster) {
 	ctx, cancel := context.WithTimeout(context.Background(), eventFlushTimeout)
 	defer cancel()
-	if err := b.Shutdown(ctx); err != nil {
-		a.log.Error("event broadcaster shutdown", "err", err)
+	for _, b := range bs {
+		if err := b.Shutdown(ctx); err != nil {
+			a.log.Error("event broadcaster shutdown", "err", err)
+		}
 	}
 }

@@ -70,7 +70,7 @@ func (a *Agent) renewLease(ctx context.Context, n *node) error {
 	a.mu.Unlock()
 	now := metav1.NewMicroTime(a.clock.Now())
 	if l == nil {
-		got, err := a.leases.Get(ctx, n.name, metav1.GetOptions{})
+		got, err := n.api.leases.Get(ctx, n.name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
 			return a.createLease(ctx, n, now)
@@ -84,7 +84,7 @@ func (a *Agent) renewLease(ctx context.Context, n *node) error {
 	upd.Spec.LeaseDurationSeconds = ptr.To(int32(a.opts.LeaseDuration.Seconds()))
 	upd.Spec.RenewTime = &now
 	upd.OwnerReferences = nodeOwner(n.name, uid)
-	out, err := a.leases.Update(ctx, upd, metav1.UpdateOptions{})
+	out, err := n.api.leases.Update(ctx, upd, metav1.UpdateOptions{})
 	if err != nil {
 		a.setLease(n, nil) // re-read next time (conflict, deletion)
 		if apierrors.IsNotFound(err) {
@@ -105,7 +105,7 @@ func (a *Agent) createLease(ctx context.Context, n *node, now metav1.MicroTime) 
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(n.name),
 			LeaseDurationSeconds: ptr.To(int32(a.opts.LeaseDuration.Seconds())), RenewTime: &now},
 	}
-	out, err := a.leases.Create(ctx, l, metav1.CreateOptions{})
+	out, err := n.api.leases.Create(ctx, l, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("create lease: %w", err)
 	}

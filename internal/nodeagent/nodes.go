@@ -74,7 +74,7 @@ func (a *Agent) registerWithRetry(ctx context.Context, n *node) error {
 // labels merged, pod CIDR set if empty, taints kept), posts its status
 // through the status subresource, and makes sure its Lease exists.
 func (a *Agent) register(ctx context.Context, n *node) error {
-	cur, err := a.nodes.Create(ctx, a.newNode(n), metav1.CreateOptions{})
+	cur, err := n.api.nodes.Create(ctx, a.newNode(n), metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		cur, err = a.takeOver(ctx, n)
 	}
@@ -113,7 +113,7 @@ func (a *Agent) newNode(n *node) *corev1.Node {
 }
 
 func (a *Agent) takeOver(ctx context.Context, n *node) (*corev1.Node, error) {
-	cur, err := a.nodes.Get(ctx, n.name, metav1.GetOptions{})
+	cur, err := n.api.nodes.Get(ctx, n.name, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func (a *Agent) takeOver(ctx context.Context, n *node) (*corev1.Node, error) {
 	if apiequality.Semantic.DeepEqual(upd.ObjectMeta, cur.ObjectMeta) && upd.Spec.PodCIDR == cur.Spec.PodCIDR {
 		return cur, nil
 	}
-	return a.nodes.Update(ctx, upd, metav1.UpdateOptions{})
+	return n.api.nodes.Update(ctx, upd, metav1.UpdateOptions{})
 }
 
 func (a *Agent) labels(n *node) map[string]string {
@@ -227,7 +227,7 @@ func (a *Agent) postStatus(ctx context.Context, n *node, cur *corev1.Node) error
 	now := a.clock.Now()
 	upd := cur.DeepCopy()
 	upd.Status = a.desiredStatus(n, cur.Status, metav1.NewTime(now.Truncate(time.Second)))
-	if _, err := a.nodes.UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil {
+	if _, err := n.api.nodes.UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("update status of node %s: %w", n.name, err)
 	}
 	a.mu.Lock()

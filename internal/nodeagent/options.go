@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/clock"
+
+	"github.com/setpoint-dev/setpoint/rest"
 )
 
 // Defaults of Options, Kubernetes' (kubelet) values where one exists.
@@ -54,6 +56,12 @@ type Options struct {
 	// StartDelay is how long a pod bound to a node stays Pending before it
 	// runs (default 0).
 	StartDelay time.Duration
+	// NodeCredentials, when set, gives each node its own identity: the
+	// client configuration node name writes its Node, Lease, pod statuses,
+	// pod deletions and events with (a kubelet's client certificate of
+	// system:node:<name> in system:nodes). Unset, every node writes with
+	// the manager's client.
+	NodeCredentials func(node string) (*rest.Config, error)
 	// StopDelay caps the simulated container stop time of a deleted pod:
 	// it is gone after min(deletionGracePeriodSeconds, StopDelay) (default
 	// 0: at once).

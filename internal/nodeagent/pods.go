@@ -197,7 +197,7 @@ func (a *Agent) sync(ctx context.Context, key types.NamespacedName) (time.Durati
 		if wait > 0 {
 			return wait, nil
 		}
-		return 0, a.deletePod(ctx, key, pod.UID)
+		return 0, a.deletePod(ctx, n, key, pod.UID)
 	}
 	if isTerminal(pod.Status.Phase) {
 		ps.releaseIP()
@@ -215,7 +215,7 @@ func (a *Agent) sync(ctx context.Context, key types.NamespacedName) (time.Durati
 	if !statusEqual(&pod.Status, want) {
 		upd := pod.DeepCopy()
 		upd.Status = *want
-		if _, err := a.pods.Namespace(key.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil {
+		if _, err := n.api.pods.Namespace(key.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil {
 			if apierrors.IsNotFound(err) {
 				a.forget(key)
 				return 0, nil
@@ -325,8 +325,8 @@ func (ps *podState) stopWait(pod *corev1.Pod, now time.Time, stopDelay time.Dura
 
 // deletePod finishes a graceful deletion as the kubelet does: delete with
 // grace period 0, guarded by the pod's uid.
-func (a *Agent) deletePod(ctx context.Context, key types.NamespacedName, uid types.UID) error {
-	err := a.pods.Namespace(key.Namespace).Delete(ctx, key.Name, metav1.DeleteOptions{
+func (a *Agent) deletePod(ctx context.Context, n *node, key types.NamespacedName, uid types.UID) error {
+	err := n.api.pods.Namespace(key.Namespace).Delete(ctx, key.Name, metav1.DeleteOptions{
 		GracePeriodSeconds: ptr.To[int64](0), Preconditions: &metav1.Preconditions{UID: &uid}})
 	switch {
 	case err == nil, apierrors.IsNotFound(err):

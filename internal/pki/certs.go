@@ -59,6 +59,15 @@ func EnsureCA(dir string) (*CA, error) {
 	return loadCA(certPath, keyPath)
 }
 
+// LoadCA loads dir/pki/ca.{crt,key}, which must exist.
+func LoadCA(dir string) (*CA, error) {
+	ca, err := loadCA(filepath.Join(dir, "pki", "ca.crt"), filepath.Join(dir, "pki", "ca.key"))
+	if err != nil {
+		return nil, fmt.Errorf("load CA: %w", err)
+	}
+	return ca, nil
+}
+
 func loadCA(certPath, keyPath string) (*CA, error) {
 	cert, certPEM, err := readCert(certPath)
 	if err != nil {
@@ -227,9 +236,35 @@ func (ca *CA) EnsureClient(dir, file, cn string, orgs []string) (tls.Certificate
 		cert.CheckSignatureFrom(ca.Cert) == nil {
 		return tls.LoadX509KeyPair(certPath, keyPath)
 	}
+	der, key, err := ca.issueClient(cn, orgs)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	if err := writePair(certPath, keyPath, der, key); err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.LoadX509KeyPair(certPath, keyPath)
+}
+
+// IssueClient returns a new client certificate (one year) for user cn in
+// groups orgs and its key, PEM-encoded, without storing them.
+func (ca *CA) IssueClient(cn string, orgs []string) (certPEM, keyPEM []byte, err error) {
+	der, key, err := ca.issueClient(cn, orgs)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("marshal key: %w", err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
+}
+
+func (ca *CA) issueClient(cn string, orgs []string) ([]byte, *ecdsa.PrivateKey, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("generate client key: %w", err)
+		return nil, nil, fmt.Errorf("generate client key: %w", err)
 	}
 	now := time.Now()
 	tmpl := &x509.Certificate{
@@ -242,12 +277,9 @@ func (ca *CA) EnsureClient(dir, file, cn string, orgs []string) (tls.Certificate
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
 	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("create client certificate %s: %w", cn, err)
+		return nil, nil, fmt.Errorf("create client certificate %s: %w", cn, err)
 	}
-	if err := writePair(certPath, keyPath, der, key); err != nil {
-		return tls.Certificate{}, err
-	}
-	return tls.LoadX509KeyPair(certPath, keyPath)
+	return der, key, nil
 }
 
 // EnsureServiceAccountKey returns the RSA key that signs service-account

@@ -43,7 +43,9 @@ type namedExtension struct {
 type namedUser struct {
 	Name string `json:"name"`
 	User struct {
-		Token string `json:"token"`
+		Token                 string `json:"token,omitempty"`
+		ClientCertificateData []byte `json:"client-certificate-data,omitempty"`
+		ClientKeyData         []byte `json:"client-key-data,omitempty"`
 	} `json:"user"`
 }
 
@@ -64,11 +66,24 @@ type namedContext struct {
 // user, so kubectl --context reaches it. Each cluster carries the
 // FailoverExtension listing the other servers.
 func WriteKubeconfig(path, server string, peers []string, caPEM []byte, token string) error {
+	var u namedUser
+	u.Name = "setpoint-admin"
+	u.User.Token = token
+	return writeKubeconfig(path, server, peers, caPEM, u)
+}
+
+// WriteClientKubeconfig writes a kubeconfig like WriteKubeconfig's whose
+// user (named user) authenticates with a client certificate and key (PEM).
+func WriteClientKubeconfig(path, server string, peers []string, caPEM []byte, user string, certPEM, keyPEM []byte) error {
+	var u namedUser
+	u.Name = user
+	u.User.ClientCertificateData, u.User.ClientKeyData = certPEM, keyPEM
+	return writeKubeconfig(path, server, peers, caPEM, u)
+}
+
+func writeKubeconfig(path, server string, peers []string, caPEM []byte, u namedUser) error {
 	const name = "setpoint"
 	kc := kubeconfig{APIVersion: "v1", Kind: "Config", CurrentContext: name}
-	var u namedUser
-	u.Name = name + "-admin"
-	u.User.Token = token
 	kc.Users = []namedUser{u}
 	all := []string{server}
 	for _, p := range peers {

@@ -10,6 +10,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/admission/defaulttolerationseconds"
 	"github.com/setpoint-dev/setpoint/internal/admission/limitranger"
 	"github.com/setpoint-dev/setpoint/internal/admission/namespacelifecycle"
+	"github.com/setpoint-dev/setpoint/internal/admission/noderestriction"
 	"github.com/setpoint-dev/setpoint/internal/admission/podsecurity"
 	"github.com/setpoint-dev/setpoint/internal/admission/priority"
 	"github.com/setpoint-dev/setpoint/internal/admission/resourcequota"
@@ -46,6 +47,7 @@ func Constructors(o Options) map[string]func() (admission.Plugin, error) {
 		defaulttolerationseconds.PluginName: func() (admission.Plugin, error) {
 			return defaulttolerationseconds.New(o.NotReadyTolerationSeconds, o.UnreachableTolerationSeconds), nil
 		},
+		noderestriction.Name: func() (admission.Plugin, error) { return noderestriction.New(), nil },
 		podsecurity.Name: func() (admission.Plugin, error) {
 			return podsecurity.New(nil, podsecurity.Options{Annotate: audit.AddAnnotation, Metrics: o.Metrics})
 		},

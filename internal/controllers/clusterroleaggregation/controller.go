@@ -48,14 +48,22 @@ type reconciler struct {
 	roles *rest.Resource[*rbacv1.ClusterRole, *rbacv1.ClusterRoleList]
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "clusterrole-aggregation-controller"
+
 // Add registers the controller on mgr; it runs while mgr leads.
 func Add(mgr *manager.Manager, opts Options) error {
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return fmt.Errorf("clusterroleaggregation: %w", err)
+	}
 	r := &reconciler{
 		inf:   manager.InformerFor[*rbacv1.ClusterRole](mgr, clusterRoleGVR, false),
-		roles: rest.For[*rbacv1.ClusterRole, *rbacv1.ClusterRoleList](mgr.Client(), clusterRoleGVR, false),
+		roles: rest.For[*rbacv1.ClusterRole, *rbacv1.ClusterRoleList](c, clusterRoleGVR, false),
 	}
 	copts := mgr.ControllerOptions()
 	copts.MaxConcurrentReconciles = opts.Workers

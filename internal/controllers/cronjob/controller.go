@@ -60,6 +60,10 @@ type reconciler struct {
 	syncing atomic.Int32
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "cronjob-controller"
+
 // Add registers the CronJob controller on mgr (it runs while mgr leads).
 func Add(mgr *manager.Manager, opts Options) error {
 	ctrl, _, err := newController(mgr, opts)
@@ -70,6 +74,10 @@ func Add(mgr *manager.Manager, opts Options) error {
 }
 
 func newController(mgr *manager.Manager, opts Options) (*controller.Controller, *reconciler, error) {
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cronjob: %w", err)
+	}
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
@@ -80,7 +88,7 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	rec, err := mgr.GetEventRecorderFor(EventSource)
+	rec, err := mgr.EventRecorderFor(ServiceAccount, EventSource)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cronjob: %w", err)
 	}
@@ -92,8 +100,8 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 		log:      mgr.Logger().With("controller", ControllerName),
 		cjInf:    manager.InformerFor[*batchv1.CronJob](mgr, cronJobGVR, true),
 		jobInf:   manager.InformerFor[*batchv1.Job](mgr, jobGVR, true),
-		cronJobs: rest.For[*batchv1.CronJob, *batchv1.CronJobList](mgr.Client(), cronJobGVR, true),
-		jobs:     rest.For[*batchv1.Job, *batchv1.JobList](mgr.Client(), jobGVR, true),
+		cronJobs: rest.For[*batchv1.CronJob, *batchv1.CronJobList](c, cronJobGVR, true),
+		jobs:     rest.For[*batchv1.Job, *batchv1.JobList](c, jobGVR, true),
 		recorder: rec,
 		clock:    opts.Clock,
 		metrics:  m,

@@ -105,6 +105,10 @@ type reconciler struct {
 	later *timers
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "daemon-set-controller"
+
 // Add registers the DaemonSet controller on mgr: one controller runnable
 // (it runs only while the manager leads) over the manager's shared
 // DaemonSet, pod, node and ControllerRevision informers.
@@ -132,6 +136,10 @@ func (rn *runnable) Start(ctx context.Context) error {
 func (rn *runnable) NeedLeaderElection() bool { return true }
 
 func newController(mgr *manager.Manager, opts Options) (*controller.Controller, *reconciler, error) {
+	api, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return nil, nil, fmt.Errorf("daemonset: %w", err)
+	}
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
@@ -144,7 +152,7 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	rec, err := mgr.GetEventRecorderFor(EventSource)
+	rec, err := mgr.EventRecorderFor(ServiceAccount, EventSource)
 	if err != nil {
 		return nil, nil, fmt.Errorf("daemonset: %w", err)
 	}
@@ -154,9 +162,9 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 		podInf:   manager.InformerFor[*corev1.Pod](mgr, podGVR, true),
 		nodeInf:  manager.InformerFor[*corev1.Node](mgr, nodeGVR, false),
 		crInf:    manager.InformerFor[*appsv1.ControllerRevision](mgr, crGVR, true),
-		dss:      rest.For[*appsv1.DaemonSet, *appsv1.DaemonSetList](mgr.Client(), dsGVR, true),
-		pods:     rest.For[*corev1.Pod, *corev1.PodList](mgr.Client(), podGVR, true),
-		crs:      rest.For[*appsv1.ControllerRevision, *appsv1.ControllerRevisionList](mgr.Client(), crGVR, true),
+		dss:      rest.For[*appsv1.DaemonSet, *appsv1.DaemonSetList](api, dsGVR, true),
+		pods:     rest.For[*corev1.Pod, *corev1.PodList](api, podGVR, true),
+		crs:      rest.For[*appsv1.ControllerRevision, *appsv1.ControllerRevisionList](api, crGVR, true),
 		exp:      expectations.NewUIDTracking(opts.Clock),
 		recorder: rec,
 		clock:    opts.Clock,

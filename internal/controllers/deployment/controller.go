@@ -72,6 +72,10 @@ type reconciler struct {
 	checks *deadlines
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "deployment-controller"
+
 // Add registers the Deployment controller on mgr: one controller runnable
 // (it runs only while the manager leads) over the manager's shared
 // Deployment, ReplicaSet and pod informers.
@@ -103,13 +107,17 @@ func (r *runnable) Start(ctx context.Context) error {
 func (r *runnable) NeedLeaderElection() bool { return !r.everyReplica }
 
 func newController(mgr *manager.Manager, opts Options) (*controller.Controller, *reconciler, error) {
+	api, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return nil, nil, fmt.Errorf("deployment: %w", err)
+	}
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	rec, err := mgr.GetEventRecorderFor(EventSource)
+	rec, err := mgr.EventRecorderFor(ServiceAccount, EventSource)
 	if err != nil {
 		return nil, nil, fmt.Errorf("deployment: %w", err)
 	}
@@ -118,8 +126,8 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 		dInf:     manager.InformerFor[*appsv1.Deployment](mgr, deployGVR, true),
 		rsInf:    manager.InformerFor[*appsv1.ReplicaSet](mgr, rsGVR, true),
 		podInf:   manager.InformerFor[*corev1.Pod](mgr, podGVR, true),
-		deploys:  rest.For[*appsv1.Deployment, *appsv1.DeploymentList](mgr.Client(), deployGVR, true),
-		rss:      rest.For[*appsv1.ReplicaSet, *appsv1.ReplicaSetList](mgr.Client(), rsGVR, true),
+		deploys:  rest.For[*appsv1.Deployment, *appsv1.DeploymentList](api, deployGVR, true),
+		rss:      rest.For[*appsv1.ReplicaSet, *appsv1.ReplicaSetList](api, rsGVR, true),
 		recorder: rec,
 		clock:    opts.Clock,
 	}

@@ -66,8 +66,16 @@ type reconciler struct {
 	scales   *scaleReader
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "disruption-controller"
+
 // Add registers the disruption controller on mgr.
 func Add(mgr *manager.Manager, opts Options) error {
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return fmt.Errorf("disruption: %w", err)
+	}
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
@@ -77,21 +85,21 @@ func Add(mgr *manager.Manager, opts Options) error {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	rec, err := mgr.GetEventRecorderFor(EventSource)
+	rec, err := mgr.EventRecorderFor(ServiceAccount, EventSource)
 	if err != nil {
 		return fmt.Errorf("disruption: %w", err)
 	}
 	r := &reconciler{
 		log:      mgr.Logger().With("controller", ControllerName),
-		client:   mgr.Client(),
+		client:   c,
 		pdbInf:   manager.InformerFor[*policyv1.PodDisruptionBudget](mgr, pdbGVR, true),
 		podInf:   manager.InformerFor[*corev1.Pod](mgr, podGVR, true),
-		pdbs:     rest.For[*policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudgetList](mgr.Client(), pdbGVR, true),
-		pods:     rest.For[*corev1.Pod, *corev1.PodList](mgr.Client(), podGVR, true),
+		pdbs:     rest.For[*policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudgetList](c, pdbGVR, true),
+		pods:     rest.For[*corev1.Pod, *corev1.PodList](c, podGVR, true),
 		recorder: rec,
 		clock:    opts.Clock,
 		resync:   opts.ResyncPeriod,
-		scales:   newScaleReader(mgr.Client()),
+		scales:   newScaleReader(c),
 	}
 	copts := mgr.ControllerOptions()
 	copts.MaxConcurrentReconciles = opts.Workers

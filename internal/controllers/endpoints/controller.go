@@ -59,6 +59,10 @@ type reconciler struct {
 	stale    *staleTracker
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "endpoint-controller"
+
 // Add registers the controller on mgr; it runs while mgr leads.
 func Add(mgr *manager.Manager, opts Options) error {
 	_, err := newController(mgr, opts)
@@ -66,10 +70,14 @@ func Add(mgr *manager.Manager, opts Options) error {
 }
 
 func newController(mgr *manager.Manager, opts Options) (*reconciler, error) {
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return nil, fmt.Errorf("endpoints: %w", err)
+	}
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
-	rec, err := mgr.GetEventRecorderFor(EventSource)
+	rec, err := mgr.EventRecorderFor(ServiceAccount, EventSource)
 	if err != nil {
 		return nil, fmt.Errorf("endpoints: %w", err)
 	}
@@ -78,7 +86,7 @@ func newController(mgr *manager.Manager, opts Options) (*reconciler, error) {
 		svcInf:   manager.InformerFor[*corev1.Service](mgr, svcGVR, true),
 		podInf:   manager.InformerFor[*corev1.Pod](mgr, podGVR, true),
 		epInf:    manager.InformerFor[*corev1.Endpoints](mgr, epGVR, true),
-		eps:      rest.For[*corev1.Endpoints, *corev1.EndpointsList](mgr.Client(), epGVR, true),
+		eps:      rest.For[*corev1.Endpoints, *corev1.EndpointsList](c, epGVR, true),
 		recorder: rec,
 		triggers: endpointutil.NewTriggerTimes(),
 		stale:    newStaleTracker(),

@@ -61,6 +61,10 @@ type reconciler struct {
 	tracker  *tracker
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "endpointslice-controller"
+
 // Add registers the controller on mgr; it runs while mgr leads.
 func Add(mgr *manager.Manager, opts Options) error {
 	_, err := newController(mgr, opts)
@@ -68,13 +72,17 @@ func Add(mgr *manager.Manager, opts Options) error {
 }
 
 func newController(mgr *manager.Manager, opts Options) (*reconciler, error) {
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return nil, fmt.Errorf("endpointslice: %w", err)
+	}
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
 	if opts.MaxEndpointsPerSlice <= 0 {
 		opts.MaxEndpointsPerSlice = DefaultMaxEndpointsPerSlice
 	}
-	rec, err := mgr.GetEventRecorderFor(EventSource)
+	rec, err := mgr.EventRecorderFor(ServiceAccount, EventSource)
 	if err != nil {
 		return nil, fmt.Errorf("endpointslice: %w", err)
 	}
@@ -85,7 +93,7 @@ func newController(mgr *manager.Manager, opts Options) (*reconciler, error) {
 		podInf:   manager.InformerFor[*corev1.Pod](mgr, podGVR, true),
 		nodeInf:  manager.InformerFor[*corev1.Node](mgr, nodeGVR, false),
 		sliceInf: manager.InformerFor[*discoveryv1.EndpointSlice](mgr, sliceGVR, true),
-		slices:   rest.For[*discoveryv1.EndpointSlice, *discoveryv1.EndpointSliceList](mgr.Client(), sliceGVR, true),
+		slices:   rest.For[*discoveryv1.EndpointSlice, *discoveryv1.EndpointSliceList](c, sliceGVR, true),
 		recorder: rec,
 		triggers: endpointutil.NewTriggerTimes(),
 		tracker:  newTracker(),

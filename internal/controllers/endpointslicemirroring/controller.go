@@ -92,8 +92,16 @@ func (r *reconciler) markCreated(key types.NamespacedName, name string) {
 	r.created[key][name] = true
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "endpointslicemirroring-controller"
+
 // Add registers the controller on mgr; it runs while mgr leads.
 func Add(mgr *manager.Manager, opts Options) error {
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return fmt.Errorf("endpointslicemirroring: %w", err)
+	}
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
@@ -101,7 +109,7 @@ func Add(mgr *manager.Manager, opts Options) error {
 		svcInf:   manager.InformerFor[*corev1.Service](mgr, svcGVR, true),
 		epInf:    manager.InformerFor[*corev1.Endpoints](mgr, epGVR, true),
 		sliceInf: manager.InformerFor[*discoveryv1.EndpointSlice](mgr, sliceGVR, true),
-		slices:   rest.For[*discoveryv1.EndpointSlice, *discoveryv1.EndpointSliceList](mgr.Client(), sliceGVR, true),
+		slices:   rest.For[*discoveryv1.EndpointSlice, *discoveryv1.EndpointSliceList](c, sliceGVR, true),
 		created:  map[types.NamespacedName]map[string]bool{},
 	}
 	copts := mgr.ControllerOptions()

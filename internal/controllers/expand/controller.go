@@ -63,8 +63,16 @@ type expander struct {
 	recorder    record.Recorder
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "expand-controller"
+
 // Add registers the controller on mgr; it runs while mgr leads.
 func Add(mgr *manager.Manager, opts Options) error {
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return fmt.Errorf("expand: %w", err)
+	}
 	if opts.Provisioner == "" {
 		opts.Provisioner = provisioner.DefaultName
 	}
@@ -75,7 +83,7 @@ func Add(mgr *manager.Manager, opts Options) error {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	rec, err := mgr.GetEventRecorderFor(EventSource)
+	rec, err := mgr.EventRecorderFor(ServiceAccount, EventSource)
 	if err != nil {
 		return fmt.Errorf("expand: %w", err)
 	}
@@ -85,8 +93,8 @@ func Add(mgr *manager.Manager, opts Options) error {
 		pvcInf:   manager.InformerFor[*corev1.PersistentVolumeClaim](mgr, pvcGVR, true),
 		scInf:    manager.InformerFor[*storagev1.StorageClass](mgr, scGVR, false),
 		podInf:   manager.InformerFor[*corev1.Pod](mgr, podGVR, true),
-		pvs:      rest.For[*corev1.PersistentVolume, *corev1.PersistentVolumeList](mgr.Client(), pvGVR, false),
-		pvcs:     rest.For[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList](mgr.Client(), pvcGVR, true),
+		pvs:      rest.For[*corev1.PersistentVolume, *corev1.PersistentVolumeList](c, pvGVR, false),
+		pvcs:     rest.For[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList](c, pvcGVR, true),
 		recorder: rec,
 	}
 	if err := volumeutil.AddPodClaimIndex(e.podInf.Indexer()); err != nil {

@@ -68,14 +68,22 @@ func (o *Options) setDefaults() {
 	}
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "generic-garbage-collector"
+
 // Add registers the garbage collector on mgr; it runs while mgr leads.
 func Add(mgr *manager.Manager, opts Options) error {
-	rec, err := mgr.GetEventRecorderFor("garbage-collector-controller")
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return fmt.Errorf("garbagecollector: %w", err)
+	}
+	rec, err := mgr.EventRecorderFor(ServiceAccount, "garbage-collector-controller")
 	if err != nil {
 		return fmt.Errorf("garbagecollector: event recorder: %w", err)
 	}
 	copts := mgr.ControllerOptions()
-	gc := New(mgr.Client(), opts, Deps{Logger: mgr.Logger(), Recorder: rec, Clock: copts.Clock,
+	gc := New(c, opts, Deps{Logger: mgr.Logger(), Recorder: rec, Clock: copts.Clock,
 		QueueMetrics: copts.QueueMetrics})
 	if err := mgr.Add(gc); err != nil {
 		return fmt.Errorf("garbagecollector: %w", err)

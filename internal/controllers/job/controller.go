@@ -72,6 +72,10 @@ type reconciler struct {
 	metrics    *metrics
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "job-controller"
+
 // Add registers the Job controller on mgr: the Job sync and the cleanup of
 // tracking finalizers on orphaned pods, both under leader election.
 func Add(mgr *manager.Manager, opts Options) error {
@@ -90,13 +94,17 @@ func Add(mgr *manager.Manager, opts Options) error {
 
 // newControllers builds the Job controller and the orphan-pod controller.
 func newControllers(mgr *manager.Manager, opts Options) (*controller.Controller, *controller.Controller, *reconciler, error) {
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("job: %w", err)
+	}
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	rec, err := mgr.GetEventRecorderFor(EventSource)
+	rec, err := mgr.EventRecorderFor(ServiceAccount, EventSource)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("job: %w", err)
 	}
@@ -108,8 +116,8 @@ func newControllers(mgr *manager.Manager, opts Options) (*controller.Controller,
 		log:        mgr.Logger().With("controller", ControllerName),
 		jobInf:     manager.InformerFor[*batchv1.Job](mgr, jobGVR, true),
 		podInf:     manager.InformerFor[*corev1.Pod](mgr, podGVR, true),
-		jobs:       rest.For[*batchv1.Job, *batchv1.JobList](mgr.Client(), jobGVR, true),
-		pods:       rest.For[*corev1.Pod, *corev1.PodList](mgr.Client(), podGVR, true),
+		jobs:       rest.For[*batchv1.Job, *batchv1.JobList](c, jobGVR, true),
+		pods:       rest.For[*corev1.Pod, *corev1.PodList](c, podGVR, true),
 		exp:        expectations.NewUIDTracking(opts.Clock),
 		finalizers: newFinalizerExpectations(),
 		backoff:    newBackoffStore(),

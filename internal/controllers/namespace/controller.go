@@ -49,17 +49,25 @@ func (o *Options) setDefaults() {
 	}
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "namespace-controller"
+
 // Add registers the namespace controller on mgr: a controller over
 // namespaces that have a deletionTimestamp.
 func Add(mgr *manager.Manager, opts Options) error {
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return fmt.Errorf("namespace: %w", err)
+	}
 	opts.setDefaults()
 	copts := mgr.ControllerOptions()
 	copts.MaxConcurrentReconciles = opts.Workers
 	copts.RateLimiter = workqueue.NewMaxOfRateLimiter(
 		workqueue.NewExponentialRateLimiter[reconcile.Request](defaultRetryBase, defaultRetryMax),
 		workqueue.NewBucketRateLimiter[reconcile.Request](10, 100, clockOf(copts.Clock)))
-	r := newReconciler(mgr.Client(), opts, mgr.Logger(), clockOf(copts.Clock))
-	err := builder.ControllerManagedBy(mgr).Named(controllerName).
+	r := newReconciler(c, opts, mgr.Logger(), clockOf(copts.Clock))
+	err = builder.ControllerManagedBy(mgr).Named(controllerName).
 		For(builder.Kind[*corev1.Namespace](), predicate.Typed(func(ns *corev1.Namespace) bool { return ns.DeletionTimestamp != nil })).
 		WithOptions(copts).
 		Complete(r)

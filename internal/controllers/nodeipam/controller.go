@@ -63,6 +63,10 @@ type reconciler struct {
 	set *cidrSet // guarded by mu
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "node-controller"
+
 // Add registers the node IPAM controller on mgr (leader only).
 func Add(mgr *manager.Manager, opts Options) error {
 	ctrl, _, err := newController(mgr, opts)
@@ -73,6 +77,10 @@ func Add(mgr *manager.Manager, opts Options) error {
 }
 
 func newController(mgr *manager.Manager, opts Options) (*controller.Controller, *reconciler, error) {
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return nil, nil, fmt.Errorf("nodeipam: %w", err)
+	}
 	if opts.ClusterCIDR == "" {
 		opts.ClusterCIDR = DefaultClusterCIDR
 	}
@@ -86,7 +94,7 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("nodeipam: %w", err)
 	}
-	rec, err := mgr.GetEventRecorderFor(EventSource)
+	rec, err := mgr.EventRecorderFor(ServiceAccount, EventSource)
 	if err != nil {
 		return nil, nil, fmt.Errorf("nodeipam: %w", err)
 	}
@@ -97,7 +105,7 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 	r := &reconciler{
 		log:      mgr.Logger().With("controller", ControllerName),
 		nodeInf:  manager.InformerFor[*corev1.Node](mgr, nodesGVR, false),
-		nodes:    rest.For[*corev1.Node, *corev1.NodeList](mgr.Client(), nodesGVR, false),
+		nodes:    rest.For[*corev1.Node, *corev1.NodeList](c, nodesGVR, false),
 		recorder: rec, metrics: m, cluster: set.cluster.String(), set: set,
 	}
 	m.max.WithLabelValues(r.cluster).Set(float64(set.max))

@@ -91,6 +91,10 @@ type nodeHealth struct {
 	markPods bool
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "node-controller"
+
 // Add registers the controller on mgr; it runs only while mgr leads.
 func Add(mgr *manager.Manager, opts Options) error {
 	_, err := New(mgr, opts)
@@ -99,16 +103,19 @@ func Add(mgr *manager.Manager, opts Options) error {
 
 // New builds the controller and adds it to mgr.
 func New(mgr *manager.Manager, opts Options) (*Controller, error) {
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return nil, fmt.Errorf("nodelifecycle: %w", err)
+	}
 	setDefaults(&opts, mgr.ControllerOptions().Clock)
-	nodeEvents, err := mgr.GetEventRecorderFor("node-controller")
+	nodeEvents, err := mgr.EventRecorderFor(ServiceAccount, "node-controller")
 	if err != nil {
 		return nil, fmt.Errorf("nodelifecycle: %w", err)
 	}
-	podEvents, err := mgr.GetEventRecorderFor("taint-eviction-controller")
+	podEvents, err := mgr.EventRecorderFor(ServiceAccount, "taint-eviction-controller")
 	if err != nil {
 		return nil, fmt.Errorf("nodelifecycle: %w", err)
 	}
-	c := mgr.Client()
 	ctrl := &Controller{
 		opts: opts, clock: opts.Clock, log: mgr.Logger().With("controller", "node-lifecycle"),
 		pods:       rest.For[*corev1.Pod, *corev1.PodList](c, podsGVR, true),

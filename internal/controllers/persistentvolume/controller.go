@@ -65,8 +65,16 @@ type binder struct {
 	metrics  *metrics
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "persistent-volume-binder"
+
 // Add registers the binder on mgr; it runs while mgr leads.
 func Add(mgr *manager.Manager, opts Options) error {
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return fmt.Errorf("persistentvolume: %w", err)
+	}
 	if opts.ResyncPeriod <= 0 {
 		opts.ResyncPeriod = DefaultResyncPeriod
 	}
@@ -77,7 +85,7 @@ func Add(mgr *manager.Manager, opts Options) error {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	rec, err := mgr.GetEventRecorderFor(EventSource)
+	rec, err := mgr.EventRecorderFor(ServiceAccount, EventSource)
 	if err != nil {
 		return fmt.Errorf("persistentvolume: %w", err)
 	}
@@ -88,8 +96,8 @@ func Add(mgr *manager.Manager, opts Options) error {
 		scInf:    manager.InformerFor[*storagev1.StorageClass](mgr, scGVR, false),
 		nodeInf:  manager.InformerFor[*corev1.Node](mgr, nodeGVR, false),
 		podInf:   manager.InformerFor[*corev1.Pod](mgr, podGVR, true),
-		pvs:      rest.For[*corev1.PersistentVolume, *corev1.PersistentVolumeList](mgr.Client(), pvGVR, false),
-		pvcs:     rest.For[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList](mgr.Client(), pvcGVR, true),
+		pvs:      rest.For[*corev1.PersistentVolume, *corev1.PersistentVolumeList](c, pvGVR, false),
+		pvcs:     rest.For[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList](c, pvcGVR, true),
 		recorder: rec,
 	}
 	b.volumes, b.claims = newAssumed(b.pvInf), newAssumed(b.pvcInf)

@@ -115,11 +115,19 @@ type reconciler struct {
 	selectors map[types.NamespacedName]labels.Selector
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "horizontal-pod-autoscaler"
+
 // Add registers the horizontal pod autoscaler controller on mgr.
 func Add(mgr *manager.Manager, opts Options) error {
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return fmt.Errorf("podautoscaler: %w", err)
+	}
 	copts := mgr.ControllerOptions()
 	opts.setDefaults(copts.Clock)
-	rec, err := mgr.GetEventRecorderFor(EventSource)
+	rec, err := mgr.EventRecorderFor(ServiceAccount, EventSource)
 	if err != nil {
 		return fmt.Errorf("podautoscaler: %w", err)
 	}
@@ -127,7 +135,6 @@ func Add(mgr *manager.Manager, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("podautoscaler: %w", err)
 	}
-	c := mgr.Client()
 	r := &reconciler{
 		log:        mgr.Logger().With("controller", ControllerName),
 		opts:       opts,

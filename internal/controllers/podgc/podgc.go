@@ -63,6 +63,10 @@ type Collector struct {
 	quarantine map[string]time.Time
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "pod-garbage-collector"
+
 // Add registers the collector on mgr; it runs only while mgr leads.
 func Add(mgr *manager.Manager, opts Options) error {
 	_, err := New(mgr, opts)
@@ -71,12 +75,15 @@ func Add(mgr *manager.Manager, opts Options) error {
 
 // New builds the collector and adds it to mgr.
 func New(mgr *manager.Manager, opts Options) (*Collector, error) {
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return nil, fmt.Errorf("podgc: %w", err)
+	}
 	setDefaults(&opts, mgr.ControllerOptions().Clock)
 	m, err := newMetrics(mgr.Registry())
 	if err != nil {
 		return nil, fmt.Errorf("podgc: %w", err)
 	}
-	c := mgr.Client()
 	gc := &Collector{
 		opts: opts, log: mgr.Logger().With("controller", "pod-garbage-collector"),
 		podInf:  manager.InformerFor[*corev1.Pod](mgr, podsGVR, true),

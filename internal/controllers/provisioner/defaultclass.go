@@ -3,6 +3,7 @@ package provisioner
 import (
 	"context"
 	"fmt"
+	"github.com/setpoint-dev/setpoint/rest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,7 +38,12 @@ func DefaultClass(provisioner string) *storagev1.StorageClass {
 
 // installer installs the default class once per cluster, as an addon
 // applied at cluster creation: see the package documentation.
-type installer struct{ p *provisioner }
+// installer installs the default class with c, the manager's own client
+// (not the provisioner's identity).
+type installer struct {
+	p *provisioner
+	c *rest.Client
+}
 
 // NeedLeaderElection: only the leader installs.
 func (i *installer) NeedLeaderElection() bool { return true }
@@ -59,7 +65,16 @@ func (i *installer) Start(ctx context.Context) error {
 }
 
 func (i *installer) install(ctx context.Context) error {
-	cms := i.p.cms.Namespace(MarkerNamespace)
+	return InstallDefaultClass(ctx, i.c, i.p.name)
+}
+
+// InstallDefaultClass installs the default StorageClass of provisioner
+// with c, once per cluster (see the package documentation): a cluster
+// installer's act, as kind applies its default class, so c needs to create
+// StorageClasses and ConfigMaps in kube-system, which kube's policy grants
+// no controller.
+func InstallDefaultClass(ctx context.Context, c *rest.Client, provisioner string) error {
+	cms := rest.For[*corev1.ConfigMap, *corev1.ConfigMapList](c, cmGVR, true).Namespace(MarkerNamespace)
 	_, err := cms.Get(ctx, MarkerName, metav1.GetOptions{})
 	switch {
 	case err == nil:
@@ -67,12 +82,13 @@ func (i *installer) install(ctx context.Context) error {
 	case !apierrors.IsNotFound(err):
 		return fmt.Errorf("read %s/%s: %w", MarkerNamespace, MarkerName, err)
 	}
-	if _, err := i.p.classes.Create(ctx, DefaultClass(i.p.name), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	classes := rest.For[*storagev1.StorageClass, *storagev1.StorageClassList](c, scGVR, false)
+	if _, err := classes.Create(ctx, DefaultClass(provisioner), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create storage class %s: %w", DefaultClassName, err)
 	}
 	marker := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: MarkerName, Namespace: MarkerNamespace},
-		Data:       map[string]string{"storageClass": DefaultClassName, "provisioner": i.p.name},
+		Data:       map[string]string{"storageClass": DefaultClassName, "provisioner": provisioner},
 	}
 	if _, err := cms.Create(ctx, marker, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create %s/%s: %w", MarkerNamespace, MarkerName, err)

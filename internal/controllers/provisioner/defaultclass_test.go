@@ -2,6 +2,8 @@ package provisioner
 
 import (
 	"context"
+	"github.com/setpoint-dev/setpoint/rest"
+	corev1 "k8s.io/api/core/v1"
 	"log/slog"
 	"testing"
 
@@ -29,11 +31,13 @@ func TestDefaultClassInstalledOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	in := &installer{p: p}
+	in := &installer{p: p, c: mgr.Client()}
+	classes := rest.For[*storagev1.StorageClass, *storagev1.StorageClassList](mgr.Client(), scGVR, false)
+	cms := rest.For[*corev1.ConfigMap, *corev1.ConfigMapList](mgr.Client(), cmGVR, true)
 	if err := in.install(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := p.classes.Get(ctx, DefaultClassName, metav1.GetOptions{})
+	sc, err := classes.Get(ctx, DefaultClassName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,28 +45,28 @@ func TestDefaultClassInstalledOnce(t *testing.T) {
 		*sc.VolumeBindingMode != storagev1.VolumeBindingWaitForFirstConsumer || string(*sc.ReclaimPolicy) != "Delete" || !*sc.AllowVolumeExpansion {
 		t.Errorf("class %+v", sc)
 	}
-	if _, err := p.cms.Namespace(MarkerNamespace).Get(ctx, MarkerName, metav1.GetOptions{}); err != nil {
+	if _, err := cms.Namespace(MarkerNamespace).Get(ctx, MarkerName, metav1.GetOptions{}); err != nil {
 		t.Errorf("record: %v", err)
 	}
 	// The user takes the default annotation off: kept.
 	sc.Annotations = nil
-	if _, err := p.classes.Update(ctx, sc, metav1.UpdateOptions{}); err != nil {
+	if _, err := classes.Update(ctx, sc, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := in.install(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if sc, _ := p.classes.Get(ctx, DefaultClassName, metav1.GetOptions{}); len(sc.Annotations) != 0 {
+	if sc, _ := classes.Get(ctx, DefaultClassName, metav1.GetOptions{}); len(sc.Annotations) != 0 {
 		t.Errorf("changed class reverted: %v", sc.Annotations)
 	}
 	// The user deletes it: it stays deleted.
-	if err := p.classes.Delete(ctx, DefaultClassName, metav1.DeleteOptions{}); err != nil {
+	if err := classes.Delete(ctx, DefaultClassName, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := in.install(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.classes.Get(ctx, DefaultClassName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := classes.Get(ctx, DefaultClassName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("deleted class came back: %v", err)
 	}
 }

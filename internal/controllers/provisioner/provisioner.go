@@ -65,10 +65,14 @@ type provisioner struct {
 	scInf    *informer.Informer[*storagev1.StorageClass]
 	nodeInf  *informer.Informer[*corev1.Node]
 	pvs      *rest.Resource[*corev1.PersistentVolume, *corev1.PersistentVolumeList]
-	classes  *rest.Resource[*storagev1.StorageClass, *storagev1.StorageClassList]
-	cms      *rest.Resource[*corev1.ConfigMap, *corev1.ConfigMapList]
 	recorder record.Recorder
 }
+
+// ServiceAccount is the provisioner's identity: the in-tree dynamic
+// provisioning of kube-controller-manager ran in the persistent-volume
+// binder, whose ServiceAccount and role (create and delete
+// PersistentVolumes) it takes (see manager.ClientFor).
+const ServiceAccount = "persistent-volume-binder"
 
 // Add registers the provisioner (and, unless told not to, the installer
 // of the default class) on mgr; both run while mgr leads.
@@ -107,17 +111,20 @@ func Add(mgr *manager.Manager, opts Options) error {
 	if opts.NoDefaultClass {
 		return nil
 	}
-	return mgr.Add(&installer{p: p})
+	return mgr.Add(&installer{p: p, c: mgr.Client()})
 }
 
 // newProvisioner builds the provisioner of opts (defaults set).
 func newProvisioner(mgr *manager.Manager, opts Options) (*provisioner, error) {
-	// The lib-external-provisioner records as the provisioner name.
-	rec, err := mgr.GetEventRecorderFor(opts.Name)
+	c, err := mgr.ClientFor(ServiceAccount)
 	if err != nil {
 		return nil, fmt.Errorf("provisioner: %w", err)
 	}
-	c := mgr.Client()
+	// The lib-external-provisioner records as the provisioner name.
+	rec, err := mgr.EventRecorderFor(ServiceAccount, opts.Name)
+	if err != nil {
+		return nil, fmt.Errorf("provisioner: %w", err)
+	}
 	p := &provisioner{
 		name: opts.Name, log: mgr.Logger().With("controller", ControllerName),
 		pvInf:    manager.InformerFor[*corev1.PersistentVolume](mgr, pvGVR, false),
@@ -125,8 +132,6 @@ func newProvisioner(mgr *manager.Manager, opts Options) (*provisioner, error) {
 		scInf:    manager.InformerFor[*storagev1.StorageClass](mgr, scGVR, false),
 		nodeInf:  manager.InformerFor[*corev1.Node](mgr, nodeGVR, false),
 		pvs:      rest.For[*corev1.PersistentVolume, *corev1.PersistentVolumeList](c, pvGVR, false),
-		classes:  rest.For[*storagev1.StorageClass, *storagev1.StorageClassList](c, scGVR, false),
-		cms:      rest.For[*corev1.ConfigMap, *corev1.ConfigMapList](c, cmGVR, true),
 		recorder: rec,
 	}
 	return p, nil

@@ -41,14 +41,22 @@ type protector struct {
 	pods   *rest.Resource[*corev1.Pod, *corev1.PodList]
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "pvc-protection-controller"
+
 // Add registers the controller on mgr; it runs while mgr leads.
 func Add(mgr *manager.Manager, _ Options) error {
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return fmt.Errorf("pvcprotection: %w", err)
+	}
 	p := &protector{
 		log:    mgr.Logger().With("controller", ControllerName),
 		pvcInf: manager.InformerFor[*corev1.PersistentVolumeClaim](mgr, pvcGVR, true),
 		podInf: manager.InformerFor[*corev1.Pod](mgr, podGVR, true),
-		pvcs:   rest.For[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList](mgr.Client(), pvcGVR, true),
-		pods:   rest.For[*corev1.Pod, *corev1.PodList](mgr.Client(), podGVR, true),
+		pvcs:   rest.For[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList](c, pvcGVR, true),
+		pods:   rest.For[*corev1.Pod, *corev1.PodList](c, podGVR, true),
 	}
 	if err := volumeutil.AddPodClaimIndex(p.podInf.Indexer()); err != nil {
 		return fmt.Errorf("pvcprotection: %w", err)

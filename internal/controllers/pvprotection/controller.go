@@ -31,11 +31,19 @@ type protector struct {
 	pvs   *rest.Resource[*corev1.PersistentVolume, *corev1.PersistentVolumeList]
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "pv-protection-controller"
+
 // Add registers the controller on mgr; it runs while mgr leads.
 func Add(mgr *manager.Manager, _ Options) error {
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return fmt.Errorf("pvprotection: %w", err)
+	}
 	p := &protector{
 		pvInf: manager.InformerFor[*corev1.PersistentVolume](mgr, pvGVR, false),
-		pvs:   rest.For[*corev1.PersistentVolume, *corev1.PersistentVolumeList](mgr.Client(), pvGVR, false),
+		pvs:   rest.For[*corev1.PersistentVolume, *corev1.PersistentVolumeList](c, pvGVR, false),
 	}
 	ctrl, err := controller.New(ControllerName, p, mgr.ControllerOptions())
 	if err != nil {

@@ -37,6 +37,8 @@ const (
 	ControllerName = "replicaset"
 	// EventSource is the component of the Events the controller records.
 	EventSource = "replicaset-controller"
+	// ServiceAccount is the controller's identity in kube-system.
+	ServiceAccount = "replicaset-controller"
 )
 
 var (
@@ -129,11 +131,15 @@ func newController(mgr *manager.Manager, opts Options, kind Kind) (*controller.C
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	rec, err := mgr.GetEventRecorderFor(kind.EventSource)
+	c, err := mgr.ClientFor(kind.ServiceAccount)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", kind.Name, err)
 	}
-	owner, err := kind.New(mgr)
+	rec, err := mgr.EventRecorderFor(kind.ServiceAccount, kind.EventSource)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", kind.Name, err)
+	}
+	owner, err := kind.New(mgr, c)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", kind.Name, err)
 	}
@@ -142,7 +148,7 @@ func newController(mgr *manager.Manager, opts Options, kind Kind) (*controller.C
 		owner:    owner,
 		gvk:      owner.GVK(),
 		podInf:   manager.InformerFor[*corev1.Pod](mgr, podGVR, true),
-		pods:     rest.For[*corev1.Pod, *corev1.PodList](mgr.Client(), podGVR, true),
+		pods:     rest.For[*corev1.Pod, *corev1.PodList](c, podGVR, true),
 		exp:      expectations.NewUIDTracking(opts.Clock),
 		recorder: rec,
 		clock:    opts.Clock,

@@ -28,8 +28,11 @@ type Kind struct {
 	Name string
 	// EventSource is the component of the controller's Events.
 	EventSource string
-	// New builds the kind's view on mgr's informers and client.
-	New func(mgr *manager.Manager) (Owner, error)
+	// ServiceAccount names the controller's identity (kube-controller-
+	// manager's ServiceAccount for it, see manager.ClientFor).
+	ServiceAccount string
+	// New builds the kind's view on mgr's informers, writing with c.
+	New func(mgr *manager.Manager, c *rest.Client) (Owner, error)
 }
 
 // Owner is the controller's view of its kind's objects, each seen as a
@@ -59,7 +62,7 @@ type Owner interface {
 }
 
 // ReplicaSetKind is the apps/v1 ReplicaSet.
-var ReplicaSetKind = Kind{Name: ControllerName, EventSource: EventSource, New: newReplicaSetOwner}
+var ReplicaSetKind = Kind{Name: ControllerName, EventSource: EventSource, ServiceAccount: ServiceAccount, New: newReplicaSetOwner}
 
 // replicaSetOwner is the identity view: ReplicaSets as they are.
 type replicaSetOwner struct {
@@ -67,10 +70,10 @@ type replicaSetOwner struct {
 	api *rest.Resource[*appsv1.ReplicaSet, *appsv1.ReplicaSetList]
 }
 
-func newReplicaSetOwner(mgr *manager.Manager) (Owner, error) {
+func newReplicaSetOwner(mgr *manager.Manager, c *rest.Client) (Owner, error) {
 	return &replicaSetOwner{
 		inf: manager.InformerFor[*appsv1.ReplicaSet](mgr, rsGVR, true),
-		api: rest.For[*appsv1.ReplicaSet, *appsv1.ReplicaSetList](mgr.Client(), rsGVR, true),
+		api: rest.For[*appsv1.ReplicaSet, *appsv1.ReplicaSetList](c, rsGVR, true),
 	}, nil
 }
 

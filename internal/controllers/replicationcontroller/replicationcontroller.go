@@ -27,6 +27,8 @@ const (
 	ControllerName = "replicationcontroller"
 	// EventSource is the component of the controller's Events.
 	EventSource = "replication-controller"
+	// ServiceAccount is the controller's identity in kube-system.
+	ServiceAccount = "replication-controller"
 )
 
 var (
@@ -35,7 +37,7 @@ var (
 )
 
 // Kind is the ReplicationController as package replicaset drives it.
-var Kind = replicaset.Kind{Name: ControllerName, EventSource: EventSource, New: newOwner}
+var Kind = replicaset.Kind{Name: ControllerName, EventSource: EventSource, ServiceAccount: ServiceAccount, New: newOwner}
 
 // Add registers the ReplicationController controller on mgr (same
 // options as the ReplicaSet controller's).
@@ -49,10 +51,10 @@ type owner struct {
 	api *rest.Resource[*corev1.ReplicationController, *corev1.ReplicationControllerList]
 }
 
-func newOwner(mgr *manager.Manager) (replicaset.Owner, error) {
+func newOwner(mgr *manager.Manager, c *rest.Client) (replicaset.Owner, error) {
 	return &owner{
 		inf: manager.InformerFor[*corev1.ReplicationController](mgr, rcGVR, true),
-		api: rest.For[*corev1.ReplicationController, *corev1.ReplicationControllerList](mgr.Client(), rcGVR, true),
+		api: rest.For[*corev1.ReplicationController, *corev1.ReplicationControllerList](c, rcGVR, true),
 	}, nil
 }
 

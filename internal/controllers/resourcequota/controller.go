@@ -61,8 +61,16 @@ type reconciler struct {
 	resync time.Duration
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "resourcequota-controller"
+
 // Add registers the ResourceQuota controller on mgr.
 func Add(mgr *manager.Manager, opts Options) error {
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return fmt.Errorf("resourcequota: %w", err)
+	}
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
@@ -74,8 +82,8 @@ func Add(mgr *manager.Manager, opts Options) error {
 	}
 	r := &reconciler{
 		log:    mgr.Logger().With("controller", ControllerName),
-		client: mgr.Client(),
-		quotas: rest.For[*corev1.ResourceQuota, *corev1.ResourceQuotaList](mgr.Client(), quotasGVR, true),
+		client: c,
+		quotas: rest.For[*corev1.ResourceQuota, *corev1.ResourceQuotaList](c, quotasGVR, true),
 		kinds:  quotableKinds(),
 		clock:  opts.Clock,
 		resync: opts.ResyncPeriod,

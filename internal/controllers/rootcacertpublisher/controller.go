@@ -57,8 +57,16 @@ type reconciler struct {
 	cms    *rest.Resource[*corev1.ConfigMap, *corev1.ConfigMapList]
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "root-ca-cert-publisher"
+
 // Add registers the controller on mgr; it runs while mgr leads.
 func Add(mgr *manager.Manager, opts Options) error {
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return fmt.Errorf("rootcacertpublisher: %w", err)
+	}
 	if len(opts.RootCA) == 0 {
 		return errors.New("rootcacertpublisher: no root CA to publish")
 	}
@@ -69,7 +77,7 @@ func Add(mgr *manager.Manager, opts Options) error {
 		rootCA: string(opts.RootCA),
 		nsInf:  manager.InformerFor[*corev1.Namespace](mgr, nsGVR, false),
 		cmInf:  manager.InformerFor[*corev1.ConfigMap](mgr, cmGVR, true),
-		cms:    rest.For[*corev1.ConfigMap, *corev1.ConfigMapList](mgr.Client(), cmGVR, true),
+		cms:    rest.For[*corev1.ConfigMap, *corev1.ConfigMapList](c, cmGVR, true),
 	}
 	copts := mgr.ControllerOptions()
 	copts.MaxConcurrentReconciles = opts.Workers

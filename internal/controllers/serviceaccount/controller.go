@@ -48,8 +48,16 @@ type reconciler struct {
 	sas   *rest.Resource[*corev1.ServiceAccount, *corev1.ServiceAccountList]
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "service-account-controller"
+
 // Add registers the controller on mgr; it runs while mgr leads.
 func Add(mgr *manager.Manager, opts Options) error {
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return fmt.Errorf("serviceaccount: %w", err)
+	}
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
@@ -57,7 +65,7 @@ func Add(mgr *manager.Manager, opts Options) error {
 		log:   mgr.Logger().With("controller", ControllerName),
 		nsInf: manager.InformerFor[*corev1.Namespace](mgr, nsGVR, false),
 		saInf: manager.InformerFor[*corev1.ServiceAccount](mgr, saGVR, true),
-		sas:   rest.For[*corev1.ServiceAccount, *corev1.ServiceAccountList](mgr.Client(), saGVR, true),
+		sas:   rest.For[*corev1.ServiceAccount, *corev1.ServiceAccountList](c, saGVR, true),
 	}
 	copts := mgr.ControllerOptions()
 	copts.MaxConcurrentReconciles = opts.Workers

@@ -82,6 +82,10 @@ type reconciler struct {
 	setRVs map[string]string
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "statefulset-controller"
+
 // Add registers the StatefulSet controller on mgr.
 func Add(mgr *manager.Manager, opts Options) error {
 	ctrl, _, err := newController(mgr, opts)
@@ -93,6 +97,10 @@ func Add(mgr *manager.Manager, opts Options) error {
 
 // newController builds the controller and its sources without adding it.
 func newController(mgr *manager.Manager, opts Options) (*controller.Controller, *reconciler, error) {
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return nil, nil, fmt.Errorf("statefulset: %w", err)
+	}
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
@@ -102,7 +110,7 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 	if opts.MaxInFlightWrites <= 0 {
 		opts.MaxInFlightWrites = DefaultMaxInFlightWrites
 	}
-	rec, err := mgr.GetEventRecorderFor(EventSource)
+	rec, err := mgr.EventRecorderFor(ServiceAccount, EventSource)
 	if err != nil {
 		return nil, nil, fmt.Errorf("statefulset: %w", err)
 	}
@@ -110,7 +118,6 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 	if err != nil {
 		return nil, nil, err
 	}
-	c := mgr.Client()
 	r := &reconciler{
 		log:      mgr.Logger().With("controller", ControllerName),
 		setInf:   manager.InformerFor[*appsv1.StatefulSet](mgr, setGVR, true),

@@ -48,6 +48,10 @@ type reconciler struct {
 	duration prometheus.Observer
 }
 
+// ServiceAccount is the controller's identity: kube-controller-manager's
+// ServiceAccount for it in kube-system (see manager.ClientFor).
+const ServiceAccount = "ttl-after-finished-controller"
+
 // Add registers the TTL-after-finished controller on mgr.
 func Add(mgr *manager.Manager, opts Options) error {
 	ctrl, _, err := newController(mgr, opts)
@@ -58,6 +62,10 @@ func Add(mgr *manager.Manager, opts Options) error {
 }
 
 func newController(mgr *manager.Manager, opts Options) (*controller.Controller, *reconciler, error) {
+	c, err := mgr.ClientFor(ServiceAccount)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ttlafterfinished: %w", err)
+	}
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
@@ -79,7 +87,7 @@ func newController(mgr *manager.Manager, opts Options) (*controller.Controller, 
 	r := &reconciler{
 		log:      mgr.Logger().With("controller", ControllerName),
 		jobInf:   manager.InformerFor[*batchv1.Job](mgr, jobGVR, true),
-		jobs:     rest.For[*batchv1.Job, *batchv1.JobList](mgr.Client(), jobGVR, true),
+		jobs:     rest.For[*batchv1.Job, *batchv1.JobList](c, jobGVR, true),
 		clock:    opts.Clock,
 		duration: hist,
 	}
