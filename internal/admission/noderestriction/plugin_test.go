@@ -1,4 +1,4 @@
-package noderestriction
+package noderestriction_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/setpoint-dev/setpoint/internal/admission/noderestriction"
 	"github.com/setpoint-dev/setpoint/internal/registry"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 	"github.com/setpoint-dev/setpoint/rest"
@@ -37,12 +38,12 @@ func TestNodeRestriction(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.CloseIdleConnections()
-	nodes := rest.For[*corev1.Node, *corev1.NodeList](c, nodesGVR, false)
+	nodes := rest.For[*corev1.Node, *corev1.NodeList](c, corev1.SchemeGroupVersion.WithResource("nodes"), false)
 	nodeA, err := nodes.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pods := rest.For[*corev1.Pod, *corev1.PodList](c, podsGVR, true).Namespace("default")
+	pods := rest.For[*corev1.Pod, *corev1.PodList](c, corev1.SchemeGroupVersion.WithResource("pods"), true).Namespace("default")
 	podOn := func(name, node string) *corev1.Pod {
 		p, err := pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "x"}},
 			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}, metav1.CreateOptions{})
@@ -72,7 +73,7 @@ func TestNodeRestriction(t *testing.T) {
 		return registry.Request{Namespace: ns, Name: name, User: u}
 	}
 	a := nodeUser("a")
-	p := New()
+	p := noderestriction.New()
 	for _, tc := range []struct {
 		name  string
 		attrs registry.Attributes
