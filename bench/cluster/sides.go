@@ -128,9 +128,10 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// setpointSide runs `setpoint up --nodes N` on a fresh data directory.
-func setpointSide(bin string) side {
-	return side{name: "setpoint", start: func(ctx context.Context, nodes int) (*cluster, error) {
+// setpointSide runs `setpoint up --nodes N` (and extra flags) on a fresh
+// data directory.
+func setpointSide(name, bin string, extra ...string) side {
+	return side{name: name, start: func(ctx context.Context, nodes int) (*cluster, error) {
 		begin := time.Now()
 		dir, err := os.MkdirTemp("", "bench-setpoint-")
 		if err != nil {
@@ -140,9 +141,9 @@ func setpointSide(bin string) side {
 		if err != nil {
 			return nil, errors.Join(err, os.RemoveAll(dir))
 		}
-		p, err := startChild("setpoint up", filepath.Join(dir, "setpoint.log"), bin, "up",
-			"--data-dir", filepath.Join(dir, "data"), "--listen", "127.0.0.1:"+strconv.Itoa(port),
-			"--nodes", strconv.Itoa(nodes))
+		args := append([]string{"up", "--data-dir", filepath.Join(dir, "data"), "--listen", "127.0.0.1:" + strconv.Itoa(port),
+			"--nodes", strconv.Itoa(nodes)}, extra...)
+		p, err := startChild("setpoint up", filepath.Join(dir, "setpoint.log"), append([]string{bin}, args...)...)
 		if err != nil {
 			return nil, errors.Join(err, os.RemoveAll(dir))
 		}
