@@ -56,9 +56,11 @@ type reconciler struct {
 	log    *slog.Logger
 	client *rest.Client
 	quotas *rest.Resource[*corev1.ResourceQuota, *corev1.ResourceQuotaList]
-	kinds  []kindEval
-	clock  clock.PassiveClock
-	resync time.Duration
+	// quotaInf caches the quotas Reconcile reads.
+	quotaInf *informer.Informer[*corev1.ResourceQuota]
+	kinds    []kindEval
+	clock    clock.PassiveClock
+	resync   time.Duration
 }
 
 // ServiceAccount is the controller's identity: kube-controller-manager's
@@ -80,15 +82,16 @@ func Add(mgr *manager.Manager, opts Options) error {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	r := &reconciler{
-		log:    mgr.Logger().With("controller", ControllerName),
-		client: c,
-		quotas: rest.For[*corev1.ResourceQuota, *corev1.ResourceQuotaList](c, quotasGVR, true),
-		kinds:  quotableKinds(),
-		clock:  opts.Clock,
-		resync: opts.ResyncPeriod,
-	}
 	quotaInf := manager.InformerFor[*corev1.ResourceQuota](mgr, quotasGVR, true)
+	r := &reconciler{
+		quotaInf: quotaInf,
+		log:      mgr.Logger().With("controller", ControllerName),
+		client:   c,
+		quotas:   rest.For[*corev1.ResourceQuota, *corev1.ResourceQuotaList](c, quotasGVR, true),
+		kinds:    quotableKinds(),
+		clock:    opts.Clock,
+		resync:   opts.ResyncPeriod,
+	}
 	copts := mgr.ControllerOptions()
 	copts.MaxConcurrentReconciles = opts.Workers
 	b := builder.ControllerManagedBy(mgr).Named(ControllerName).

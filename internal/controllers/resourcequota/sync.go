@@ -22,13 +22,17 @@ func namespacedName(ns, name string) types.NamespacedName {
 
 // Reconcile recounts one quota and writes its status.
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	q, err := r.quotas.Namespace(req.Namespace).Get(ctx, req.Name, metav1.GetOptions{})
+	// From the cache, as kube's controller reads it (its role may list
+	// and watch quotas, not get them); a stale copy fails the status
+	// update with a conflict and is recounted.
+	cached, err := r.quotaInf.Lister().Namespace(req.Namespace).Get(req.Name)
 	if apierrors.IsNotFound(err) {
 		return reconcile.Result{}, nil
 	}
 	if err != nil {
-		return reconcile.Result{}, fmt.Errorf("get quota %s: %w", req, err)
+		return reconcile.Result{}, fmt.Errorf("get quota %s from cache: %w", req, err)
 	}
+	q := cached.DeepCopy()
 	used, err := r.recount(ctx, q)
 	if err != nil {
 		return reconcile.Result{}, err
