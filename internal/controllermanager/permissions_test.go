@@ -10,6 +10,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -139,8 +141,9 @@ func componentConfig(t *testing.T, dir, file string) *rest.Config {
 }
 
 // runWorkload drives the controllers: a Deployment and its scale-down, a
-// Service with endpoints, a Job, a StatefulSet, a DaemonSet and a
-// namespace deleted with its objects, waiting for each to converge.
+// Service with endpoints, a Job, a StatefulSet, a DaemonSet, a quota and a
+// disruption budget whose status is counted, and a namespace deleted with
+// its objects, waiting for each to converge.
 func runWorkload(t *testing.T, ctx context.Context, c *rest.Client) {
 	t.Helper()
 	labels := map[string]string{"app": "w"}
@@ -186,8 +189,25 @@ func runWorkload(t *testing.T, ctx context.Context, c *rest.Client) {
 		metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	quotas := rest.For[*corev1.ResourceQuota, *corev1.ResourceQuotaList](c, corev1.SchemeGroupVersion.WithResource("resourcequotas"), true).Namespace("work")
+	if _, err := quotas.Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("50")}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pdbs := rest.For[*policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudgetList](c, policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets"), true).Namespace("work")
+	if _, err := pdbs.Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: labels}}},
+		metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	var state string
 	waitFor(t, ctx, "workloads ready", func() bool {
+		q, err5 := quotas.Get(ctx, "q", metav1.GetOptions{})
+		pdb, err6 := pdbs.Get(ctx, "web", metav1.GetOptions{})
+		if err5 != nil || err6 != nil || q.Status.Used.Pods().IsZero() || pdb.Status.CurrentHealthy < 3 {
+			state = "quota and disruption budget status not counted yet"
+			return false
+		}
 		d, err1 := deploys.Get(ctx, "web", metav1.GetOptions{})
 		s, err2 := sts.Get(ctx, "db", metav1.GetOptions{})
 		ds, err3 := dss.Get(ctx, "agent", metav1.GetOptions{})
