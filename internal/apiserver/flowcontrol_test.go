@@ -50,6 +50,13 @@ func serviceAccount(t testing.TB, s *testserver.Server, ns, name string) identit
 		fmt.Sprintf(`{"metadata":{"name":%q}}`, name)); code != http.StatusCreated {
 		t.Fatalf("create service account: %d %s", code, body)
 	}
+	// (everything in its namespace: these tests are about flows, not
+	// permissions)
+	if code, body, _ := admin.do(t, http.MethodPost, "/apis/rbac.authorization.k8s.io/v1/namespaces/"+ns+"/rolebindings",
+		fmt.Sprintf(`{"metadata":{"name":%q},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cluster-admin"},
+		"subjects":[{"kind":"ServiceAccount","name":%q,"namespace":%q}]}`, name, name, ns)); code != http.StatusCreated {
+		t.Fatalf("bind service account: %d %s", code, body)
+	}
 	code, body, _ := admin.do(t, http.MethodPost, "/api/v1/namespaces/"+ns+"/serviceaccounts/"+name+"/token",
 		`{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"expirationSeconds":3600}}`)
 	if code != http.StatusCreated {

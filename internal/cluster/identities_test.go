@@ -59,8 +59,11 @@ func TestComponentIdentities(t *testing.T) {
 	c, err := Start(ctx, Options{
 		APIServer: controlplane.Options{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Storage: "memory"},
 		Nodes:     2,
+		// (the ServiceAccount admission needs each namespace's default
+		// ServiceAccount, and the pods' token volume kube-root-ca.crt)
 		ControllerManager: controllermanager.ControllerManagerOptions{Controllers: []string{
-			controllermanager.ReplicaSet, controllermanager.Deployment}},
+			controllermanager.ReplicaSet, controllermanager.Deployment,
+			controllermanager.ServiceAccount, controllermanager.RootCAPublisher}},
 	})
 	if err != nil {
 		t.Fatal(err)
