@@ -63,12 +63,12 @@ const ServiceAccount = "root-ca-cert-publisher"
 
 // Add registers the controller on mgr; it runs while mgr leads.
 func Add(mgr *manager.Manager, opts Options) error {
+	if len(opts.RootCA) == 0 {
+		return errors.New("rootcacertpublisher: no root CA to publish")
+	}
 	c, err := mgr.ClientFor(ServiceAccount)
 	if err != nil {
 		return fmt.Errorf("rootcacertpublisher: %w", err)
-	}
-	if len(opts.RootCA) == 0 {
-		return errors.New("rootcacertpublisher: no root CA to publish")
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
