@@ -35,7 +35,7 @@ kind: Pod
 metadata:
   name: staged
   annotations:
-    setpoint.dev/run-time: "first=3s,second=3s"
+    setpoint.dev/run-time: "first=6s,second=6s"
 spec:
   initContainers:
   - {name: first, image: busybox}

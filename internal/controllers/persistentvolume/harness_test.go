@@ -93,7 +93,7 @@ func start(t *testing.T) *env {
 // every 200 ms so resyncs happen.
 func (e *env) eventually(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(45 * time.Second) // generous: CI runs many packages at once
 	for i := 0; time.Now().Before(deadline); i++ {
 		if cond() {
 			return
