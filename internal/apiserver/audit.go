@@ -14,13 +14,11 @@ import (
 	authnv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"github.com/setpoint-dev/setpoint/internal/audit"
-	"github.com/setpoint-dev/setpoint/internal/authorizer"
 	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
@@ -129,7 +127,7 @@ func authMethods(r *http.Request) string {
 func auditMetadata(r *http.Request) audit.RequestMetadata {
 	u := registry.UserFrom(r.Context())
 	md := audit.RequestMetadata{
-		Attributes: auditAttributes(r, u),
+		Attributes: requestAttributes(r, u.AuthorizerUser()),
 		RequestURI: r.URL.RequestURI(),
 		UserAgent:  r.UserAgent(),
 	}
@@ -149,87 +147,6 @@ func auditMetadata(r *http.Request) audit.RequestMetadata {
 		}
 	}
 	return md
-}
-
-// auditAttributes are a request's attributes as kube-apiserver's request
-// info resolver reads them (the attributes its audit policy and its
-// authorizer see): the verb from the method (get on a collection is list,
-// or watch; delete on a collection is deletecollection; the /watch/ and
-// /proxy/ path prefixes), namespace (the namespace object's own name for
-// namespaces/NAME), name (or a fieldSelector on metadata.name) and
-// subresource; non-resource requests carry the lower-case method and the
-// path.
-func auditAttributes(r *http.Request, u registry.UserInfo) authorizer.Attributes {
-	a := authorizer.Attributes{User: u.AuthorizerUser(), Verb: strings.ToLower(r.Method), Path: r.URL.Path}
-	parts := splitPath(r.URL.Path)
-	if len(parts) < 3 || (parts[0] != "api" && parts[0] != "apis") {
-		return a
-	}
-	prefix := parts[0]
-	parts = parts[1:]
-	if prefix == "apis" {
-		if len(parts) < 3 {
-			return a
-		}
-		a.APIGroup, parts = parts[0], parts[1:]
-	}
-	a.ResourceRequest = true
-	a.APIVersion, parts = parts[0], parts[1:]
-	if parts[0] == "watch" || parts[0] == "proxy" {
-		if len(parts) < 2 {
-			return a
-		}
-		a.Verb, parts = parts[0], parts[1:]
-	} else {
-		a.Verb = methodVerbs[r.Method]
-	}
-	if parts[0] == "namespaces" && len(parts) > 1 {
-		a.Namespace = parts[1]
-		if len(parts) > 2 && parts[2] != "status" && parts[2] != "finalize" {
-			parts = parts[2:]
-		}
-	}
-	if len(parts) >= 3 && a.Verb != "proxy" {
-		a.Subresource = parts[2]
-	}
-	if len(parts) >= 2 {
-		a.Name = parts[1]
-	}
-	a.Resource = parts[0]
-	if a.Name == "" && a.Verb == "get" {
-		a.Verb = "list"
-		if queryBool(r.URL.Query(), "watch") {
-			a.Verb = "watch"
-		}
-		a.Name = fieldSelectorName(r)
-	}
-	if a.Name == "" && a.Verb == "delete" {
-		a.Verb = "deletecollection"
-	}
-	return a
-}
-
-var methodVerbs = map[string]string{
-	http.MethodPost: "create", http.MethodGet: "get", http.MethodHead: "get",
-	http.MethodPut: "update", http.MethodPatch: "patch", http.MethodDelete: "delete",
-}
-
-// fieldSelectorName is the name a list or watch selects with
-// metadata.name=NAME, when it is a valid path segment.
-func fieldSelectorName(r *http.Request) string {
-	q := r.URL.Query().Get("fieldSelector")
-	if q == "" {
-		return ""
-	}
-	sel, err := fields.ParseSelector(q)
-	if err != nil {
-		return ""
-	}
-	name, ok := sel.RequiresExactMatch("metadata.name")
-	if !ok || name == "." || name == ".." || strings.ContainsAny(name, "/%") {
-		return ""
-	}
-	return name
 }
 
 // auditEncoder renders objects for the audit log as the server sends JSON.

@@ -184,6 +184,10 @@ func selectedName(r *http.Request) string {
 	if err != nil {
 		return ""
 	}
-	name, _ := sel.RequiresExactMatch("metadata.name")
+	// as kube's request info: only a name that is a valid path segment
+	name, ok := sel.RequiresExactMatch("metadata.name")
+	if !ok || name == "." || name == ".." || strings.ContainsAny(name, "/%") {
+		return ""
+	}
 	return name
 }
