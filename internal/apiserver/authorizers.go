@@ -81,7 +81,13 @@ func buildAuthorizer(modes []string) (authorizers, error) {
 // caches (pods, persistent volumes, attachments, slices, pod certificate
 // requests) until ctx ends.
 func (s *Server) feedNodeGraph(ctx context.Context, g *nodeauthz.Graph) {
-	src := func(ctx context.Context, gvr schema.GroupVersionResource) ([]runtime.Object, <-chan nodeauthz.Event, error) {
+	go g.Run(ctx, s.NodeGraphSource(), s.log.With("authorizer", "node"))
+}
+
+// NodeGraphSource streams the server's watch caches to a Node authorizer
+// graph (the server's own, or a test's).
+func (s *Server) NodeGraphSource() nodeauthz.Source {
+	return func(ctx context.Context, gvr schema.GroupVersionResource) ([]runtime.Object, <-chan nodeauthz.Event, error) {
 		objs, in, err := s.ObjectStream(ctx, gvr)
 		if err != nil {
 			return nil, nil, err
@@ -101,7 +107,6 @@ func (s *Server) feedNodeGraph(ctx context.Context, g *nodeauthz.Graph) {
 		}()
 		return objs, out, nil
 	}
-	go g.Run(ctx, src, s.log.With("authorizer", "node"))
 }
 
 // feedRBAC keeps the RBAC authorizer fed from the watch caches of the four

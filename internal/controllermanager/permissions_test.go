@@ -13,12 +13,9 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	"github.com/setpoint-dev/setpoint/internal/apiserver"
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
 	"github.com/setpoint-dev/setpoint/internal/authorizer/node"
 	"github.com/setpoint-dev/setpoint/internal/cluster"
@@ -46,7 +43,7 @@ func TestComponentsWithinKubePolicy(t *testing.T) {
 	graph := node.NewGraph()
 	graphCtx, stopGraph := context.WithCancel(ctx)
 	graphDone := make(chan struct{})
-	go func() { defer close(graphDone); graph.Run(graphCtx, serverSource(srv.API), nil) }()
+	go func() { defer close(graphDone); graph.Run(graphCtx, srv.API.NodeGraphSource(), nil) }()
 	defer func() { stopGraph(); <-graphDone }()
 	au.node = node.New(graph)
 
@@ -253,24 +250,5 @@ func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool, s
 			t.Fatalf("timed out waiting for %s", what)
 		case <-time.After(100 * time.Millisecond):
 		}
-	}
-}
-
-// serverSource streams the test server's watch caches to a Node
-// authorizer graph of the test's own.
-func serverSource(s *apiserver.Server) node.Source {
-	return func(ctx context.Context, gvr schema.GroupVersionResource) ([]runtime.Object, <-chan node.Event, error) {
-		objs, in, err := s.ObjectStream(ctx, gvr)
-		if err != nil {
-			return nil, nil, err
-		}
-		out := make(chan node.Event)
-		go func() {
-			defer close(out)
-			for ev := range in {
-				out <- node.Event{Type: ev.Type, Object: ev.Object}
-			}
-		}()
-		return objs, out, nil
 	}
 }

@@ -8,34 +8,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/setpoint-dev/setpoint/internal/apiserver"
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
 	"github.com/setpoint-dev/setpoint/internal/authorizer/node"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 	"github.com/setpoint-dev/setpoint/rest"
 )
-
-// serverSource streams the test server's watch caches, as the server
-// feeds its own graph.
-func serverSource(s *apiserver.Server) node.Source {
-	return func(ctx context.Context, gvr schema.GroupVersionResource) ([]runtime.Object, <-chan node.Event, error) {
-		objs, in, err := s.ObjectStream(ctx, gvr)
-		if err != nil {
-			return nil, nil, err
-		}
-		out := make(chan node.Event)
-		go func() {
-			defer close(out)
-			for ev := range in {
-				out <- node.Event{Type: ev.Type, Object: ev.Object}
-			}
-		}()
-		return objs, out, nil
-	}
-}
 
 func nodeUser(name string) authorizer.User {
 	return authorizer.User{Name: "system:node:" + name, Groups: []string{"system:nodes", "system:authenticated"}}
@@ -56,7 +34,7 @@ func TestNodeAuthorizer(t *testing.T) {
 	g := node.NewGraph()
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() { defer close(done); g.Run(runCtx, serverSource(srv.API), nil) }()
+	go func() { defer close(done); g.Run(runCtx, srv.API.NodeGraphSource(), nil) }()
 	defer func() { stop(); <-done }()
 	a := node.New(g)
 
