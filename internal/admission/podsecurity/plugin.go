@@ -148,13 +148,8 @@ func (p *Plugin) validatePod(ctx context.Context, env registry.Env, a *registry.
 	if ns == "" {
 		ns = a.Namespace
 	}
-	if slices.Contains(p.exemptions.Namespaces, ns) {
-		p.metrics.exemption(r)
-		return exemption("namespace")
-	}
-	if u := user(ctx, a); u != "" && slices.Contains(p.exemptions.Usernames, u) {
-		p.metrics.exemption(r)
-		return exemption("user")
+	if o, ok := p.exempt(ctx, a, ns, r); ok {
+		return o
 	}
 	nsObj, err := namespace(ctx, env, ns)
 	if err != nil {
@@ -177,19 +172,28 @@ func (p *Plugin) validatePod(ctx context.Context, env registry.Env, a *registry.
 	})
 }
 
+// exempt reports whether the namespace or the user is exempt, counting
+// the exemption, with the outcome that says so.
+func (p *Plugin) exempt(ctx context.Context, a *registry.Attributes, ns string, r request) (outcome, bool) {
+	if slices.Contains(p.exemptions.Namespaces, ns) {
+		p.metrics.exemption(r)
+		return exemption("namespace"), true
+	}
+	if u := user(ctx, a); u != "" && slices.Contains(p.exemptions.Usernames, u) {
+		p.metrics.exemption(r)
+		return exemption("user"), true
+	}
+	return outcome{}, false
+}
+
 func (p *Plugin) validateWorkload(ctx context.Context, env registry.Env, a *registry.Attributes, meta *metav1.ObjectMeta, spec *corev1.PodSpec) outcome {
 	if a.Subresource != "" {
 		return outcome{}
 	}
 	r := requestOf(a, "controller")
 	ns := a.Namespace
-	if slices.Contains(p.exemptions.Namespaces, ns) {
-		p.metrics.exemption(r)
-		return exemption("namespace")
-	}
-	if u := user(ctx, a); u != "" && slices.Contains(p.exemptions.Usernames, u) {
-		p.metrics.exemption(r)
-		return exemption("user")
+	if o, ok := p.exempt(ctx, a, ns, r); ok {
+		return o
 	}
 	nsObj, err := namespace(ctx, env, ns)
 	if err != nil {
