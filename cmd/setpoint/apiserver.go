@@ -26,7 +26,7 @@ type apiFlags struct {
 	authorizationModes                 []string
 	audit                              audit.Options
 	maxInflight, maxMutatingInflight   int
-	enableAPF                          bool
+	enableAPF, profiling               bool
 	enableAdmission, disableAdmission  []string
 	notReadySeconds, unreachableSecs   int64
 }
@@ -53,6 +53,7 @@ func (f *apiFlags) register(cmd *cobra.Command, defaultDir string) {
 	cmd.Flags().IntVar(&f.maxInflight, "max-requests-inflight", 400, "the maximum number of non-mutating requests in flight at a given time; with priority and fairness, this and --max-mutating-requests-inflight together are the server's total concurrency")
 	cmd.Flags().IntVar(&f.maxMutatingInflight, "max-mutating-requests-inflight", 200, "the maximum number of mutating requests in flight at a given time; with priority and fairness, this and --max-requests-inflight together are the server's total concurrency")
 	cmd.Flags().BoolVar(&f.enableAPF, "enable-priority-and-fairness", true, "if true, replace the max-in-flight handler with an enhanced one that queues and dispatches with priority and fairness")
+	cmd.Flags().BoolVar(&f.profiling, "profiling", true, "enable profiling via web interface host:port/debug/pprof/ (for identities RBAC allows the path, e.g. cluster-admin)")
 	f.registerAudit(cmd)
 }
 
@@ -90,8 +91,8 @@ func (f *apiFlags) options() (controlplane.Options, error) {
 		PKIDir: pkiDir, AdvertiseAddress: f.advertiseAddress, MetricsAPI: f.metricsAPI,
 		AuthorizationModes: f.authorizationModes, Audit: f.audit,
 		MaxRequestsInflight: f.maxInflight, MaxMutatingRequestsInflight: f.maxMutatingInflight,
-		DisablePriorityAndFairness: !f.enableAPF,
-		EnableAdmissionPlugins:     f.enableAdmission, DisableAdmissionPlugins: f.disableAdmission,
+		DisablePriorityAndFairness: !f.enableAPF, Profiling: f.profiling,
+		EnableAdmissionPlugins: f.enableAdmission, DisableAdmissionPlugins: f.disableAdmission,
 		DefaultNotReadyTolerationSeconds: f.notReadySeconds, DefaultUnreachableTolerationSeconds: f.unreachableSecs}, nil
 }
 

@@ -42,6 +42,12 @@ func (s *Server) buildHandler() http.Handler {
 			s.serveOIDC(w, r)
 		case p == "/metrics":
 			metricsHandler.ServeHTTP(w, r)
+		case s.cfg.Profiling && isProfilingPath(p):
+			if p == "/debug/pprof" {
+				http.Redirect(w, r, "/debug/pprof/", http.StatusMovedPermanently)
+				return
+			}
+			serveProfiling(w, r)
 		case strings.HasPrefix(p, "/openapi/"):
 			oapiMux.ServeHTTP(w, r)
 		case len(parts) >= 1 && ((parts[0] == "api" && len(parts) <= 2) || (parts[0] == "apis" && len(parts) <= 3)):

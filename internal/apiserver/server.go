@@ -77,6 +77,9 @@ type Config struct {
 	// (kube-apiserver's --enable-priority-and-fairness=false): the plain
 	// in-flight limits apply instead.
 	DisablePriorityAndFairness bool
+	// Profiling serves Go's runtime profiles at /debug/pprof/
+	// (kube-apiserver's --profiling), to identities allowed the path.
+	Profiling bool
 	// MaxBodyBytes bounds request bodies (default 3 MiB).
 	MaxBodyBytes int64
 	// RequestTimeout bounds non-watch requests (default 60 s).

@@ -67,6 +67,8 @@ type Options struct {
 	// DisablePriorityAndFairness is --enable-priority-and-fairness=false:
 	// the plain in-flight limits instead of API Priority and Fairness.
 	DisablePriorityAndFairness bool
+	// Profiling is --profiling: /debug/pprof/ is served.
+	Profiling bool
 	// EnableAdmissionPlugins and DisableAdmissionPlugins are kube-apiserver's
 	// --enable-admission-plugins and --disable-admission-plugins: the
 	// admission chain is its default plugins, plus the enabled, minus the
@@ -141,6 +143,7 @@ func NewAPIServer(opts Options) (*apiserver.Server, error) {
 		MaxReadInFlight:            opts.MaxRequestsInflight,
 		MaxMutatingInFlight:        opts.MaxMutatingRequestsInflight,
 		DisablePriorityAndFairness: opts.DisablePriorityAndFairness,
+		Profiling:                  opts.Profiling,
 		Admission:                  chain,
 		Metrics:                    reg,
 	}

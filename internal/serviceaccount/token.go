@@ -61,6 +61,8 @@ type Issuer struct {
 	signer    jose.Signer
 	issuer    string
 	audiences []string
+	// checked caches the tokens whose signature was checked recently.
+	checked signatureCache
 }
 
 // NewIssuer returns an Issuer signing with key as issuer; audiences are the

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-func newIssuer(t *testing.T, audiences ...string) *Issuer {
+func newIssuer(t testing.TB, audiences ...string) *Issuer {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {

@@ -45,27 +45,11 @@ type Token struct {
 // claims of a legacy one. Whether the objects it names still exist is the
 // caller's check.
 func (i *Issuer) Verify(raw string, now time.Time, audiences []string) (*Token, error) {
-	iss, ok := unverifiedIssuer(raw)
-	if !ok || (iss != i.issuer && iss != LegacyIssuer) {
-		return nil, ErrNotServiceAccountToken
-	}
-	tok, err := jwt.ParseSigned(raw, []jose.SignatureAlgorithm{jose.RS256})
+	v, err := i.signed(raw, now)
 	if err != nil {
-		return nil, ErrNotServiceAccountToken
-	}
-	for _, h := range tok.Headers {
-		if h.KeyID != "" && h.KeyID != i.kid {
-			return nil, errors.New("invalid signature, no keys found")
-		}
-	}
-	var std jwt.Claims
-	var aud audienceClaim
-	var priv privateClaims
-	var legacy LegacyClaims
-	if err := tok.Claims(&i.key.PublicKey, &std, &aud, &priv, &legacy); err != nil {
 		return nil, err
 	}
-	tokenAuds := aud.Audience
+	tokenAuds := v.aud.Audience
 	if len(tokenAuds) == 0 {
 		tokenAuds = i.audiences // a legacy token is for the API server
 	}
@@ -81,21 +65,52 @@ func (i *Issuer) Verify(raw string, now time.Time, audiences []string) (*Token, 
 	if len(common) == 0 {
 		return nil, fmt.Errorf("token audiences %q is invalid for the target audiences %q", tokenAuds, audiences)
 	}
-	if iss == LegacyIssuer {
-		if err := legacy.validate(std.Subject); err != nil {
+	if v.legacyIssuer {
+		legacy := v.legacy
+		if err := legacy.validate(v.std.Subject); err != nil {
 			return nil, err
 		}
 		return &Token{Audiences: common, Legacy: &legacy,
 			Claims: Claims{Namespace: legacy.Namespace, ServiceAccount: Ref{Name: legacy.ServiceAccountName, UID: legacy.ServiceAccountUID}}}, nil
 	}
-	if err := validateTimes(std, now); err != nil {
+	if err := validateTimes(v.std, now); err != nil {
 		return nil, err
 	}
-	out := &Token{ID: std.ID, Audiences: common, Claims: priv.Kubernetes}
-	if std.Expiry != nil {
-		out.Expiry = std.Expiry.Time()
+	out := &Token{ID: v.std.ID, Audiences: common, Claims: v.priv.Kubernetes}
+	if v.std.Expiry != nil {
+		out.Expiry = v.std.Expiry.Time()
 	}
 	return out, nil
+}
+
+// signed returns the claims of raw once its issuer, key id and signature
+// are checked: from the cache of signatures checked within
+// signatureCacheTTL, else by checking them (an RSA verification, the
+// expensive part of authenticating a request) and caching the result.
+// Failures are not cached.
+func (i *Issuer) signed(raw string, now time.Time) (*verified, error) {
+	if v := i.checked.get(raw, now); v != nil {
+		return v, nil
+	}
+	iss, ok := unverifiedIssuer(raw)
+	if !ok || (iss != i.issuer && iss != LegacyIssuer) {
+		return nil, ErrNotServiceAccountToken
+	}
+	tok, err := jwt.ParseSigned(raw, []jose.SignatureAlgorithm{jose.RS256})
+	if err != nil {
+		return nil, ErrNotServiceAccountToken
+	}
+	for _, h := range tok.Headers {
+		if h.KeyID != "" && h.KeyID != i.kid {
+			return nil, errors.New("invalid signature, no keys found")
+		}
+	}
+	v := &verified{legacyIssuer: iss == LegacyIssuer}
+	if err := tok.Claims(&i.key.PublicKey, &v.std, &v.aud, &v.priv, &v.legacy); err != nil {
+		return nil, err
+	}
+	i.checked.put(raw, v, now)
+	return v, nil
 }
 
 // validateTimes checks exp, nbf and iat with Leeway, worded as
