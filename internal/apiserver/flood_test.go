@@ -1,15 +1,11 @@
 package apiserver_test
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,10 +14,9 @@ import (
 )
 
 // quietFloor is the least quiet p99 the flooded p99 is compared with:
-// on this shared machine (two cores, many test processes) a quiet p99 of
-// a few milliseconds is a lucky moment, and twice that a measure of the
-// scheduler, not of the server.
-const quietFloor = 50 * time.Millisecond
+// below it a p99 of a loopback request measures the machine's timer and
+// scheduler (a Go GC pause, a preempted thread), not the server.
+const quietFloor = 5 * time.Millisecond
 
 // floodWorkers is the flooding client's concurrency: more than one flow
 // of workload-low may hold (its seat, plus handSize 6 × queueLengthLimit 50
@@ -67,47 +62,6 @@ func p99(sorted []time.Duration) time.Duration { return sorted[(len(sorted)*99)/
 func p90(sorted []time.Duration) time.Duration { return sorted[(len(sorted)*90)/100] }
 func p50(sorted []time.Duration) time.Duration { return sorted[len(sorted)/2] }
 
-// flood runs floodWorkers loops of lists by id until ctx ends, each
-// honouring Retry-After on a 429 as client-go does; it returns the
-// counts of answers by code.
-func flood(ctx context.Context, id identity, path string) (rejectedSoFar func() int64, results func() (ok, rejected, other int64)) {
-	var okN, rejN, otherN atomic.Int64
-	var wg sync.WaitGroup
-	for range floodWorkers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, id.s.URL+path, nil)
-				req.Header.Set("Authorization", "Bearer "+id.token)
-				resp, err := id.s.Client.Do(req)
-				if err != nil {
-					continue
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				switch resp.StatusCode {
-				case http.StatusOK:
-					okN.Add(1)
-				case http.StatusTooManyRequests:
-					rejN.Add(1)
-					after, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
-					select {
-					case <-ctx.Done():
-					case <-time.After(time.Duration(max(after, 1)) * time.Second):
-					}
-				default:
-					otherN.Add(1)
-				}
-			}
-		}()
-	}
-	return rejN.Load, func() (int64, int64, int64) {
-		wg.Wait()
-		return okN.Load(), rejN.Load(), otherN.Load()
-	}
-}
-
 // floodSetup makes the flooding ServiceAccount (with objects to list),
 // the second tenant's ServiceAccount and a leader-election Lease renewed
 // by a kube-system ServiceAccount (matched by system-leader-election).
@@ -148,25 +102,20 @@ func between(s, from, to string) string {
 }
 
 // TestPriorityAndFairnessFlood is the check: one ServiceAccount
-// floods the server (floodWorkers loops of lists of 20 ConfigMaps, honouring
-// Retry-After) while a
-// second tenant (another ServiceAccount, same priority level, its own
-// flow) reads its objects and a kube-system ServiceAccount renews a
-// leader-election Lease. The server has 2 seats (1 + 1 in flight: seats
-// for CPU-bound lists should not outnumber this machine's two cores) and
-// a 4 s request timeout (a 1 s wait limit), so the flood overfills
-// workload-low (1 seat): its loops outnumber what its flow may queue
-// (handSize 6 × queueLengthLimit 50), so the queues overflow however fast
-// the server is. The flood must get 429s; the tenant and the renewals
-// none; no renewal waits long in a queue. The tenant's p99 against twice
-// the larger of its quiet p99 (floored at quietFloor) and the renewals'
-// flooded p99 is logged. The flood runs in the test's own process, so
-// its client side competes for the same two cores as the server: the
-// renewals, whose level the flood does not touch, show what that CPU
-// contention alone costs every request, and the bound (the
-// flooded p99 within twice the quiet one) is logged, not asserted, as it
-// measures this machine's load more than the server. The figures are
-// logged.
+// floods the server (floodWorkers loops of lists of 20 ConfigMaps,
+// honouring Retry-After, from a process of its own at the lowest CPU
+// priority: startFlood) while a second tenant (another ServiceAccount,
+// same priority level, its own flow) reads its objects and a kube-system
+// ServiceAccount renews a leader-election Lease. The server has 2 seats
+// (1 + 1 in flight: seats for CPU-bound lists should not outnumber this
+// machine's two cores) and a 4 s request timeout (a 1 s wait limit), so
+// the flood overfills workload-low (1 seat): its loops outnumber what its
+// flow may queue (handSize 6 × queueLengthLimit 50), so the queues
+// overflow however fast the server is. The flood must get 429s; the tenant
+// and the renewals none; no renewal waits long in a queue; and the p99 of
+// the tenant's reads and of the renewals stays within twice their quiet
+// p99 (measured the same way just before, floored at quietFloor: below it
+// a p99 measures the machine's timer and scheduler, not the server).
 func TestPriorityAndFairnessFlood(t *testing.T) {
 	if testing.Short() {
 		t.Skip("floods the server for several seconds")
@@ -175,7 +124,7 @@ func TestPriorityAndFairnessFlood(t *testing.T) {
 		c.MaxReadInFlight, c.MaxMutatingInFlight, c.RequestTimeout = 1, 1, 4*time.Second
 	})
 	flooder, tenant, elector := floodSetup(t, s)
-	const samples, pace = 150, 10 * time.Millisecond
+	const samples, pace = 200, 10 * time.Millisecond
 	read := func() int {
 		code, _, _ := tenant.do(t, http.MethodGet, "/api/v1/namespaces/tenant/configmaps/own", "")
 		return code
@@ -183,54 +132,32 @@ func TestPriorityAndFairnessFlood(t *testing.T) {
 	elect := func() int { return renew(t, elector) }
 
 	quietRead, quietElect, _ := interleaved(t, samples, pace, read, elect)
-
-	ctx, stop := context.WithCancel(context.Background())
-	rejectedSoFar, results := flood(ctx, flooder, "/api/v1/namespaces/flood/configmaps")
-	// Measure once the flood overflows its queues (its first 429), not
-	// while its first requests are still arriving.
-	deadline := time.Now().Add(30 * time.Second)
-	for rejectedSoFar() == 0 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	stop := startFlood(t, floodOrder{Kubeconfig: s.Kubeconfig, Token: flooder.token,
+		Path: "/api/v1/namespaces/flood/configmaps", Workers: floodWorkers})
 	floodRead, floodElect, failures := interleaved(t, samples, pace, read, elect)
-	stop()
-	ok, rejected, other := results()
+	counts := stop()
 	readFailures, electFailures := failures[0], failures[1]
 
-	t.Logf("flood: %d served, %d refused with 429, %d other", ok, rejected, other)
+	t.Logf("flood: %d served, %d refused with 429, %d other", counts.OK, counts.Rejected, counts.Other)
 	t.Logf("tenant read:   quiet p50 %v p90 %v p99 %v; flooded p50 %v p90 %v p99 %v max %v (%d failures)",
 		p50(quietRead), p90(quietRead), p99(quietRead), p50(floodRead), p90(floodRead), p99(floodRead), floodRead[len(floodRead)-1], readFailures)
 	t.Logf("lease renewal: quiet p50 %v p99 %v; flooded p50 %v p99 %v (%d failures)",
 		p50(quietElect), p99(quietElect), p50(floodElect), p99(floodElect), electFailures)
-	if rejected == 0 {
-		t.Error("the flood got no 429")
+	if counts.Rejected == 0 || counts.OK == 0 {
+		t.Errorf("the flood got %d answers and %d 429s; want both", counts.OK, counts.Rejected)
 	}
 	if readFailures > 0 || electFailures > 0 {
 		t.Errorf("the tenant failed %d reads, the elector %d renewals", readFailures, electFailures)
 	}
-	// Leader election's level is untouched by the flood: APF made none of
-	// its requests wait for long. (Its level has one seat here, which a
-	// renewal's response can reach the client before the server goroutine
-	// frees: the next request may wait for that on a starved machine.)
 	if waits := leaderElectionWaits(t, s); waits.slow > 0 {
 		t.Errorf("%d of %d leader-election requests waited over 0.5 s in their queue", waits.slow, waits.total)
-	}
-	// The tenant shares the flood's level: fair queuing must serve it
-	// within one round of the flood's queues, so queueing may cost it at
-	// most as much again as the CPU the flood takes from every request
-	// (the renewals' p99: their level has no queueing).
-	// The latencies are logged, not asserted: on a loaded 2-core machine
-	// they measure the load (the flood's client runs in this process) more
-	// than the server, and a timed assertion would flake.
-	if bound := 2 * max(p99(quietRead), quietFloor, p99(floodElect)); p99(floodRead) > bound {
-		t.Logf("tenant read p99 %v under the flood, beyond %v (twice the larger of its quiet p99, %v, and the renewals' flooded p99)", p99(floodRead), bound, quietFloor)
 	}
 	for _, c := range []struct {
 		what         string
 		quiet, flood time.Duration
 	}{{"tenant read", p99(quietRead), p99(floodRead)}, {"lease renewal", p99(quietElect), p99(floodElect)}} {
-		if c.flood > 2*max(c.quiet, quietFloor) {
-			t.Logf("%s p99 %v under the flood is beyond twice the quiet %v: the flood's CPU (client and server share this machine's cores)", c.what, c.flood, c.quiet)
+		if bound := 2 * max(c.quiet, quietFloor); c.flood > bound {
+			t.Errorf("%s p99 %v under the flood, beyond twice the quiet p99 %v (floored at %v)", c.what, c.flood, c.quiet, quietFloor)
 		}
 	}
 }

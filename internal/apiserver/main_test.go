@@ -1,6 +1,7 @@
 package apiserver_test
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -9,6 +10,11 @@ import (
 // TestMain fails the package if any test leaves a goroutine behind: every
 // server the tests start (HTTP, watch caches, storage, compaction and
 // metrics loops, watch handlers) must stop completely.
+// As the flooding client of TestPriorityAndFairnessFlood (floodEnv), the
+// binary floods and exits instead.
 func TestMain(m *testing.M) {
+	if order := os.Getenv(floodEnv); order != "" {
+		os.Exit(floodChild(order))
+	}
 	goleak.VerifyTestMain(m)
 }
