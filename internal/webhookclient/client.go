@@ -199,10 +199,11 @@ func (c *Client) Call(ctx context.Context, cfg ClientConfig, req Request, codec 
 	if err != nil {
 		return err
 	}
-	return decodeInto(resp, codec, out)
+	return Decode(resp, codec, out)
 }
 
-func decodeInto(resp *Response, codec runtime.Decoder, out runtime.Object) error {
+// Decode decodes an answer of Post into out as Call does.
+func Decode(resp *Response, codec runtime.Decoder, out runtime.Object) error {
 	ct := resp.ContentType
 	if ct == "" {
 		ct = "application/json"
