@@ -28,7 +28,7 @@ type hookServer struct {
 
 type answer func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse
 
-func startHooks(t *testing.T, answers map[string]answer) *hookServer {
+func startHooks(t testing.TB, answers map[string]answer) *hookServer {
 	hs := &hookServer{reviews: map[string][]*admissionv1.AdmissionReview{}, release: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
