@@ -148,3 +148,11 @@ func status(t *testing.T, body string) metav1.Status {
 	}
 	return st
 }
+
+func jsonDecode(r *http.Request, into any) error {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, into)
+}
