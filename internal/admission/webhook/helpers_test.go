@@ -28,7 +28,7 @@ type hookServer struct {
 
 type answer func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse
 
-func startHooks(t *testing.T, answers map[string]answer) *hookServer {
+func startHooks(t testing.TB, answers map[string]answer) *hookServer {
 	hs := &hookServer{reviews: map[string][]*admissionv1.AdmissionReview{}, release: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
@@ -147,4 +147,12 @@ func status(t *testing.T, body string) metav1.Status {
 		t.Fatalf("not a Status: %s", body)
 	}
 	return st
+}
+
+func jsonDecode(r *http.Request, into any) error {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, into)
 }

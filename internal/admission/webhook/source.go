@@ -72,9 +72,12 @@ func (s *source) hooks(ctx context.Context, env registry.Env) ([]*hook, error) {
 	}
 	var list []runtime.Object
 	var err error
-	if cl, ok := objs.(registry.CachedLister); ok {
+	cl, cached := objs.(registry.CachedLister)
+	if cached {
 		list, err = cl.ListCached(ctx, "", nil, nil)
-	} else {
+	}
+	if !cached || err != nil {
+		// No cache, or not ready yet: a consistent read, which waits.
 		list, err = objs.List(ctx, "", nil, nil)
 	}
 	if err != nil {
