@@ -121,3 +121,14 @@ func (o entryObjects) Mutate(ctx context.Context, namespace, name string, fn fun
 func (o entryObjects) Delete(ctx context.Context, namespace, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
 	return o.e.store.Delete(ctx, namespace, name, opts)
 }
+
+// ResourceForKind finds the served resource of a kind (registry.KindResolver):
+// the main resource whose kind and group-version are gvk's.
+func (e serverEnv) ResourceForKind(gvk schema.GroupVersionKind) *registry.Resource {
+	for gvr, en := range e.s.table.load() {
+		if gvr.Group == gvk.Group && gvr.Version == gvk.Version && en.res.Kind == gvk.Kind && en.store != nil {
+			return en.res
+		}
+	}
+	return nil
+}

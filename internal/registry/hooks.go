@@ -122,6 +122,13 @@ func GetCached(ctx context.Context, objs Objects, namespace, name string) (runti
 	return objs.Get(ctx, namespace, name)
 }
 
+// KindResolver is what the server's Env also offers: the served, stored
+// resource of a kind (nil when none), as a REST mapping finds it; the
+// admission policies read their params' kind through it.
+type KindResolver interface {
+	ResourceForKind(gvk schema.GroupVersionKind) *Resource
+}
+
 // CachedGetter is what the server's Objects also offer: one object of the
 // watch cache as it is (found false when the cache does not hold it).
 type CachedGetter interface {

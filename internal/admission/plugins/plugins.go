@@ -17,6 +17,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/admission/runtimeclass"
 	"github.com/setpoint-dev/setpoint/internal/admission/serviceaccount"
 	"github.com/setpoint-dev/setpoint/internal/admission/storageobjectinuseprotection"
+	"github.com/setpoint-dev/setpoint/internal/admission/validatingadmissionpolicy"
 	"github.com/setpoint-dev/setpoint/internal/audit"
 )
 
@@ -55,6 +56,9 @@ func Constructors(o Options) map[string]func() (admission.Plugin, error) {
 		storageobjectinuseprotection.PluginName: func() (admission.Plugin, error) { return storageobjectinuseprotection.New(), nil },
 		runtimeclass.PluginName:                 func() (admission.Plugin, error) { return runtimeclass.New(), nil },
 		resourcequota.PluginName:                func() (admission.Plugin, error) { return resourcequota.New(), nil },
+		validatingadmissionpolicy.Name: func() (admission.Plugin, error) {
+			return validatingadmissionpolicy.New(audit.AddAnnotation), nil
+		},
 	}
 }
 
