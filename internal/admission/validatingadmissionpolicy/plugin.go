@@ -345,4 +345,3 @@ func (c collector) publish(ctx context.Context, policy string, annotate func(con
 		annotate(ctx, policy+"/"+k, strings.Join(vs, ", "))
 	}
 }
-
