@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/utils/clock"
 
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
@@ -131,4 +132,14 @@ func (e serverEnv) ResourceForKind(gvk schema.GroupVersionKind) *registry.Resour
 		}
 	}
 	return nil
+}
+
+// TypeConverterFor is the type converter of gvr's objects
+// (registry.TypeConverterSource), nil when it has no field manager.
+func (e serverEnv) TypeConverterFor(gvr schema.GroupVersionResource) managedfields.TypeConverter {
+	en := e.s.entry(gvr)
+	if en == nil || en.fm == nil {
+		return nil
+	}
+	return en.fm.TypeConverter()
 }

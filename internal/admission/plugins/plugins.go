@@ -9,6 +9,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/admission/defaultstorageclass"
 	"github.com/setpoint-dev/setpoint/internal/admission/defaulttolerationseconds"
 	"github.com/setpoint-dev/setpoint/internal/admission/limitranger"
+	"github.com/setpoint-dev/setpoint/internal/admission/mutatingadmissionpolicy"
 	"github.com/setpoint-dev/setpoint/internal/admission/namespacelifecycle"
 	"github.com/setpoint-dev/setpoint/internal/admission/noderestriction"
 	"github.com/setpoint-dev/setpoint/internal/admission/podsecurity"
@@ -56,6 +57,7 @@ func Constructors(o Options) map[string]func() (admission.Plugin, error) {
 		storageobjectinuseprotection.PluginName: func() (admission.Plugin, error) { return storageobjectinuseprotection.New(), nil },
 		runtimeclass.PluginName:                 func() (admission.Plugin, error) { return runtimeclass.New(), nil },
 		resourcequota.PluginName:                func() (admission.Plugin, error) { return resourcequota.New(), nil },
+		mutatingadmissionpolicy.Name:            func() (admission.Plugin, error) { return mutatingadmissionpolicy.New(), nil },
 		validatingadmissionpolicy.Name: func() (admission.Plugin, error) {
 			return validatingadmissionpolicy.New(audit.AddAnnotation), nil
 		},
