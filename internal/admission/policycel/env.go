@@ -72,7 +72,7 @@ func (c *Compiler) env(v Vars) (*environment.EnvSet, error) {
 	if e, ok := c.envs[v]; ok {
 		return e, nil
 	}
-	request, namespace := requestDeclType(), namespaceDeclType()
+	request, namespace := RequestDeclType(), NamespaceDeclType()
 	opts := []cel.EnvOption{
 		cel.Variable("object", cel.DynType),
 		cel.Variable("oldObject", cel.DynType),
@@ -159,14 +159,14 @@ func typeOK(got *cel.Type, want []*cel.Type) bool {
 func (c *Compiler) AddVariable(name, expr string, v Vars) *Compiled {
 	v.Authorizer = true
 	r := c.Compile(expr, v, AnyResult)
-	c.variables.Fields[name] = apiservercel.NewDeclField(name, declType(r.OutputType), true, nil, nil)
+	c.variables.Fields[name] = apiservercel.NewDeclField(name, DeclType(r.OutputType), true, nil, nil)
 	c.Variables[name] = r
 	c.variableOrder = append(c.variableOrder, name)
 	return r
 }
 
-// declType converts a CEL type to the declared type of a variables field.
-func declType(t *cel.Type) *apiservercel.DeclType {
+// DeclType converts a CEL type to the declared type of a variables field.
+func DeclType(t *cel.Type) *apiservercel.DeclType {
 	if t == nil {
 		return apiservercel.DynType
 	}
@@ -195,9 +195,9 @@ func declType(t *cel.Type) *apiservercel.DeclType {
 	if t.HasTrait(traits.ContainerType) && t.HasTrait(traits.IndexerType) {
 		switch ps := t.Parameters(); len(ps) {
 		case 1:
-			return apiservercel.NewListType(declType(ps[0]), -1)
+			return apiservercel.NewListType(DeclType(ps[0]), -1)
 		case 2:
-			return apiservercel.NewMapType(declType(ps[0]), declType(ps[1]), -1)
+			return apiservercel.NewMapType(DeclType(ps[0]), DeclType(ps[1]), -1)
 		}
 	}
 	return apiservercel.DynType

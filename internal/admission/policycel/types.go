@@ -2,8 +2,8 @@ package policycel
 
 import apiservercel "k8s.io/apiserver/pkg/cel"
 
-// requestDeclType is the type of `request`: the fields of an admission request.
-func requestDeclType() *apiservercel.DeclType {
+// RequestDeclType is the type of `request`: the fields of an admission request.
+func RequestDeclType() *apiservercel.DeclType {
 	gvk := object("kubernetes.GroupVersionKind", req("group", apiservercel.StringType), req("version", apiservercel.StringType), req("kind", apiservercel.StringType))
 	gvr := object("kubernetes.GroupVersionResource", req("group", apiservercel.StringType), req("version", apiservercel.StringType), req("resource", apiservercel.StringType))
 	strings := apiservercel.NewListType(apiservercel.StringType, -1)
@@ -16,8 +16,8 @@ func requestDeclType() *apiservercel.DeclType {
 		req("userInfo", user), opt("dryRun", apiservercel.BoolType), opt("options", apiservercel.DynType))
 }
 
-// namespaceDeclType is the type of `namespaceObject`.
-func namespaceDeclType() *apiservercel.DeclType {
+// NamespaceDeclType is the type of `namespaceObject`.
+func NamespaceDeclType() *apiservercel.DeclType {
 	strings := apiservercel.NewListType(apiservercel.StringType, -1)
 	labels := apiservercel.NewMapType(apiservercel.StringType, apiservercel.StringType, -1)
 	condition := object("kubernetes.NamespaceCondition", req("status", apiservercel.StringType), req("type", apiservercel.StringType),
