@@ -20,7 +20,7 @@ const (
 	prefix = "policies-diff-"
 )
 
-func sides(t *testing.T) (ref, sp *difftest.Side) {
+func sides(t *testing.T, opts testenv.Options) (ref, sp *difftest.Side) {
 	kc := os.Getenv("POLICIES_REFERENCE_KUBECONFIG")
 	if kc == "" {
 		kc = "/work/refdump/kubeconfig"
@@ -32,7 +32,7 @@ func sides(t *testing.T) (ref, sp *difftest.Side) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := testenv.Start(testenv.Options{})
+	env, err := testenv.Start(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func seen(r *difftest.Response) map[string]any {
 }
 
 func TestPolicyTable(t *testing.T) {
-	ref, sp := sides(t)
+	ref, sp := sides(t, testenv.Options{})
 	both := []*difftest.Side{ref, sp}
 	for _, s := range both {
 		cleanup(t, s)
