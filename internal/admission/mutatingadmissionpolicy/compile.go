@@ -28,7 +28,6 @@ func (c *compiledCache) get(p *admissionregistrationv1.MutatingAdmissionPolicy) 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cp, ok := c.m[p.UID]; ok && cp.generation == p.Generation && p.Generation != 0 {
-		cp.policy = p
 		return cp
 	}
 	cp := compile(p)

@@ -24,7 +24,8 @@ type compiled struct {
 }
 
 // compiledCache holds the compiled policies by UID; a policy is compiled
-// again when its generation changes.
+// again when its generation changes (the spec a compiled policy keeps is
+// the one of its generation; it is never changed once shared).
 type compiledCache struct {
 	mu sync.Mutex
 	m  map[types.UID]*compiled
@@ -34,7 +35,6 @@ func (c *compiledCache) get(p *admissionregistrationv1.ValidatingAdmissionPolicy
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cp, ok := c.m[p.UID]; ok && cp.generation == p.Generation && p.Generation != 0 {
-		cp.policy = p
 		return cp
 	}
 	cp := compile(p)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -200,7 +201,37 @@ func TestPolicies(t *testing.T) {
 	for name, f := range map[string]func(*testing.T, *testserver.Server){
 		"deny": testDenyAndMessages, "delete-update": testDeleteUpdateAndOldObject, "warn-params": testWarnAndParams,
 		"failure-policy": testFailurePolicyAndMatchConditions, "authorizer": testAuthorizerLibrary,
+		"concurrent": testConcurrent,
 	} {
 		t.Run(name, func(t *testing.T) { f(t, s) })
+	}
+}
+
+// testConcurrent: writes evaluated at once share the compiled policy; each
+// gets its own answer.
+func testConcurrent(t *testing.T, s *testserver.Server) {
+	policy(t, s, vap("conc", "conc", `"validations":[{"expression":"!('bad' in object.data)","message":"no"}]`),
+		binding("conc-b", "conc", `"validationActions":["Deny"]`))
+	refused(t, s, "POST", cmPath, cmPath+"/conc-probe", configMap("conc-probe", `"t":"conc"`, `"bad":"1"`), 422, "Invalid",
+		`configmaps "conc-probe" is forbidden: ValidatingAdmissionPolicy 'conc' with binding 'conc-b' denied request: no`)
+	var wg sync.WaitGroup
+	codes := make([]int, 16)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data := `"ok":"1"`
+			if i%2 == 1 {
+				data = `"bad":"1"`
+			}
+			c, _, _ := s.Do(t, "POST", cmPath, "application/json", strings.NewReader(configMap(fmt.Sprintf("conc-%d", i), `"t":"conc"`, data)))
+			codes[i] = c
+		}()
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if want := []int{201, 422}[i%2]; c != want {
+			t.Errorf("write %d: %d, want %d", i, c, want)
+		}
 	}
 }
