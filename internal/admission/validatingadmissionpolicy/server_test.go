@@ -12,7 +12,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 )
 
-func do(t *testing.T, s *testserver.Server, method, path, body string) (int, map[string]any, http.Header) {
+func do(t testing.TB, s *testserver.Server, method, path, body string) (int, map[string]any, http.Header) {
 	t.Helper()
 	var r *strings.Reader
 	if body != "" {
@@ -31,7 +31,7 @@ func do(t *testing.T, s *testserver.Server, method, path, body string) (int, map
 	return code, m, h
 }
 
-func mustDo(t *testing.T, s *testserver.Server, method, path, body string) {
+func mustDo(t testing.TB, s *testserver.Server, method, path, body string) {
 	t.Helper()
 	if code, m, _ := do(t, s, method, path, body); code >= 300 {
 		t.Fatalf("%s %s: %d %v", method, path, code, m)
@@ -40,7 +40,7 @@ func mustDo(t *testing.T, s *testserver.Server, method, path, body string) {
 
 // policy installs a policy and its binding, and waits until the plugin
 // sees them (the probe is refused, or warned about when warn is set).
-func policy(t *testing.T, s *testserver.Server, pol, binding string) {
+func policy(t testing.TB, s *testserver.Server, pol, binding string) {
 	t.Helper()
 	mustDo(t, s, "POST", "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies", pol)
 	mustDo(t, s, "POST", "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings", binding)
@@ -93,7 +93,9 @@ func configMap(name, labels, data string) string {
 	return fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"labels":{%s}},"data":{%s}}`, name, labels, data)
 }
 
-func setup(t *testing.T) *testserver.Server {
+func setup(t *testing.T) *testserver.Server { return setupB(t) }
+
+func setupB(t testing.TB) *testserver.Server {
 	s := testserver.Start(t, testserver.Options{})
 	mustDo(t, s, "POST", "/api/v1/namespaces", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"vap","labels":{"policies":"on"}}}`)
 	mustDo(t, s, "POST", "/api/v1/namespaces", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"other"}}`)
