@@ -40,6 +40,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/serviceaccounttoken"
 	"github.com/setpoint-dev/setpoint/internal/controllers/statefulset"
 	"github.com/setpoint-dev/setpoint/internal/controllers/ttlafterfinished"
+	"github.com/setpoint-dev/setpoint/internal/controllers/validatingadmissionpolicystatus"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 	"github.com/setpoint-dev/setpoint/sharding"
@@ -85,11 +86,15 @@ const (
 // aggregation controller.
 const ClusterRoleAggregation = "clusterrole-aggregation-controller"
 
+// ValidatingAdmissionPolicyStatus names kube-controller-manager's
+// type-checking controller of ValidatingAdmissionPolicies.
+const ValidatingAdmissionPolicyStatus = "validatingadmissionpolicy-status-controller"
+
 // AllControllers lists every controller name, in start order.
 var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle,
 	StatefulSet, PVBinder, PVProtection, PVCProtection, PVExpander, Provisioner, DaemonSet, ServiceAccount,
 	ServiceAccountToken, RootCAPublisher, Endpoints, EndpointSlice, Mirroring, RC, Job, TTLAfterFinished, CronJob,
-	PodGC, NodeIPAM, ResourceQuota, Disruption, HPA, ClusterRoleAggregation}
+	PodGC, NodeIPAM, ResourceQuota, Disruption, HPA, ClusterRoleAggregation, ValidatingAdmissionPolicyStatus}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -273,6 +278,7 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		ClusterRoleAggregation: func() error {
 			return clusterroleaggregation.Add(mgr, opts.ClusterRoleAggregation)
 		},
+		ValidatingAdmissionPolicyStatus: func() error { return validatingadmissionpolicystatus.Add(mgr) },
 	}
 	for _, name := range AllControllers {
 		if !slices.Contains(names, name) {
