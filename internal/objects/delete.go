@@ -53,15 +53,25 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 	}
 }
 
-// admitDelete runs the admission chain on a delete attempt, then the
-// attempt.
+// admitDelete runs the admission chain (mutating, then validating) on a
+// delete attempt, then the attempt.
 func (s *Store) admitDelete(ctx context.Context, kv storage.KeyValue, obj runtime.Object, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
-	txn, err := s.admitWrite(ctx, registry.Delete, "", nil, obj, WriteOptions{DryRun: len(opts.DryRun) > 0})
+	wo := WriteOptions{DryRun: len(opts.DryRun) > 0}
+	txn, err := s.admitWrite(ctx, registry.Delete, "", nil, obj, wo)
 	if err != nil {
 		return nil, false, err
 	}
+	// kube-apiserver's validating admission sees deletes too (webhooks,
+	// policies), after every mutating plugin.
+	vtxn, err := s.validateWrite(ctx, registry.Delete, "", nil, obj, wo)
+	if err != nil {
+		txn.Finish(false)
+		return nil, false, err
+	}
 	out, gone, err := s.tryDelete(ctx, kv, obj, opts)
-	txn.Finish(err == nil && len(opts.DryRun) == 0)
+	stored := err == nil && len(opts.DryRun) == 0
+	vtxn.Finish(stored)
+	txn.Finish(stored)
 	return out, gone, err
 }
 

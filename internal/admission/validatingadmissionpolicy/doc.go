@@ -16,8 +16,6 @@
 // policy is compiled once per generation (Plugin keeps the compiled
 // policies, a cache of what the stored objects say). Writes of the policy
 // resources themselves are never evaluated, as in kube-apiserver.
-//
-// The server's chain runs validating plugins on creates and updates only;
-// kube-apiserver runs them on deletes too, so the plugin also admits: its
-// Admit evaluates deletes (and only deletes), in the mutating phase.
+// Creates, updates and deletes are evaluated (a delete's oldObject is the
+// object being deleted).
 package validatingadmissionpolicy

@@ -56,20 +56,8 @@ func New(annotate func(ctx context.Context, key, value string)) *Plugin {
 // Name implements admission.Plugin.
 func (p *Plugin) Name() string { return Name }
 
-// Validate evaluates the policies on creates and updates.
+// Validate evaluates the policies on creates, updates and deletes.
 func (p *Plugin) Validate(ctx context.Context, env registry.Env, a *registry.Attributes) (*registry.Txn, error) {
-	if a.Operation == registry.Delete {
-		return nil, nil
-	}
-	return nil, p.dispatch(ctx, env, a)
-}
-
-// Admit evaluates the policies on deletes, which the server's validating
-// phase does not see.
-func (p *Plugin) Admit(ctx context.Context, env registry.Env, a *registry.Attributes) (*registry.Txn, error) {
-	if a.Operation != registry.Delete {
-		return nil, nil
-	}
 	return nil, p.dispatch(ctx, env, a)
 }
 

@@ -45,9 +45,8 @@
 //     at audit level Request, patch.webhook.admission.k8s.io/…; webhooks
 //     with reinvocationPolicy IfNeeded are called once more when a later
 //     webhook changed the object.
-//   - Deletes: setpoint runs only the mutating phase of a delete, so
-//     Validating also implements Admit, for deletes only (it is last but
-//     ResourceQuota in the order, so it still runs after every mutator).
+//   - Deletes: both phases see them, as in kube-apiserver (the
+//     validating webhooks get the old object).
 //   - Metrics: apiserver_admission_webhook_admission_duration_seconds,
 //     …_request_total, …_rejection_count, …_fail_open_count.
 //

@@ -45,19 +45,8 @@ func NewValidating(o Options) (*Validating, error) {
 // Name is ValidatingAdmissionWebhook.
 func (p *Validating) Name() string { return ValidatingName }
 
-// Validate calls the webhooks on creates and updates.
+// Validate calls the webhooks on creates, updates and deletes.
 func (p *Validating) Validate(ctx context.Context, env registry.Env, a *registry.Attributes) (*registry.Txn, error) {
-	return nil, p.dispatch(ctx, env, a)
-}
-
-// Admit calls the webhooks on deletes: setpoint runs only the mutating
-// phase of a delete, and this plugin, last but ResourceQuota (which does
-// not act on deletes) in kube's order, runs there after every mutator, as
-// kube-apiserver's validating phase of a delete does.
-func (p *Validating) Admit(ctx context.Context, env registry.Env, a *registry.Attributes) (*registry.Txn, error) {
-	if a.Operation != registry.Delete {
-		return nil, nil
-	}
 	return nil, p.dispatch(ctx, env, a)
 }
 
