@@ -153,6 +153,11 @@ func (c *Converter) exchange(ctx context.Context, gvk schema.GroupVersionKind, o
 	}
 	in, out := c.newReview(raw, apiVersion, uid)
 	if err := c.call.Call(ctx, in, out); err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// kube-apiserver calls without a deadline of its own: the
+			// request's timeout ends a webhook that hangs, with its 504.
+			return nil, apierrors.NewTimeoutError("request did not complete within the allotted timeout", 0)
+		}
 		return nil, failure("conversion webhook for %v failed: %v", gvk, err)
 	}
 	converted, err := responseObjects(uid, out)

@@ -21,7 +21,10 @@
 //   - Failures are worded as Kubernetes words them
 //     (`conversion webhook for <group>/<version>, Kind=<Kind> failed: …`)
 //     and returned as kube-apiserver answers an error that is not a Status:
-//     500 with an empty reason and that message.
+//     500 with an empty reason and that message. A call is bounded only by
+//     the caller's context, as Kubernetes sets no timeout of its own; one
+//     that outlives the context's deadline is the 504 Timeout of
+//     kube-apiserver's request timeout.
 //
 // A Converter is immutable and safe for concurrent use.
 package crconversion

@@ -24,12 +24,16 @@ func (s *Store) Decode(kv storage.KeyValue) (runtime.Object, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), convertTimeout)
 	defer cancel()
-	return s.decodeAt(ctx, kv.Value, kv.ModRevision)
+	return s.decode(ctx, kv)
 }
 
 // decode is Decode within a request: conversion is bounded by ctx.
 func (s *Store) decode(ctx context.Context, kv storage.KeyValue) (runtime.Object, error) {
-	return s.decodeAt(ctx, kv.Value, kv.ModRevision)
+	obj, err := s.decodeAt(ctx, kv.Value, kv.ModRevision)
+	if err != nil && s.res.Converter != nil {
+		return nil, undecodable(kv, err)
+	}
+	return obj, err
 }
 
 func (s *Store) decodeAt(ctx context.Context, value []byte, rev int64) (runtime.Object, error) {

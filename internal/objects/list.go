@@ -186,9 +186,5 @@ func (s *Store) newList(items []runtime.Object, rev int64, next string) (runtime
 // decodeConvertedPage decodes one storage page of a converted resource,
 // converting its objects in one exchange.
 func (s *Store) decodeConvertedPage(ctx context.Context, kvs []storage.KeyValue) ([]runtime.Object, error) {
-	values, revs := make([][]byte, len(kvs)), make([]int64, len(kvs))
-	for i, kv := range kvs {
-		values[i], revs[i] = kv.Value, kv.ModRevision
-	}
-	return s.decodeConverted(ctx, values, revs)
+	return s.decodeConverted(ctx, kvs)
 }
