@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/crconversion/crconversiontest"
 	"github.com/setpoint-dev/setpoint/internal/storage"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/webhookclient/webhooktest"
 )
 
 const convGroup = "conv.example.com"
@@ -305,4 +307,51 @@ func TestStorageVersionMigration(t *testing.T) {
 	if st := stored(t, kv, "old"); st.APIVersion != "conv.example.com/v2" || st.Spec.Host != "h" || st.Spec.Port != 81 {
 		t.Fatalf("rewritten object stored as %+v, want v2", st)
 	}
+}
+
+// TestConversionWebhookServiceReference: a conversion webhook named by a
+// Service reference is reached through the Service's EndpointSlice (a
+// process on the host, as envtest users run theirs), its certificate
+// verified for <name>.<namespace>.svc; the Service's port defaults to 443.
+func TestConversionWebhookServiceReference(t *testing.T) {
+	s, _ := start(t, nil)
+	host := webhooktest.HostIP(t)
+	w := crconversiontest.StartOn(t, host, "converter.default.svc")
+	convDo(t, s, http.MethodPost, "/api/v1/namespaces/default/services", "application/json",
+		`{"apiVersion":"v1","kind":"Service","metadata":{"name":"converter"},"spec":{"ports":[{"name":"https","port":443,"targetPort":`+
+			strconv.Itoa(int(w.Port))+`}]}}`, http.StatusCreated)
+	convDo(t, s, http.MethodPost, "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices", "application/json",
+		`{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"converter-1","labels":{"kubernetes.io/service-name":"converter"}},
+		 "addressType":"IPv4","endpoints":[{"addresses":["`+host+`"],"conditions":{"ready":true}}],"ports":[{"name":"https","port":`+strconv.Itoa(int(w.Port))+`}]}`,
+		http.StatusCreated)
+	crd := decode[map[string]any](t, convDo(t, s, http.MethodPost, crdPath, "application/json", string(w.ServiceCRD(convGroup, "v1", "default", "converter")), http.StatusCreated))
+	port, _, _ := unstructuredNested(crd, "spec", "conversion", "webhook", "clientConfig", "service", "port")
+	if port != float64(443) {
+		t.Fatalf("service port defaulted to %v, want 443", port)
+	}
+	waitFor(t, "widgets served at v2", func() bool {
+		code, _, _ := do(t, s, http.MethodGet, convPath("v2", ""), "", "")
+		return code == http.StatusOK
+	})
+	convDo(t, s, http.MethodPost, convPath("v1", ""), "application/json",
+		`{"apiVersion":"conv.example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"hostPort":"h:80"}}`, http.StatusCreated)
+	got := decode[widgetObj](t, convDo(t, s, http.MethodGet, convPath("v2", "a"), "", "", http.StatusOK))
+	if got.Spec.Host != "h" || got.Spec.Port != 80 {
+		t.Fatalf("GET v2 through the Service: %+v", got)
+	}
+}
+
+// unstructuredNested reads a value of decoded JSON.
+func unstructuredNested(m map[string]any, path ...string) (any, bool, error) {
+	var cur any = m
+	for _, p := range path {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false, nil
+		}
+		if cur, ok = mm[p]; !ok {
+			return nil, false, nil
+		}
+	}
+	return cur, true, nil
 }

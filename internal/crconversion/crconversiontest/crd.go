@@ -10,6 +10,17 @@ import (
 // and scale subresources; storage is the storage version; converted by w
 // (ConversionReview v1).
 func (w *Webhook) CRD(group, storage string) []byte {
+	return w.crd(group, storage, map[string]any{"url": w.URL, "caBundle": w.CABundle})
+}
+
+// ServiceCRD is CRD with the webhook named by a Service reference
+// (namespace/name, port 443, path /convert) instead of its URL.
+func (w *Webhook) ServiceCRD(group, storage, namespace, name string) []byte {
+	return w.crd(group, storage, map[string]any{"caBundle": w.CABundle,
+		"service": map[string]any{"namespace": namespace, "name": name, "path": "/convert"}})
+}
+
+func (w *Webhook) crd(group, storage string, clientConfig map[string]any) []byte {
 	version := func(name, spec string) map[string]any {
 		var props map[string]any
 		if err := json.Unmarshal([]byte(spec), &props); err != nil {
@@ -35,7 +46,7 @@ func (w *Webhook) CRD(group, storage string) []byte {
 			},
 			"conversion": map[string]any{"strategy": "Webhook", "webhook": map[string]any{
 				"conversionReviewVersions": []string{"v1"},
-				"clientConfig":             map[string]any{"url": w.URL, "caBundle": w.CABundle},
+				"clientConfig":             clientConfig,
 			}},
 		},
 	}

@@ -36,6 +36,8 @@ type Webhook struct {
 	URL string
 	// CABundle is the PEM of the CA of its certificate.
 	CABundle []byte
+	// Port is its loopback port.
+	Port int32
 
 	mode atomic.Value // string
 	hang chan struct{}
@@ -51,13 +53,26 @@ type Review struct {
 	Objects    []map[string]any
 }
 
-// Start serves a webhook until the test ends.
+// Start serves a webhook on 127.0.0.1 until the test ends.
 func Start(t testing.TB) *Webhook {
 	t.Helper()
+	return start(t, "127.0.0.1")
+}
+
+// StartOn serves a webhook on host (an IP: an EndpointSlice may not name
+// a loopback address, so a webhook reached through a Service listens on
+// webhooktest.HostIP) with a certificate also valid for names (the
+// Service's <name>.<namespace>.svc).
+func StartOn(t testing.TB, host string, names ...string) *Webhook {
+	t.Helper()
+	return start(t, host, names...)
+}
+
+func start(t testing.TB, host string, names ...string) *Webhook {
 	w := &Webhook{hang: make(chan struct{})}
 	w.mode.Store(ModeGood)
-	srv := webhooktest.Start(t, http.HandlerFunc(w.serve))
-	w.URL, w.CABundle = srv.URL+"/convert", srv.CABundle
+	srv := webhooktest.StartOn(t, webhooktest.NewCA(t), host, http.HandlerFunc(w.serve), names...)
+	w.URL, w.CABundle, w.Port = srv.URL+"/convert", srv.CABundle, srv.Port
 	// Registered after the server's own cleanup, so it runs first: a
 	// hanging call returns before the server waits for it.
 	t.Cleanup(func() { close(w.hang) })
