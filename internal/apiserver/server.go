@@ -40,6 +40,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/serviceaccount"
 	"github.com/setpoint-dev/setpoint/internal/storage"
 	"github.com/setpoint-dev/setpoint/internal/watchcache"
+	"github.com/setpoint-dev/setpoint/internal/webhookclient"
 )
 
 // Config configures a Server. Zero values take Kubernetes' defaults.
@@ -265,7 +266,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.watchCtx, s.cancelWatch = context.WithCancel(context.Background())
 	s.table.builtin = cfg.Resources
-	s.crds = &crdController{s: s, installed: map[string]*crdState{}}
+	reviews, err := conversionCodec()
+	if err != nil {
+		return nil, err
+	}
+	s.crds = &crdController{s: s, installed: map[string]*crdState{}, webhooks: webhookclient.New(webhookclient.Options{}), reviewCodec: reviews}
 	entries := entryMap{}
 	for _, res := range cfg.Resources {
 		e, err := s.newEntry(res)
@@ -373,6 +378,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		srv.Close()
 	}
+	s.crds.webhooks.Close()
 	if s.cfg.Audit != nil {
 		if err := s.cfg.Audit.Close(shutdownCtx); err != nil {
 			s.log.Error("closing the audit log", "err", err)
