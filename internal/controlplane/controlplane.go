@@ -76,6 +76,12 @@ type Options struct {
 	// DefaultUnreachableTolerationSeconds are the tolerations the
 	// DefaultTolerationSeconds admission gives pods (0: 300).
 	DefaultNotReadyTolerationSeconds, DefaultUnreachableTolerationSeconds int64
+	// RequestHeader, ProxyClientCertFile and ProxyClientKeyFile are
+	// kube-apiserver's --requestheader-* and --proxy-client-* flags (see
+	// apiserver.Config): front-proxy authentication, and the certificate
+	// presented to aggregated API servers.
+	RequestHeader                           apiserver.RequestHeaderConfig
+	ProxyClientCertFile, ProxyClientKeyFile string
 	// Tune lets tests adjust the API server configuration before start.
 	Tune func(*apiserver.Config)
 }
@@ -143,6 +149,9 @@ func NewAPIServer(opts Options) (*apiserver.Server, error) {
 		DisablePriorityAndFairness: opts.DisablePriorityAndFairness,
 		Admission:                  chain,
 		Metrics:                    reg,
+		RequestHeader:              opts.RequestHeader,
+		ProxyClientCertFile:        opts.ProxyClientCertFile,
+		ProxyClientKeyFile:         opts.ProxyClientKeyFile,
 	}
 	if opts.MetricsAPI {
 		cfg.Resources = append(cfg.Resources, metrics.Resources()...)

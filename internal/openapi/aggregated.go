@@ -6,6 +6,9 @@ import (
 	"maps"
 	"strings"
 	"time"
+
+	openapiv2 "github.com/google/gnostic-models/openapiv2"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // Aggregated is what one aggregated API server publishes for its
@@ -68,54 +71,34 @@ func withAggregatedV3(base *v3Set, agg []Aggregated) (*v3Set, error) {
 	return out, nil
 }
 
-// mergeAggregatedV2 adds to the Swagger 2.0 JSON own the paths under
-// /apis/<group>/ of each aggregated document and the definitions own does
-// not have (the server's own definitions win a name both use).
-func mergeAggregatedV2(own []byte, agg []Aggregated) ([]byte, error) {
-	if !hasV2(agg) {
-		return own, nil
-	}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(own, &doc); err != nil {
-		return nil, fmt.Errorf("openapi: decode v2: %w", err)
-	}
-	paths, defs := map[string]json.RawMessage{}, map[string]json.RawMessage{}
-	if err := unmarshalField(doc, "paths", &paths); err != nil {
-		return nil, err
-	}
-	if err := unmarshalField(doc, "definitions", &defs); err != nil {
-		return nil, err
-	}
+// addAggregatedV2 adds to the server's own Swagger 2.0 paths and
+// definitions the paths under /apis/<group>/ of each aggregated document
+// and the definitions the server does not have (its own win a name both
+// use). A document that does not parse as Swagger 2.0 adds nothing: it
+// would spoil the protobuf form of the whole.
+func addAggregatedV2(paths *spec.Paths, defs map[string]*spec.Schema, agg []Aggregated) {
 	for _, a := range agg {
 		if a.V2 == nil {
 			continue
 		}
-		var theirs struct {
-			Paths       map[string]json.RawMessage `json:"paths"`
-			Definitions map[string]json.RawMessage `json:"definitions"`
+		if _, err := openapiv2.ParseDocument(a.V2); err != nil {
+			continue
 		}
-		if err := json.Unmarshal(a.V2, &theirs); err != nil {
-			continue // an unreadable document adds nothing
+		var theirs spec.Swagger
+		if err := json.Unmarshal(a.V2, &theirs); err != nil || theirs.Paths == nil {
+			continue
 		}
-		for p, item := range theirs.Paths {
-			if _, ok := paths[p]; !ok && strings.HasPrefix(p, "/apis/"+a.Group+"/") {
-				paths[p] = item
+		for p, item := range theirs.Paths.Paths {
+			if _, ok := paths.Paths[p]; !ok && strings.HasPrefix(p, "/apis/"+a.Group+"/") {
+				paths.Paths[p] = item
 			}
 		}
 		for name, d := range theirs.Definitions {
 			if _, ok := defs[name]; !ok {
-				defs[name] = d
+				defs[name] = &d
 			}
 		}
 	}
-	var err error
-	if doc["paths"], err = json.Marshal(paths); err != nil {
-		return nil, err
-	}
-	if doc["definitions"], err = json.Marshal(defs); err != nil {
-		return nil, err
-	}
-	return json.Marshal(doc)
 }
 
 func hasV2(agg []Aggregated) bool {
@@ -125,13 +108,4 @@ func hasV2(agg []Aggregated) bool {
 		}
 	}
 	return false
-}
-
-func unmarshalField(doc map[string]json.RawMessage, name string, into any) error {
-	if raw, ok := doc[name]; ok {
-		if err := json.Unmarshal(raw, into); err != nil {
-			return fmt.Errorf("openapi: decode v2 %s: %w", name, err)
-		}
-	}
-	return nil
 }

@@ -119,13 +119,7 @@ func (s *Service) Schemas() map[string]*spec.Schema {
 // first use.
 func (snap *snapshot) v2(version string, log *slog.Logger) (jsonDoc, protoDoc document, err error) {
 	snap.v2Once.Do(func() {
-		snap.v2JSON, snap.v2Err = snap.plan.renderV2(version)
-		if snap.v2Err == nil && hasV2(snap.agg) {
-			var merged []byte
-			if merged, snap.v2Err = mergeAggregatedV2(snap.v2JSON.body, snap.agg); snap.v2Err == nil {
-				snap.v2JSON = newDocument(merged)
-			}
-		}
+		snap.v2JSON, snap.v2Err = snap.plan.renderV2(version, snap.agg)
 		if snap.v2Err == nil {
 			snap.v2Proto, snap.v2Err = toProtobuf(snap.v2JSON.body)
 		}
