@@ -91,6 +91,7 @@ func waitCondition(t *testing.T, ts *testserver.Server, status apiregv1.Conditio
 // front-proxy certificate and the user's identity in X-Remote-* headers;
 // the client's credentials do not reach the backend.
 func TestProxy(t *testing.T) {
+	t.Parallel()
 	fp := frontProxy(t)
 	ts := startServer(t, fp)
 	be := startBackend(t, fp.CAFile)
@@ -168,6 +169,7 @@ func TestProxy(t *testing.T) {
 // TestWatchStreams: a proxied watch delivers each event as the backend
 // sends it.
 func TestWatchStreams(t *testing.T) {
+	t.Parallel()
 	fp := frontProxy(t)
 	ts := startServer(t, fp)
 	be := startBackend(t, fp.CAFile)

@@ -11,6 +11,7 @@ import (
 // TestConditions: each failing check gives kube-aggregator's reason and
 // message, and an unavailable group-version answers 503.
 func TestConditions(t *testing.T) {
+	t.Parallel()
 	fp := frontProxy(t)
 	ts := startServer(t, fp)
 	be := startBackend(t, fp.CAFile)

@@ -36,6 +36,7 @@ func eventually(t *testing.T, check func() string) {
 // forms) and /apis/<group>, with the resources the backend describes, and
 // its OpenAPI documents are merged.
 func TestDiscoveryAndOpenAPI(t *testing.T) {
+	t.Parallel()
 	fp := frontProxy(t)
 	ts := startServer(t, fp)
 	be := startBackend(t, fp.CAFile)
@@ -150,6 +151,7 @@ func getJSON(t *testing.T, ts *testserver.Server, path, accept string, into any)
 // kube-system/extension-apiserver-authentication, and does not take the
 // front-proxy certificate for a user of its own.
 func TestRequestHeader(t *testing.T) {
+	t.Parallel()
 	fp := frontProxy(t)
 	ts := startServer(t, fp)
 	var cm corev1.ConfigMap
