@@ -29,7 +29,12 @@ type CA struct {
 
 // EnsureCA loads dir/pki/ca.{crt,key}, creating them on first use.
 func EnsureCA(dir string) (*CA, error) {
-	certPath, keyPath := filepath.Join(dir, "pki", "ca.crt"), filepath.Join(dir, "pki", "ca.key")
+	return ensureCA(filepath.Join(dir, "pki", "ca.crt"), filepath.Join(dir, "pki", "ca.key"), "setpoint-ca")
+}
+
+// ensureCA loads the CA at certPath and keyPath, creating a self-signed
+// one named cn on first use.
+func ensureCA(certPath, keyPath, cn string) (*CA, error) {
 	if ca, err := loadCA(certPath, keyPath); err == nil {
 		return ca, nil
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -42,7 +47,7 @@ func EnsureCA(dir string) (*CA, error) {
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber:          randomSerial(),
-		Subject:               pkix.Name{CommonName: "setpoint-ca"},
+		Subject:               pkix.Name{CommonName: cn},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.AddDate(10, 0, 0),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageCRLSign,
