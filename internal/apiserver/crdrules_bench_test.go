@@ -70,7 +70,11 @@ func BenchmarkCreate(b *testing.B) {
 		if code, body, _ := s.Do(b, http.MethodPost, crdPath, "application/json", strings.NewReader(benchGadgetCRD(group, rules))); code != http.StatusCreated {
 			b.Fatalf("create CRD %s: %d %s", group, code, body)
 		}
-		waitServed(b, s, "/apis/"+group+"/v1/namespaces/default/gadgets")
+		list := "/apis/" + group + "/v1/namespaces/default/gadgets"
+		waitFor(b, list+" served", func() bool {
+			code, _, _ := s.Do(b, http.MethodGet, list, "", nil)
+			return code == http.StatusOK
+		})
 	}
 	next := 0
 	create := func(b *testing.B, group string) time.Duration {
@@ -102,19 +106,4 @@ func BenchmarkCreate(b *testing.B) {
 		b.ReportMetric(float64(with.Microseconds())/n, "us/create-rules=10")
 		b.ReportMetric(float64((with-without).Microseconds())/n, "us-added-by-rules")
 	})
-}
-
-// waitServed waits until path answers a list.
-func waitServed(b *testing.B, s *testserver.Server, path string) {
-	b.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if code, _, _ := s.Do(b, http.MethodGet, path, "", nil); code == http.StatusOK {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%s is not served", path)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
