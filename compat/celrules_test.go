@@ -273,7 +273,9 @@ func installCRDs(t *testing.T, crds []crdInfo) map[string]crdInfo {
 	if t.Failed() {
 		t.FailNow()
 	}
-	deadline := time.Now().Add(time.Minute)
+	// Generous: setpoint under -race on a loaded machine takes minutes to
+	// serve 34 large CRDs.
+	deadline := time.Now().Add(5 * time.Minute)
 	for _, c := range crds {
 		path := resourcePath(c, c.group+"/"+c.storage+"/"+c.plural)
 		for _, s := range []*difftest.Side{env.ref, env.sp} {
