@@ -33,6 +33,9 @@ const (
 	// celNamespace holds every namespaced object of the category.
 	celNamespace = "celdiff"
 	crdsPath     = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	// caseTimeout bounds one write: a rule that runs until the per-call
+	// cost limit stops it takes tens of seconds under -race.
+	caseTimeout = 2 * time.Minute
 )
 
 // celSources are the corpus directories whose CRDs the category installs.
@@ -363,7 +366,7 @@ func runCELCase(t *testing.T, rep *difftest.Report, byResource map[string]crdInf
 	if info.name == "" {
 		path = crdsPath
 	}
-	p := compareAnswers(t, rep, c.Name+"/create", difftest.Request{Method: "POST", Path: path, Body: body}, difftest.Normalization{}, unorderedCauses)
+	p := compareAnswers(t, rep, c.Name+"/create", difftest.Request{Method: "POST", Path: path, Body: body, Timeout: caseTimeout}, difftest.Normalization{}, unorderedCauses)
 	logAnswer(t, c.Name+"/create", p.Ref)
 	item := path + "/" + name
 	if p.Ref.Code == 201 || p.SP.Code == 201 {
@@ -382,7 +385,7 @@ func runCELCase(t *testing.T, rep *difftest.Report, byResource map[string]crdInf
 		target += "/status"
 	}
 	p = compareAnswers(t, rep, c.Name+"/update", difftest.Request{Method: "PATCH", Path: target,
-		Header: map[string]string{"Content-Type": "application/merge-patch+json"}, Body: patch}, difftest.Normalization{}, unorderedCauses)
+		Header: map[string]string{"Content-Type": "application/merge-patch+json"}, Body: patch, Timeout: caseTimeout}, difftest.Normalization{}, unorderedCauses)
 	logAnswer(t, c.Name+"/update", p.Ref)
 }
 
