@@ -210,9 +210,17 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		}
 		opts.Election.Identity = id
 	}
+	if opts.Sharding.Enabled && opts.Config != nil && opts.Config.ContentType == "" {
+		// Sharded replicas stay JSON for now: with protobuf,
+		// TestShardedControllerManagerLeaderKilled fails under -race
+		// (not yet understood), so they keep the format they were tested in.
+		cp := *opts.Config
+		cp.ContentType = rest.ContentTypeJSON
+		opts.Config = &cp
+	}
 	var cb manager.ClientBuilder
 	if opts.UseServiceAccountCredentials {
-		b, err := clientbuilder.New(opts.Config, clientbuilder.Options{Logger: opts.Logger})
+		b, err := clientbuilder.New(ComponentConfig(opts.Config), clientbuilder.Options{Logger: opts.Logger})
 		if err != nil {
 			return nil, fmt.Errorf("controller manager: %w", err)
 		}
@@ -356,7 +364,7 @@ func newManager(c Common, leaseName string, cb manager.ClientBuilder) (*manager.
 		log = slog.Default()
 	}
 	mo := manager.Options{
-		Config: c.Config, Logger: log.With("component", leaseName),
+		Config: ComponentConfig(c.Config), Logger: log.With("component", leaseName),
 		MetricsAddr: orDisabled(c.MetricsAddr), HealthAddr: orDisabled(c.HealthAddr),
 		LeaderElection: !c.Election.Disabled, LeaderElectionID: leaseName, LeaderElectionNamespace: "kube-system",
 		LeaderElectionIdentity: c.Election.Identity, LeaseDuration: c.Election.LeaseDuration,
@@ -368,6 +376,20 @@ func newManager(c Common, leaseName string, cb manager.ClientBuilder) (*manager.
 		return nil, fmt.Errorf("%s: %w", leaseName, err)
 	}
 	return mgr, nil
+}
+
+// ComponentConfig is cfg as the cluster's own components use it: in
+// protobuf unless cfg names a content type, as kube-controller-manager,
+// kube-scheduler and the kubelet default --kube-api-content-type to
+// application/vnd.kubernetes.protobuf (objects without a protobuf form,
+// such as custom resources, stay JSON). cfg is not modified.
+func ComponentConfig(cfg *rest.Config) *rest.Config {
+	if cfg == nil || cfg.ContentType != "" {
+		return cfg
+	}
+	cp := *cfg
+	cp.ContentType = rest.ContentTypeProtobuf
+	return &cp
 }
 
 func orDisabled(addr string) string {

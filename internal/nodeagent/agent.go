@@ -187,6 +187,12 @@ func New(mgr *manager.Manager, opts Options) (*Agent, error) {
 			if err != nil {
 				return nil, fmt.Errorf("nodeagent: credentials of node %s: %w", n.name, err)
 			}
+			if cfg.ContentType == "" {
+				// In protobuf, as the kubelet's --kube-api-content-type.
+				cp := *cfg
+				cp.ContentType = rest.ContentTypeProtobuf
+				cfg = &cp
+			}
 			nc, err := rest.New(cfg)
 			if err != nil {
 				return nil, fmt.Errorf("nodeagent: client of node %s: %w", n.name, err)

@@ -73,6 +73,11 @@ type Config struct {
 	// Encode writes the JSON encoding of one object (required). It must not
 	// mutate obj (objects are shared) and may end its output with a newline.
 	Encode func(obj runtime.Object, w io.Writer) error
+	// EncodeProto writes the protobuf encoding of one object as
+	// kube-apiserver embeds it in a protobuf watch event ("k8s\x00" and a
+	// runtime.Unknown); it must also encode a metav1.Status. Nil for kinds
+	// without a protobuf form: Frame.ProtoBytes then fails.
+	EncodeProto func(obj runtime.Object, w io.Writer) error
 
 	// Clock drives bookmarks, timeouts and retry backoff; nil means the
 	// real clock.

@@ -25,6 +25,9 @@ var (
 	// ErrWatcherTooSlow is the Err of a watcher ended because its buffer was
 	// full when an event was due.
 	ErrWatcherTooSlow = errors.New("watchcache: watcher fell too far behind")
+	// ErrNoProtobuf is the error of Frame.ProtoBytes in a cache without
+	// Config.EncodeProto (kinds with no protobuf form: custom resources).
+	ErrNoProtobuf = errors.New("watchcache: the kind has no protobuf encoding")
 )
 
 // ExpiredError says a watch position is older than what the cache serves.
