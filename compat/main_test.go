@@ -111,26 +111,11 @@ func run(m *testing.M) int {
 	return code
 }
 
-// referenceEnv names a running reference's admin kubeconfig: with it set,
-// the suite uses that cluster instead of starting its own. A shared
-// reference holds other users' objects, so this is for tests that create
-// and compare only their own (go test -run TestCELRules), not for a full
-// run.
-const referenceEnv = "SETPOINT_REFERENCE_KUBECONFIG"
-
 // startReference starts the reference cluster, or takes the one
-// $SETPOINT_REFERENCE_KUBECONFIG names; it returns the admin kubeconfig's
-// path and how to stop what it started.
+// $SETPOINT_REFERENCE_KUBECONFIG names (refcluster.Use); it returns the
+// admin kubeconfig's path and how to stop what it started.
 func startReference(ctx context.Context) (string, func(), error) {
-	if path := os.Getenv(referenceEnv); path != "" {
-		fmt.Printf("compat: using the running reference of %s\n", path)
-		return path, func() {}, nil
-	}
-	ref, err := refcluster.Start(ctx, refcluster.Options{EtcdArgs: []string{"--unsafe-no-fsync"}})
-	if err != nil {
-		return "", nil, err
-	}
-	return ref.Kubeconfig(), func() { ref.Stop() }, nil //nolint:errcheck // best effort at exit
+	return refcluster.Use(ctx, refcluster.Options{EtcdArgs: []string{"--unsafe-no-fsync"}})
 }
 
 // fullRun reports whether every test ran (no -run or -skip filter), so

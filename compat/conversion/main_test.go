@@ -5,8 +5,8 @@
 // compared after normalization.
 //
 // The reference is the running kube-apiserver named by
-// COMPAT_REFERENCE_KUBECONFIG (an admin kubeconfig), or, without it, one
-// started by refcluster for the run. The test creates the namespace
+// SETPOINT_REFERENCE_KUBECONFIG (an admin kubeconfig), or, without it, one
+// started by refcluster for the run (refcluster.Use). The test creates the namespace
 // conversion-compat and the CRD widgets.conversion.setpoint.test there and
 // deletes both when done.
 package conversion
@@ -36,18 +36,14 @@ func run(m *testing.M) int {
 		fmt.Println("compat/conversion: skipped in -short mode (needs the reference kube-apiserver)")
 		return 0
 	}
-	kubeconfig := os.Getenv("COMPAT_REFERENCE_KUBECONFIG")
-	if kubeconfig == "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		c, err := refcluster.Start(ctx, refcluster.Options{EtcdArgs: []string{"--unsafe-no-fsync"}})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "compat/conversion: starting the reference:", err)
-			return 1
-		}
-		defer c.Stop() //nolint:errcheck // best effort at exit
-		kubeconfig = c.Kubeconfig()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	kubeconfig, stop, err := refcluster.Use(ctx, refcluster.Options{EtcdArgs: []string{"--unsafe-no-fsync"}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "compat/conversion: the reference:", err)
+		return 1
 	}
+	defer stop()
 	env, err := testenv.Start(testenv.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "compat/conversion: starting setpoint:", err)

@@ -1,9 +1,9 @@
 // Package policies is the differential test of the admission policies:
 // the same ValidatingAdmissionPolicies and MutatingAdmissionPolicies with
-// their bindings, and the same objects, sent to the shared reference
-// kube-apiserver v1.37.2 (its admin kubeconfig in POLICIES_REFERENCE_KUBECONFIG,
-// default /work/refdump/kubeconfig; the test is skipped without one) and to
-// setpoint (testenv), comparing what a client sees: the code, the Status
+// their bindings, and the same objects, sent to the reference
+// kube-apiserver v1.37.2 with kube-controller-manager (one started for the
+// run, or the running one SETPOINT_REFERENCE_KUBECONFIG names:
+// refcluster.Use) and to setpoint (testenv), comparing what a client sees: the code, the Status
 // reason, message and causes, the Warning headers, the mutated object.
 //
 // On the reference everything lives in the namespace policies-diff and in

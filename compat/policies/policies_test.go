@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/setpoint-dev/setpoint/compat/internal/difftest"
+	"github.com/setpoint-dev/setpoint/compat/refcluster"
 	"github.com/setpoint-dev/setpoint/testenv"
 )
 
@@ -20,14 +21,31 @@ const (
 	prefix = "policies-diff-"
 )
 
+// refKubeconfig is the reference's admin kubeconfig (TestMain).
+var refKubeconfig string
+
+// TestMain takes the reference (with kube-controller-manager, whose
+// validatingadmissionpolicy-status controller TestTypeChecking compares
+// with ours) for the whole run.
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	kc, stop, err := refcluster.Use(ctx, refcluster.Options{ControllerManager: true, EtcdArgs: []string{"--unsafe-no-fsync"}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "compat/policies: the reference:", err)
+		return 1
+	}
+	defer stop()
+	refKubeconfig = kc
+	return m.Run()
+}
+
 func sides(t *testing.T, opts testenv.Options) (ref, sp *difftest.Side) {
-	kc := os.Getenv("POLICIES_REFERENCE_KUBECONFIG")
-	if kc == "" {
-		kc = "/work/refdump/kubeconfig"
-	}
-	if _, err := os.Stat(kc); err != nil {
-		t.Skipf("no reference kubeconfig (%v)", err)
-	}
+	kc := refKubeconfig
 	ref, err := difftest.SideFromKubeconfig("reference", kc)
 	if err != nil {
 		t.Fatal(err)

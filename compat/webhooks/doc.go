@@ -6,11 +6,10 @@
 // must answer a create with the same Status, and neither may store the
 // object when the policy fails it.
 //
-// The reference is the shared kube-apiserver the kubeconfig
-// $WEBHOOKS_REFERENCE_KUBECONFIG names (default /work/refdump/kubeconfig,
-// https://127.0.0.1:16443); the webhooks registered there match only the
-// objects of this package's namespace (webhooks-diff) and label. Without
-// a reachable reference the test is skipped, saying so.
+// The reference is one started for the run, or the running kube-apiserver
+// $SETPOINT_REFERENCE_KUBECONFIG names (refcluster.Use); the webhooks
+// registered there match only the objects of this package's namespace
+// (webhooks-diff) and label.
 //
 // The package has only tests.
 package webhooks

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/setpoint-dev/setpoint/compat/internal/difftest"
+	"github.com/setpoint-dev/setpoint/compat/refcluster"
 	"github.com/setpoint-dev/setpoint/internal/webhookclient/webhooktest"
 	"github.com/setpoint-dev/setpoint/testenv"
 )
@@ -25,21 +26,36 @@ const (
 	config = "webhooks-diff"
 )
 
-func referenceSide(t *testing.T) *difftest.Side {
-	kc := os.Getenv("WEBHOOKS_REFERENCE_KUBECONFIG")
-	if kc == "" {
-		kc = "/work/refdump/kubeconfig"
-	}
-	if _, err := os.Stat(kc); err != nil {
-		t.Skipf("no reference kubeconfig at %s: %v", kc, err)
-	}
-	ref, err := difftest.SideFromKubeconfig("reference", kc)
+// refKubeconfig is the reference's admin kubeconfig (TestMain).
+var refKubeconfig string
+
+// TestMain takes the reference for the whole run: one started now, or the
+// running one SETPOINT_REFERENCE_KUBECONFIG names (refcluster.Use).
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	kc, stop, err := refcluster.Use(ctx, refcluster.Options{EtcdArgs: []string{"--unsafe-no-fsync"}})
 	if err != nil {
-		t.Skipf("reference: %v", err)
+		fmt.Fprintln(os.Stderr, "compat/webhooks: the reference:", err)
+		return 1
+	}
+	defer stop()
+	refKubeconfig = kc
+	return m.Run()
+}
+
+func referenceSide(t *testing.T) *difftest.Side {
+	ref, err := difftest.SideFromKubeconfig("reference", refKubeconfig)
+	if err != nil {
+		t.Fatalf("reference: %v", err)
 	}
 	resp, err := ref.Do(context.Background(), difftest.Request{Path: "/readyz", Timeout: 5 * time.Second})
 	if err != nil || resp.Code != 200 {
-		t.Skipf("reference not ready: %v", err)
+		t.Fatalf("reference not ready: %v", err)
 	}
 	return ref
 }
