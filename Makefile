@@ -16,6 +16,7 @@ vet:
 	cd bench/cluster && $(GO) vet .
 	cd conformance && $(GO) vet ./...
 	cd compat && $(GO) vet ./...
+	cd tests/sampleapiserver && $(GO) vet ./...
 
 # Unit, integration and end-to-end tests (e2e drives the real binary with
 # kubectl), then the conformance module (client-go, controller-runtime and
@@ -26,13 +27,16 @@ unit:
 
 # The compat module: the real kube-apiserver v1.37.2 (package refcluster)
 # started beside setpoint, and the differential suite (package compat) that
-# compares their answers. The first run builds the reference from the Go
+# compares their answers; then Kubernetes' sample API server (module
+# tests/sampleapiserver, on the reference etcd built here) aggregated
+# through setpoint. The first run builds the reference from the Go
 # module proxy into .bin/ (several minutes on 2 cores; cached afterwards,
 # keyed by a hash of its sources: keep .bin/ between CI runs), as a step of
 # its own so that no test timeout has to cover it.
 compat:
 	cd compat && $(GO) run ./cmd/refcluster -binaries
 	cd compat && $(GO) test -race -count=1 -timeout 20m ./...
+	cd tests/sampleapiserver && $(GO) test -race -count=1 -timeout 20m ./...
 
 # Brief fuzzing of request-body decoding (every kind), selector parsing, kind
 # sniffing, custom-resource schemas (prune, default, validate, CEL rules) and

@@ -31,4 +31,8 @@
 // The controller is named after the For resource ("deployments") unless
 // Named says otherwise; it gets the manager's metrics, clock, logger and
 // cache-sync timeout unless WithOptions sets them.
+//
+// WebhookManagedBy[T] registers T's admission webhooks (a
+// webhook.Defaulter[T], a webhook.Validator[T]) on the manager's webhook
+// server, at webhook.MutatePath and ValidatePath of T's kind.
 package builder

@@ -47,12 +47,12 @@ func run(m *testing.M) int {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	ref, err := refcluster.Start(ctx, refcluster.Options{EtcdArgs: []string{"--unsafe-no-fsync"}})
+	refKubeconfig, stopRef, err := startReference(ctx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "compat: starting the reference:", err)
 		return 1
 	}
-	defer ref.Stop() //nolint:errcheck // best effort at exit
+	defer stopRef()
 	sp, err := testenv.Start(testenv.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "compat: starting setpoint:", err)
@@ -60,7 +60,7 @@ func run(m *testing.M) int {
 	}
 	defer sp.Stop() //nolint:errcheck // best effort at exit
 
-	if env.ref, err = difftest.SideFromKubeconfig("reference", ref.Kubeconfig()); err != nil {
+	if env.ref, err = difftest.SideFromKubeconfig("reference", refKubeconfig); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -75,7 +75,7 @@ func run(m *testing.M) int {
 		}
 	}
 	env.kubeconfigs = map[string]string{}
-	for name, path := range map[string]string{env.ref.Name: ref.Kubeconfig(), env.sp.Name: sp.Kubeconfig} {
+	for name, path := range map[string]string{env.ref.Name: refKubeconfig, env.sp.Name: sp.Kubeconfig} {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -109,6 +109,13 @@ func run(m *testing.M) int {
 		}
 	}
 	return code
+}
+
+// startReference starts the reference cluster, or takes the one
+// $SETPOINT_REFERENCE_KUBECONFIG names (refcluster.Use); it returns the
+// admin kubeconfig's path and how to stop what it started.
+func startReference(ctx context.Context) (string, func(), error) {
+	return refcluster.Use(ctx, refcluster.Options{EtcdArgs: []string{"--unsafe-no-fsync"}})
 }
 
 // fullRun reports whether every test ran (no -run or -skip filter), so

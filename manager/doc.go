@@ -14,7 +14,8 @@
 // a type; Resource[T, L] a typed accessor; MappingFor maps a Go type to
 // its resource: the kind comes from the Scheme (NewScheme registers all of
 // k8s.io/api) and the resource name and scope from discovery (read once
-// per group version).
+// per group version). WebhookServer gives the admission webhook server
+// (package webhook), run on every replica once asked for.
 //
 // # Start
 //

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/setpoint-dev/setpoint/rest"
+	"github.com/setpoint-dev/setpoint/webhook"
 )
 
 // Flags are the command-line settings every operator program takes: the
@@ -33,12 +34,17 @@ type Flags struct {
 	LeaderElectionNamespace string
 	// MetricsAddr and HealthAddr are the listeners ("0": off).
 	MetricsAddr, HealthAddr string
+	// WebhookAddr and WebhookCertDir configure the admission webhook
+	// server (Options.Webhook): its listener and the directory of its
+	// tls.crt and tls.key.
+	WebhookAddr, WebhookCertDir string
 	// Verbose logs at debug level.
 	Verbose bool
 }
 
 // Register adds --kubeconfig, --leader-elect, --leader-elect-namespace,
-// --metrics-addr, --health-addr and -v to fs; the fields' current values
+// --metrics-addr, --health-addr, --webhook-addr, --webhook-cert-dir and
+// -v to fs; the fields' current values
 // are the defaults. lease names the program's leader-election Lease in
 // the help text.
 func (f *Flags) Register(fs *flag.FlagSet, lease string) {
@@ -48,6 +54,9 @@ func (f *Flags) Register(fs *flag.FlagSet, lease string) {
 	fs.StringVar(&f.LeaderElectionNamespace, "leader-elect-namespace", f.LeaderElectionNamespace, "namespace of the leader-election Lease")
 	fs.StringVar(&f.MetricsAddr, "metrics-addr", f.MetricsAddr, `address to serve /metrics on ("0": off)`)
 	fs.StringVar(&f.HealthAddr, "health-addr", f.HealthAddr, `address to serve /healthz and /readyz on ("0": off)`)
+	fs.StringVar(&f.WebhookAddr, "webhook-addr", f.WebhookAddr, "address to serve admission webhooks on (default "+webhook.DefaultAddr+")")
+	fs.StringVar(&f.WebhookCertDir, "webhook-cert-dir", f.WebhookCertDir,
+		"directory holding the webhook server's tls.crt and tls.key (default "+webhook.DefaultCertDir+")")
 	fs.BoolVar(&f.Verbose, "v", f.Verbose, "log at debug level")
 }
 
@@ -78,7 +87,7 @@ func (f *Flags) Options(lease string, log *slog.Logger) (Options, error) {
 	return Options{
 		Config: cfg, MetricsAddr: f.MetricsAddr, HealthAddr: f.HealthAddr,
 		LeaderElection: f.LeaderElect, LeaderElectionID: lease, LeaderElectionNamespace: f.LeaderElectionNamespace,
-		Logger: log,
+		Logger: log, Webhook: webhook.Options{Addr: f.WebhookAddr, CertDir: f.WebhookCertDir},
 	}, nil
 }
 

@@ -18,7 +18,8 @@ func TestFlags(t *testing.T) {
 	f := manager.Flags{LeaderElectionNamespace: "ops", MetricsAddr: "0", HealthAddr: "0"}
 	fs := flag.NewFlagSet("op", flag.ContinueOnError)
 	f.Register(fs, "my-operator")
-	if err := fs.Parse([]string{"--kubeconfig", srv.Kubeconfig, "--leader-elect", "-v"}); err != nil {
+	if err := fs.Parse([]string{"--kubeconfig", srv.Kubeconfig, "--leader-elect", "-v",
+		"--webhook-addr", "127.0.0.1:9444", "--webhook-cert-dir", "/certs"}); err != nil {
 		t.Fatal(err)
 	}
 	opts, err := f.Options("my-operator", f.Logger())
@@ -26,7 +27,8 @@ func TestFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !opts.LeaderElection || opts.LeaderElectionID != "my-operator" || opts.LeaderElectionNamespace != "ops" ||
-		opts.MetricsAddr != "0" || opts.HealthAddr != "0" || opts.Config == nil || opts.Config.Host != srv.RESTConfig(t).Host {
+		opts.MetricsAddr != "0" || opts.HealthAddr != "0" || opts.Config == nil || opts.Config.Host != srv.RESTConfig(t).Host ||
+		opts.Webhook.Addr != "127.0.0.1:9444" || opts.Webhook.CertDir != "/certs" {
 		t.Errorf("options = %+v", opts)
 	}
 	if !f.Logger().Enabled(t.Context(), -4) {

@@ -21,6 +21,7 @@ import (
 	"github.com/setpoint-dev/setpoint/leaderelection"
 	"github.com/setpoint-dev/setpoint/record"
 	"github.com/setpoint-dev/setpoint/rest"
+	"github.com/setpoint-dev/setpoint/webhook"
 	"github.com/setpoint-dev/setpoint/workqueue"
 )
 
@@ -77,6 +78,9 @@ type Options struct {
 	// Clock drives controllers, informer resyncs and the election; default
 	// the real clock.
 	Clock clock.WithTicker
+	// Webhook configures the admission webhook server (WebhookServer),
+	// which runs only when something asked for it.
+	Webhook webhook.Options
 }
 
 // Runnable is a component the manager runs: Start blocks until ctx ends
@@ -132,6 +136,9 @@ type Manager struct {
 	identities map[string]*identity
 	ready      chan struct{}
 	elected    chan struct{}
+	// webhook is the admission webhook server once asked for; guarded by
+	// mu.
+	webhook *webhook.Server
 }
 
 // New builds a manager: a client, a metrics registry with the Go and

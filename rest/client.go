@@ -37,6 +37,10 @@ type Client struct {
 	clock      clock.Clock
 	limiter    *RateLimiter // nil when Config.QPS <= 0: unlimited
 	codecs     *scheme.Codecs
+	// protobuf is set when Config.ContentType asks for protobuf; accept
+	// is then the Accept header of requests for built-in kinds.
+	protobuf bool
+	accept   string
 }
 
 // New builds a client from cfg. It validates Host and the TLS material and
@@ -73,11 +77,21 @@ func New(cfg *Config) (*Client, error) {
 	if cfg.WrapTransport != nil {
 		rt = cfg.WrapTransport(rt)
 	}
-	return &Client{
+	c := &Client{
 		bases: bases, http: &http.Client{Transport: rt}, creds: creds, userAgent: cfg.userAgent(),
 		timeout: cfg.Timeout, maxRetries: cfg.maxRetries(), clock: clk,
 		limiter: NewRateLimiter(cfg.QPS, cfg.Burst, clk), codecs: scheme.New(),
-	}, nil
+	}
+	switch ct := strings.TrimSpace(cfg.ContentType); {
+	case wantsProtobuf(ct):
+		c.protobuf, c.accept = true, defaultProtobufAccept
+		if cfg.AcceptContentTypes != "" {
+			c.accept = cfg.AcceptContentTypes
+		}
+	case ct != "" && ct != ContentTypeJSON:
+		return nil, fmt.Errorf("content type %q: want %s or %s", cfg.ContentType, ContentTypeJSON, ContentTypeProtobuf)
+	}
+	return c, nil
 }
 
 func parseHost(host string) (*url.URL, error) {
@@ -117,8 +131,10 @@ type request struct {
 	query        url.Values
 	body         []byte
 	contentType  string
-	gr           schema.GroupResource // for errors built from non-Status bodies
-	name         string
+	// accept is the Accept header; "" means application/json.
+	accept string
+	gr     schema.GroupResource // for errors built from non-Status bodies
+	name   string
 }
 
 // do sends req with rate limiting and retries, and returns the successful
@@ -190,7 +206,11 @@ func (c *Client) send(ctx context.Context, req *request, u string) (*http.Respon
 	if err != nil {
 		return nil, nil, fmt.Errorf("build request: %w", err)
 	}
-	hr.Header.Set("Accept", "application/json")
+	accept := req.accept
+	if accept == "" {
+		accept = ContentTypeJSON
+	}
+	hr.Header.Set("Accept", accept)
 	hr.Header.Set("User-Agent", c.userAgent)
 	if req.contentType != "" {
 		hr.Header.Set("Content-Type", req.contentType)
@@ -238,7 +258,7 @@ func (c *Client) errorFrom(req *request, resp *http.Response) error {
 		return fmt.Errorf("%s %s: read error response (%d): %w", req.method, req.path, resp.StatusCode, err)
 	}
 	var st metav1.Status
-	if json.Unmarshal(body, &st) == nil && st.Kind == "Status" {
+	if c.decodeStatus(resp.Header.Get("Content-Type"), body, &st) == nil && st.Kind == "Status" {
 		if st.Code == 0 {
 			st.Code = int32(resp.StatusCode)
 		}
@@ -247,4 +267,14 @@ func (c *Client) errorFrom(req *request, resp *http.Response) error {
 	ra, _ := retryAfter(resp.Header)
 	return apierrors.NewGenericServerResponse(resp.StatusCode, req.method, req.gr, req.name,
 		string(body), int(ra.Seconds()), true)
+}
+
+// decodeStatus decodes a Status body in the encoding its Content-Type
+// names (protobuf or JSON).
+func (c *Client) decodeStatus(contentType string, body []byte, st *metav1.Status) error {
+	if isProtobuf(contentType) {
+		_, _, err := c.codecs.Proto.Decode(body, nil, st)
+		return err
+	}
+	return json.Unmarshal(body, st)
 }

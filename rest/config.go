@@ -62,6 +62,21 @@ type Config struct {
 	MaxRetries int
 	// Clock times backoff and rate limiting; nil means the real clock.
 	Clock clock.Clock
+	// ContentType is the media type of request bodies, as client-go's
+	// rest.Config: "" or "application/json" (the default), or
+	// "application/vnd.kubernetes.protobuf", which Kubernetes' own
+	// components use. With protobuf, objects of built-in kinds are sent
+	// and received in protobuf (lists and watch streams too); objects
+	// without a protobuf form (unstructured objects, custom resources'
+	// types) stay JSON.
+	ContentType string
+	// AcceptContentTypes is the Accept header of requests for built-in
+	// kinds when ContentType is protobuf; "" means
+	// "application/vnd.kubernetes.protobuf, application/json". Responses
+	// are decoded by their Content-Type, so a server that answers JSON is
+	// understood too. Requests for objects without a protobuf form always
+	// accept only JSON.
+	AcceptContentTypes string
 	// Transport, when set, replaces the transport built from TLS.
 	Transport http.RoundTripper
 	// WrapTransport, when set, wraps the transport (built or given) for

@@ -79,3 +79,17 @@ func (c *Client) getJSON(ctx context.Context, path string, out any) error {
 	}
 	return nil
 }
+
+// OpenAPIV3 returns the OpenAPI v3 document of gv (GET
+// /openapi/v3/api/v1 or /openapi/v3/apis/<group>/<version>), decoded
+// into out.
+func (c *Client) OpenAPIV3(ctx context.Context, gv schema.GroupVersion, out any) error {
+	p := "/openapi/v3/apis/" + gv.Group + "/" + gv.Version
+	if gv.Group == "" {
+		p = "/openapi/v3/api/" + gv.Version
+	}
+	if err := c.getJSON(ctx, p, out); err != nil {
+		return fmt.Errorf("OpenAPI v3 of %s: %w", gv, err)
+	}
+	return nil
+}

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -32,6 +33,10 @@ type Resource[T, L runtime.Object] struct {
 	// addressed across all namespaces (List, Watch only).
 	ns      string
 	decoder runtime.Decoder
+	// proto is set when the client asks for protobuf and T and L have a
+	// protobuf form: bodies are then sent in protobuf, and protobuf is
+	// accepted.
+	proto bool
 	// kind, when set (WithKind), is written as apiVersion and kind into
 	// request bodies whose object has none and whose type the client's
 	// built-in scheme does not know.
@@ -50,7 +55,8 @@ func For[T, L runtime.Object](c *Client, gvr schema.GroupVersionResource, namesp
 	if _, ok := any(zero).(*unstructured.Unstructured); ok {
 		dec = unstructured.UnstructuredJSONScheme
 	}
-	return &Resource[T, L]{c: c, gvr: gvr, namespaced: namespaced, decoder: dec}
+	proto := c.protobuf && protoCapable(c.codecs, newOf[T]()) && protoCapable(c.codecs, newOf[L]())
+	return &Resource[T, L]{c: c, gvr: gvr, namespaced: namespaced, decoder: dec, proto: proto}
 }
 
 // Dynamic returns the accessor of any resource, built-in or custom, whose
@@ -141,7 +147,7 @@ func (r *Resource[T, L]) Patch(ctx context.Context, name string, pt types.PatchT
 		p = path.Join(append([]string{p}, subresource...)...)
 	}
 	return decodeNew[T](r, ctx, &request{method: http.MethodPatch, path: p, query: q, body: data,
-		contentType: string(pt), name: name})
+		contentType: string(pt), accept: r.accept(), name: name})
 }
 
 // Delete removes the named object. opts carries the propagation policy,
@@ -181,13 +187,22 @@ func (r *Resource[T, L]) Watch(ctx context.Context, opts metav1.ListOptions) (wa
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	resp, err := r.c.do(ctx, &request{method: http.MethodGet, path: r.path(""), query: q, gr: r.gvr.GroupResource()})
+	resp, err := r.c.do(ctx, &request{method: http.MethodGet, path: r.path(""), query: q, accept: r.accept(),
+		gr: r.gvr.GroupResource()})
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	return newStreamWatcher(ctx, cancel, resp.Body, func(raw []byte) (runtime.Object, error) {
-		return decodeInto[T](r.decoder, raw)
+	ctype := resp.Header.Get("Content-Type")
+	proto := isProtobuf(ctype)
+	return newStreamWatcher(ctx, cancel, resp.Body, proto, func(raw []byte) (runtime.Object, error) {
+		return decodeInto[T](r.decoderFor(ctype), raw)
+	}, func(raw []byte) (*metav1.Status, error) {
+		st := &metav1.Status{}
+		if err := r.c.decodeStatus(ctype, raw, st); err != nil {
+			return nil, err
+		}
+		return st, nil
 	}), nil
 }
 
@@ -196,7 +211,7 @@ func (r *Resource[T, L]) write(ctx context.Context, method, name, sub string, ob
 	if err != nil {
 		return zeroOf[T](), err
 	}
-	body, err := r.encode(obj)
+	body, ctype, err := r.encode(obj)
 	if err != nil {
 		return zeroOf[T](), err
 	}
@@ -205,13 +220,14 @@ func (r *Resource[T, L]) write(ctx context.Context, method, name, sub string, ob
 		p += "/" + sub
 	}
 	return decodeNew[T](r, ctx, &request{method: method, path: p, query: q, body: body,
-		contentType: "application/json", name: name})
+		contentType: ctype, accept: r.accept(), name: name})
 }
 
-// encode marshals obj as JSON with apiVersion and kind set: taken from the
-// object when present, else from the scheme (typed kinds), else from
-// WithKind, without mutating the caller's object.
-func (r *Resource[T, L]) encode(obj T) ([]byte, error) {
+// encode marshals obj, in protobuf when the resource uses it, else as JSON,
+// with apiVersion and kind set: taken from the object when present, else
+// from the scheme (typed kinds), else from WithKind, without mutating the
+// caller's object. It returns the body and its Content-Type.
+func (r *Resource[T, L]) encode(obj T) ([]byte, string, error) {
 	var out runtime.Object = obj
 	if out.GetObjectKind().GroupVersionKind().Empty() {
 		if kinds, _, err := r.c.codecs.Scheme.ObjectKinds(obj); err == nil && len(kinds) > 0 {
@@ -222,11 +238,35 @@ func (r *Resource[T, L]) encode(obj T) ([]byte, error) {
 			out.GetObjectKind().SetGroupVersionKind(r.kind)
 		}
 	}
+	if r.proto {
+		var buf bytes.Buffer
+		if err := r.c.codecs.Proto.Encode(out, &buf); err != nil {
+			return nil, "", fmt.Errorf("encode %s: %w", r.gvr.Resource, err)
+		}
+		return buf.Bytes(), ContentTypeProtobuf, nil
+	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", r.gvr.Resource, err)
+		return nil, "", fmt.Errorf("encode %s: %w", r.gvr.Resource, err)
 	}
-	return b, nil
+	return b, ContentTypeJSON, nil
+}
+
+// accept is the Accept header of the resource's requests: the client's
+// protobuf Accept when the resource uses protobuf, else "" (JSON).
+func (r *Resource[T, L]) accept() string {
+	if r.proto {
+		return r.c.accept
+	}
+	return ""
+}
+
+// decoderFor is the decoder of a response body with Content-Type ctype.
+func (r *Resource[T, L]) decoderFor(ctype string) runtime.Decoder {
+	if isProtobuf(ctype) {
+		return r.c.codecs.Proto
+	}
+	return r.decoder
 }
 
 // path is the unescaped URL path of the collection (name "") or of one
@@ -247,8 +287,8 @@ func (r *Resource[T, L]) path(name string) string {
 }
 
 // call runs a non-watch request under the client's Timeout and returns the
-// response body.
-func (r *Resource[T, L]) call(ctx context.Context, req *request) ([]byte, error) {
+// response body and its Content-Type.
+func (r *Resource[T, L]) call(ctx context.Context, req *request) ([]byte, string, error) {
 	if r.c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.c.timeout)
@@ -257,34 +297,37 @@ func (r *Resource[T, L]) call(ctx context.Context, req *request) ([]byte, error)
 	req.gr = r.gvr.GroupResource()
 	resp, err := r.c.do(ctx, req)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: read response: %w", req.method, req.path, err)
+		return nil, "", fmt.Errorf("%s %s: read response: %w", req.method, req.path, err)
 	}
-	return b, nil
+	return b, resp.Header.Get("Content-Type"), nil
 }
 
 func (r *Resource[T, L]) discard(ctx context.Context, req *request) error {
-	_, err := r.call(ctx, req)
+	_, _, err := r.call(ctx, req)
 	return err
 }
 
 func decodeNew[O runtime.Object, T, L runtime.Object](r *Resource[T, L], ctx context.Context, req *request) (O, error) {
-	b, err := r.call(ctx, req)
+	if req.accept == "" && r.proto && protoCapable(r.c.codecs, newOf[O]()) {
+		req.accept = r.c.accept
+	}
+	b, ctype, err := r.call(ctx, req)
 	if err != nil {
 		return zeroOf[O](), err
 	}
-	out, err := decodeInto[O](r.decoder, b)
+	out, err := decodeInto[O](r.decoderFor(ctype), b)
 	if err != nil {
 		return zeroOf[O](), fmt.Errorf("%s %s: %w", req.method, req.path, err)
 	}
 	return out, nil
 }
 
-// decodeInto decodes raw JSON into a fresh O.
+// decodeInto decodes raw (JSON or protobuf, as dec reads) into a fresh O.
 func decodeInto[O runtime.Object](dec runtime.Decoder, raw []byte) (O, error) {
 	into := newOf[O]()
 	if _, _, err := dec.Decode(raw, nil, into); err != nil {

@@ -32,4 +32,23 @@
 //	mgr, _ := manager.New(manager.Options{Config: env.Config, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 //	_ = myoperator.Add(mgr, myoperator.Options{})
 //	testenv.RunManager(t, mgr, logs)
+//
+// # Webhooks
+//
+// Options.Webhooks runs admission webhooks as envtest does: Start issues a
+// serving certificate from the environment's CA for a local address
+// (127.0.0.1 and a free port by default) into a directory, and installs the
+// MutatingWebhookConfigurations and ValidatingWebhookConfigurations given
+// (Go objects, or manifest files such as kubebuilder's config/webhook),
+// each webhook's clientConfig rewritten to https://ADDR/PATH (the path of
+// its service or url) with the CA as caBundle. Environment.Webhooks tells
+// the test where to serve; ServerOptions gives the webhook server options
+// that serve there. WaitForWebhooks returns once the server answers and
+// the API server calls the configurations:
+//
+//	env := testenv.StartT(t, testenv.Options{Webhooks: &testenv.WebhookOptions{Paths: []string{"config/webhook"}}})
+//	mgr, _ := manager.New(manager.Options{Config: env.Config, Webhook: env.Webhooks.ServerOptions()})
+//	_ = builder.WebhookManagedBy[*v1.Greeting](mgr).WithDefaulter(d).WithValidator(v).Complete()
+//	testenv.RunManager(t, mgr, nil)
+//	err := env.WaitForWebhooks(ctx)
 package testenv

@@ -55,6 +55,11 @@ type Options struct {
 	// kube-apiserver is run. The admin Config is in system:masters, which
 	// every mode allows.
 	AuthorizationModes []string
+	// Webhooks, when set, issues a serving certificate from the
+	// environment's CA for a webhook server the test runs and installs
+	// webhook configurations that call it (see WebhookOptions,
+	// Environment.Webhooks and WaitForWebhooks).
+	Webhooks *WebhookOptions
 }
 
 // Environment is a running control plane.
@@ -65,6 +70,9 @@ type Environment struct {
 	Kubeconfig string
 	// URL is the API server's https address.
 	URL string
+	// Webhooks tells where to serve the webhooks Options.Webhooks
+	// installed; nil without them.
+	Webhooks *WebhookServing
 
 	opts    Options
 	addr    string
@@ -97,6 +105,13 @@ func Start(opts Options) (*Environment, error) {
 	if err := e.start(); err != nil {
 		e.cleanup()
 		return nil, err
+	}
+	if e.opts.Webhooks != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), e.opts.ReadyTimeout)
+		defer cancel()
+		if err := e.setupWebhooks(ctx); err != nil {
+			return nil, errors.Join(err, e.Stop())
+		}
 	}
 	return e, nil
 }

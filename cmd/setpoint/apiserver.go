@@ -29,6 +29,8 @@ type apiFlags struct {
 	enableAPF, profiling               bool
 	enableAdmission, disableAdmission  []string
 	notReadySeconds, unreachableSecs   int64
+	requestHeader                      apiserver.RequestHeaderConfig
+	proxyClientCert, proxyClientKey    string
 }
 
 // register adds the flags; a whole cluster (`up`, defaultDir set) serves
@@ -55,6 +57,23 @@ func (f *apiFlags) register(cmd *cobra.Command, defaultDir string) {
 	cmd.Flags().BoolVar(&f.enableAPF, "enable-priority-and-fairness", true, "if true, replace the max-in-flight handler with an enhanced one that queues and dispatches with priority and fairness")
 	cmd.Flags().BoolVar(&f.profiling, "profiling", true, "enable profiling via web interface host:port/debug/pprof/ (for identities RBAC allows the path, e.g. cluster-admin)")
 	f.registerAudit(cmd)
+	f.registerAggregation(cmd)
+}
+
+// registerAggregation adds kube-apiserver's front-proxy flags, with its
+// defaults (`up` fills them with its own front-proxy credentials when they
+// are not given).
+func (f *apiFlags) registerAggregation(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	rh := &f.requestHeader
+	fs.StringVar(&rh.ClientCAFile, "requestheader-client-ca-file", "", "Root certificate bundle to use to verify client certificates on incoming requests before trusting usernames in headers specified by --requestheader-username-headers. WARNING: generally do not depend on authorization being already done for incoming requests.")
+	fs.StringSliceVar(&rh.AllowedNames, "requestheader-allowed-names", nil, "List of client certificate common names to allow to provide usernames in headers specified by --requestheader-username-headers. If empty, any client certificate validated by the authorities in --requestheader-client-ca-file is allowed.")
+	fs.StringSliceVar(&rh.UsernameHeaders, "requestheader-username-headers", nil, "List of request headers to inspect for usernames. X-Remote-User is common.")
+	fs.StringSliceVar(&rh.UIDHeaders, "requestheader-uid-headers", nil, "List of request headers to inspect for UIDs. X-Remote-Uid is suggested.")
+	fs.StringSliceVar(&rh.GroupHeaders, "requestheader-group-headers", nil, "List of request headers to inspect for groups. X-Remote-Group is suggested.")
+	fs.StringSliceVar(&rh.ExtraHeaderPrefixes, "requestheader-extra-headers-prefix", nil, "List of request header prefixes to inspect. X-Remote-Extra- is suggested.")
+	fs.StringVar(&f.proxyClientCert, "proxy-client-cert-file", "", "Client certificate used to prove the identity of the aggregator or kube-apiserver when it must call out during a request. This includes proxying requests to a user api-server and calling out to webhook admission plugins. It is expected that this cert includes a signature from the CA in the --requestheader-client-ca-file flag. That CA is published in the 'extension-apiserver-authentication' configmap in the kube-system namespace. Components receiving calls from kube-aggregator should use that CA to perform their half of the mutual TLS verification.")
+	fs.StringVar(&f.proxyClientKey, "proxy-client-key-file", "", "Private key for the client certificate used to prove the identity of the aggregator or kube-apiserver when it must call out during a request. This includes proxying requests to a user api-server and calling out to webhook admission plugins.")
 }
 
 // registerAudit adds kube-apiserver's audit flags, with its defaults.
@@ -93,7 +112,8 @@ func (f *apiFlags) options() (controlplane.Options, error) {
 		MaxRequestsInflight: f.maxInflight, MaxMutatingRequestsInflight: f.maxMutatingInflight,
 		DisablePriorityAndFairness: !f.enableAPF, Profiling: f.profiling,
 		EnableAdmissionPlugins: f.enableAdmission, DisableAdmissionPlugins: f.disableAdmission,
-		DefaultNotReadyTolerationSeconds: f.notReadySeconds, DefaultUnreachableTolerationSeconds: f.unreachableSecs}, nil
+		DefaultNotReadyTolerationSeconds: f.notReadySeconds, DefaultUnreachableTolerationSeconds: f.unreachableSecs,
+		RequestHeader: f.requestHeader, ProxyClientCertFile: f.proxyClientCert, ProxyClientKeyFile: f.proxyClientKey}, nil
 }
 
 func newAPIServerCommand() *cobra.Command {

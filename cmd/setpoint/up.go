@@ -44,6 +44,9 @@ func newUpCommand() *cobra.Command {
 			if nodes < 0 {
 				return fmt.Errorf("--nodes must be 0 or more, not %d", nodes)
 			}
+			if err := withFrontProxy(&api); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			opts := cluster.Options{APIServer: api, Nodes: nodes, Logger: log, NoControllerManager: noCM}

@@ -32,7 +32,8 @@
 //     Service's cluster IP; not on deletes);
 //  3. the strategy's PrepareForCreate/PrepareForUpdate and validation
 //     (422);
-//  4. the validating phase: the kind's registry.Resource.AdmitValidate, then
+//  4. the validating phase (deletes too): the kind's
+//     registry.Resource.AdmitValidate (not on deletes), then
 //     every Validator in Order, ResourceQuota last;
 //  5. the write.
 //

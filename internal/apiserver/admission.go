@@ -31,15 +31,16 @@ func (s *Server) admitter(res *registry.Resource) func(ctx context.Context, a *r
 	}
 }
 
-// validator returns the validating admission of one resource's creates
-// and updates, which runs after the strategy's validation: the kind's own
-// (registry.Resource.AdmitValidate), then the chain's validating plugins,
+// validator returns the validating admission of one resource's writes,
+// which runs after the strategy's validation: the kind's own
+// (registry.Resource.AdmitValidate, creates and updates only), then the
+// chain's validating plugins (deletes too, as kube-apiserver's),
 // ResourceQuota last as in kube-apiserver.
 func (s *Server) validator(res *registry.Resource) func(ctx context.Context, a *registry.Attributes) (*registry.Txn, error) {
 	env, chain := s.env(), s.cfg.Admission
 	return func(ctx context.Context, a *registry.Attributes) (*registry.Txn, error) {
 		var kind *registry.Txn
-		if res.AdmitValidate != nil {
+		if res.AdmitValidate != nil && a.Operation != registry.Delete {
 			t, err := res.AdmitValidate(ctx, env, a)
 			if err != nil {
 				return nil, err

@@ -25,6 +25,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/objects"
 	"github.com/setpoint-dev/setpoint/internal/storage"
 	"github.com/setpoint-dev/setpoint/internal/watchcache"
+	"github.com/setpoint-dev/setpoint/internal/webhookclient"
 )
 
 var crdGVR = apiextv1.SchemeGroupVersion.WithResource("customresourcedefinitions")
@@ -57,6 +58,9 @@ type crdController struct {
 	// mu guards installed; sync holds it for its whole pass.
 	mu        sync.Mutex
 	installed map[string]*crdState
+	// webhooks calls the CRDs' conversion webhooks with reviewCodec.
+	webhooks    *webhookclient.Client
+	reviewCodec runtime.Codec
 }
 
 // crdPoll is how often the controller looks again while a CRD waits for
@@ -198,7 +202,11 @@ func (c *crdController) nameConflict(crd *apiextv1.CustomResourceDefinition) str
 
 // install serves crd's versions, replacing what st served.
 func (c *crdController) install(ctx context.Context, crd *apiextv1.CustomResourceDefinition, st *crdState) error {
-	resources, err := customresource.Resources(crd)
+	conv, err := c.converter(crd)
+	if err != nil {
+		return err
+	}
+	resources, err := customresource.Resources(crd, conv)
 	if err != nil {
 		return err
 	}

@@ -248,6 +248,18 @@ func TestCustomResourceWrites(t *testing.T) {
 	if code, _, _ := doRequest(t, s, req); code != http.StatusNotAcceptable {
 		t.Errorf("protobuf-only accept: %d", code)
 	}
+	// Nor protobuf watch streams: a client that also accepts JSON watches
+	// in JSON, one that accepts only protobuf gets 406.
+	req, _ = http.NewRequest(http.MethodGet, s.URL+widgetsPath+"?watch=true&timeoutSeconds=1", nil)
+	req.Header.Set("Accept", "application/vnd.kubernetes.protobuf;stream=watch")
+	if code, _, _ := doRequest(t, s, req); code != http.StatusNotAcceptable {
+		t.Errorf("protobuf-only watch: %d", code)
+	}
+	req, _ = http.NewRequest(http.MethodGet, s.URL+widgetsPath+"?watch=true&timeoutSeconds=1", nil)
+	req.Header.Set("Accept", "application/vnd.kubernetes.protobuf, application/json")
+	if code, body, h := doRequest(t, s, req); code != http.StatusOK || h.Get("Content-Type") != "application/json" || !bytes.HasPrefix(body, []byte(`{"type":"ADDED"`)) {
+		t.Errorf("protobuf-or-JSON watch: %d %s %.80s", code, h.Get("Content-Type"), body)
+	}
 
 	// Table with the printer columns.
 	req, _ = http.NewRequest(http.MethodGet, s.URL+widgetsPath, nil)

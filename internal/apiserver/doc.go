@@ -22,6 +22,17 @@
 // paginated and Exact lists read storage at the list's revision. Watches
 // are always served by the cache.
 //
+// Aggregation (aggregation.go, package aggregator): a request under
+// /apis/<group>/<version> of an APIService with a service, for a
+// group-version the server does not serve itself, is authenticated,
+// audited and authorized here, then proxied to the service with the
+// front-proxy client certificate (Config.ProxyClientCertFile) and the
+// user in X-Remote-* headers; discovery and OpenAPI list the aggregated
+// group-versions. Front-proxy requests to this server are authenticated
+// by Config.RequestHeader (requestheader.go), whose settings, with the
+// client CA, are published in kube-system/extension-apiserver-authentication
+// at every start.
+//
 // Custom resources: the served resources form a table (resources.go) that
 // starts with the configured built-in resources and grows and shrinks at
 // run time. The CRD controller (crd.go), one per server, watches the

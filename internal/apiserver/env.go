@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/utils/clock"
 
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
@@ -120,4 +121,25 @@ func (o entryObjects) Mutate(ctx context.Context, namespace, name string, fn fun
 
 func (o entryObjects) Delete(ctx context.Context, namespace, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
 	return o.e.store.Delete(ctx, namespace, name, opts)
+}
+
+// ResourceForKind finds the served resource of a kind (registry.KindResolver):
+// the main resource whose kind and group-version are gvk's.
+func (e serverEnv) ResourceForKind(gvk schema.GroupVersionKind) *registry.Resource {
+	for gvr, en := range e.s.table.load() {
+		if gvr.Group == gvk.Group && gvr.Version == gvk.Version && en.res.Kind == gvk.Kind && en.store != nil {
+			return en.res
+		}
+	}
+	return nil
+}
+
+// TypeConverterFor is the type converter of gvr's objects
+// (registry.TypeConverterSource), nil when it has no field manager.
+func (e serverEnv) TypeConverterFor(gvr schema.GroupVersionResource) managedfields.TypeConverter {
+	en := e.s.entry(gvr)
+	if en == nil || en.fm == nil {
+		return nil
+	}
+	return en.fm.TypeConverter()
 }

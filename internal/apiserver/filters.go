@@ -46,8 +46,12 @@ func (s *Server) withAuthentication(next http.Handler) http.Handler {
 // authenticate finds who a request runs as: a bearer token (a static
 // token, else a service-account token for the API server's audiences),
 // else a client certificate signed by the cluster CA (user = CommonName,
-// groups = Organization).
+// groups = Organization); first of all, a front proxy's request
+// (requestheader.go).
 func (s *Server) authenticate(r *http.Request) (registry.UserInfo, bool) {
+	if u, ok := s.requestHeader.authenticate(r); ok {
+		return u, true
+	}
 	if h := r.Header.Get("Authorization"); h != "" {
 		tok, found := strings.CutPrefix(h, "Bearer ")
 		if !found {
@@ -56,9 +60,13 @@ func (s *Server) authenticate(r *http.Request) (registry.UserInfo, bool) {
 		u, _, err := s.authenticateToken(r.Context(), strings.TrimSpace(tok), nil)
 		return u, err == nil
 	}
-	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
-		c := r.TLS.VerifiedChains[0][0]
-		return registry.UserInfo{Name: c.Subject.CommonName, Groups: append(c.Subject.Organization, "system:authenticated")}, true
+	if r.TLS != nil {
+		for _, chain := range r.TLS.VerifiedChains {
+			if s.signedByClusterCA(chain) {
+				c := chain[0]
+				return registry.UserInfo{Name: c.Subject.CommonName, Groups: append(c.Subject.Organization, "system:authenticated")}, true
+			}
+		}
 	}
 	return registry.UserInfo{}, false
 }

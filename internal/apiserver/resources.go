@@ -91,6 +91,7 @@ func (s *Server) newEntry(res *registry.Resource) (*entry, error) {
 			return obj
 		},
 		Encode:           func(obj runtime.Object, w io.Writer) error { return s.codecs.JSON.Encode(obj, w) },
+		EncodeProto:      s.protoEncoder(res.Unstructured),
 		Clock:            s.cfg.Clock,
 		WindowCapacity:   s.cfg.WatchCacheCapacity,
 		BookmarkInterval: s.cfg.BookmarkInterval,

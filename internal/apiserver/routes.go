@@ -50,6 +50,7 @@ func (s *Server) buildHandler() http.Handler {
 			serveProfiling(w, r)
 		case strings.HasPrefix(p, "/openapi/"):
 			oapiMux.ServeHTTP(w, r)
+		case s.serveAggregated(w, r, parts):
 		case len(parts) >= 1 && ((parts[0] == "api" && len(parts) <= 2) || (parts[0] == "apis" && len(parts) <= 3)):
 			disc.ServeHTTP(w, r)
 		default:

@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/setpoint-dev/setpoint/internal/admission"
 	"github.com/setpoint-dev/setpoint/internal/admission/plugins"
+	"github.com/setpoint-dev/setpoint/internal/aggregator"
 	"github.com/setpoint-dev/setpoint/internal/audit"
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
 	nodeauthz "github.com/setpoint-dev/setpoint/internal/authorizer/node"
@@ -40,6 +41,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/serviceaccount"
 	"github.com/setpoint-dev/setpoint/internal/storage"
 	"github.com/setpoint-dev/setpoint/internal/watchcache"
+	"github.com/setpoint-dev/setpoint/internal/webhookclient"
 )
 
 // Config configures a Server. Zero values take Kubernetes' defaults.
@@ -114,6 +116,19 @@ type Config struct {
 	// admission); nil means kube-apiserver's default plugins
 	// (plugins.Default).
 	Admission *admission.Chain
+	// RequestHeader configures the front-proxy authentication
+	// (kube-apiserver's --requestheader-* flags, requestheader.go): the
+	// requests a front proxy makes on behalf of users, and what the
+	// kube-system/extension-apiserver-authentication ConfigMap tells
+	// aggregated API servers. Zero: none.
+	RequestHeader RequestHeaderConfig
+	// ProxyClientCertFile and ProxyClientKeyFile are the client
+	// certificate presented to aggregated API servers (kube-apiserver's
+	// --proxy-client-cert-file, --proxy-client-key-file); empty: none.
+	ProxyClientCertFile, ProxyClientKeyFile string
+	// AggregatorResyncInterval is how often every APIService with a
+	// service is checked without a change (default 30 s).
+	AggregatorResyncInterval time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -205,6 +220,12 @@ type Server struct {
 	// nodeGraph is the Node authorizer's graph (nil without mode Node),
 	// fed from the watch caches.
 	nodeGraph *nodeauthz.Graph
+	// agg proxies and checks the APIServices with a service (aggregation.go);
+	// nil when APIServices are not served.
+	agg *aggregator.Aggregator
+	// requestHeader authenticates front-proxy requests (requestheader.go);
+	// nil without RequestHeader.ClientCAFile.
+	requestHeader *requestHeaderAuthenticator
 
 	readLimit, mutatingLimit inflightLimiter
 	// apf is API Priority and Fairness (flowcontrol.go); nil when
@@ -265,7 +286,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.watchCtx, s.cancelWatch = context.WithCancel(context.Background())
 	s.table.builtin = cfg.Resources
-	s.crds = &crdController{s: s, installed: map[string]*crdState{}}
+	reviews, err := conversionCodec()
+	if err != nil {
+		return nil, err
+	}
+	s.crds = &crdController{s: s, installed: map[string]*crdState{}, webhooks: webhookclient.New(webhookclient.Options{}), reviewCodec: reviews}
 	entries := entryMap{}
 	for _, res := range cfg.Resources {
 		e, err := s.newEntry(res)
@@ -279,6 +304,12 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if err := s.initFieldManagers(s.oapi.Schemas()); err != nil {
+		return nil, err
+	}
+	if err := s.newAggregator(); err != nil {
+		return nil, err
+	}
+	if s.requestHeader, err = newRequestHeaderAuthenticator(cfg.RequestHeader); err != nil {
 		return nil, err
 	}
 	s.handler = s.buildHandler()
@@ -326,7 +357,7 @@ func (s *Server) Run(ctx context.Context) error {
 		TLSConfig: &tls.Config{
 			Certificates: []tls.Certificate{cert},
 			ClientAuth:   tls.VerifyClientCertIfGiven,
-			ClientCAs:    s.ca.Pool(),
+			ClientCAs:    s.clientCAs(),
 			MinVersion:   tls.VersionTLS12,
 		},
 		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: 1000},
@@ -357,7 +388,7 @@ func (s *Server) Run(ctx context.Context) error {
 			s.advertisedLoop(ctx, adv)
 		}
 	}
-	for _, loop := range []func(context.Context){s.compactLoop, s.storageMetricsLoop, s.crds.run, keepAdvertised, s.flowControlLoop} {
+	for _, loop := range []func(context.Context){s.compactLoop, s.storageMetricsLoop, s.crds.run, keepAdvertised, s.flowControlLoop, s.runAggregator} {
 		loops.Add(1)
 		go func() { defer loops.Done(); loop(loopCtx) }()
 	}
@@ -373,6 +404,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		srv.Close()
 	}
+	s.crds.webhooks.Close()
 	if s.cfg.Audit != nil {
 		if err := s.cfg.Audit.Close(shutdownCtx); err != nil {
 			s.log.Error("closing the audit log", "err", err)
@@ -403,6 +435,9 @@ func (s *Server) start(ctx context.Context, host, port string) error {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	if err := s.ensureFlowControlConfig(ctx); err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if err := s.ensureAuthenticationConfigMap(ctx); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	if adv, ok := s.advertisement(host, port); ok {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -109,10 +111,12 @@ func (s *Server) watchOptions(r *http.Request, e *entry, info requestInfo) (watc
 	return opts, timeout, nil
 }
 
-// handleWatch streams watch events as newline-delimited JSON, one event per
-// line, flushing whenever the watcher's queue is momentarily empty.
+// handleWatch streams watch events: newline-delimited JSON, or for a client
+// that asks for protobuf and a kind that has it, kube-apiserver's
+// length-prefixed protobuf frames; it flushes whenever the watcher's queue is
+// momentarily empty.
 func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
-	if mt.Type != mimeJSON {
+	if mt.Type != mimeJSON && !(mt.Type == mimeProtobuf && mt.As == "") {
 		if mt, _ = negotiateWatch(r.Header.Get("Accept")); mt.Type != mimeJSON {
 			s.resp.writeError(w, r, notAcceptable(e.res.Unstructured, true))
 			return
@@ -130,7 +134,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, e *entry, i
 	watcher, err := e.cache.Watch(ctx, opts)
 	flowcontrol.WatchInitialized(r.Context()) // set up (or failed): the watch leaves its seat
 	if errors.Is(err, watchcache.ErrExpired) {
-		s.writeWatchError(w, err)
+		s.writeWatchError(w, mt, err)
 		return
 	}
 	if err != nil {
@@ -139,7 +143,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, e *entry, i
 	}
 	defer watcher.Stop()
 	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", mimeJSON)
+	w.Header().Set("Content-Type", watchContentType(mt))
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
 	_ = rc.Flush()
@@ -171,30 +175,58 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, e *entry, i
 	}
 }
 
+// watchContentType is the Content-Type of a watch response, as
+// kube-apiserver names its streams: plain application/json, and the
+// protobuf media type with ;stream=watch.
+func watchContentType(mt mediaType) string {
+	if mt.Type == mimeProtobuf {
+		return mimeProtobuf + ";stream=watch"
+	}
+	return mimeJSON
+}
+
 // writeWatchError answers a watch that cannot start where it asked (its
 // resourceVersion is older than the window) as kube-apiserver does: 200,
 // then one ERROR event whose object is the 410 Expired Status, which is
 // what clients (client-go, the Python client) act on to relist.
-func (s *Server) writeWatchError(w http.ResponseWriter, err error) {
-	var buf bytes.Buffer
-	if eerr := s.codecs.JSON.Encode(statusOf(err), &buf); eerr != nil {
+func (s *Server) writeWatchError(w http.ResponseWriter, mt mediaType, err error) {
+	frame, eerr := s.watchErrorFrame(mt, statusOf(err))
+	if eerr != nil {
 		s.log.Error("encode watch error", "err", eerr)
 		return
 	}
-	line, merr := json.Marshal(metav1.WatchEvent{Type: string(watch.Error), Object: rawExt(bytes.TrimSpace(buf.Bytes()))})
-	if merr != nil {
-		s.log.Error("encode watch error", "err", merr)
-		return
-	}
-	w.Header().Set("Content-Type", mimeJSON)
+	w.Header().Set("Content-Type", watchContentType(mt))
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(append(line, '\n'))
+	_, _ = w.Write(frame)
 }
 
-// frameBytes returns the wire line of a frame: the shared bytes for plain
-// JSON watches, or the event re-rendered as a Table for kubectl get -w.
+// watchErrorFrame is the ERROR event carrying st in mt's watch framing.
+func (s *Server) watchErrorFrame(mt mediaType, st *metav1.Status) ([]byte, error) {
+	var buf bytes.Buffer
+	if mt.Type == mimeProtobuf {
+		if err := s.codecs.Proto.Encode(st, &buf); err != nil {
+			return nil, err
+		}
+		return watchcache.ProtoWatchFrame(watch.Error, buf.Bytes())
+	}
+	if err := s.codecs.JSON.Encode(st, &buf); err != nil {
+		return nil, err
+	}
+	line, err := json.Marshal(metav1.WatchEvent{Type: string(watch.Error), Object: rawExt(bytes.TrimSpace(buf.Bytes()))})
+	if err != nil {
+		return nil, err
+	}
+	return append(line, '\n'), nil
+}
+
+// frameBytes returns the wire form of a frame: the shared bytes for plain
+// JSON and protobuf watches, or the event re-rendered as a Table for
+// kubectl get -w.
 func (s *Server) frameBytes(r *http.Request, mt mediaType, e *entry, f watchcache.Frame) ([]byte, error) {
+	if mt.Type == mimeProtobuf {
+		return f.ProtoBytes()
+	}
 	if mt.As == "" || f.Type == watch.Bookmark || f.Type == watch.Error {
 		return f.Bytes()
 	}
@@ -222,4 +254,14 @@ func negotiateWatch(accept string) (mediaType, bool) {
 		}
 	}
 	return mediaType{}, false
+}
+
+// protoEncoder is the watch cache's protobuf encoder of a kind: the
+// protobuf serializer's form (magic and runtime.Unknown) for built-in
+// kinds, nil for custom resources, which have no protobuf form.
+func (s *Server) protoEncoder(unstructured bool) func(runtime.Object, io.Writer) error {
+	if unstructured {
+		return nil
+	}
+	return func(obj runtime.Object, w io.Writer) error { return s.codecs.Proto.Encode(obj, w) }
 }

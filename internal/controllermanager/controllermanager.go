@@ -40,6 +40,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/serviceaccounttoken"
 	"github.com/setpoint-dev/setpoint/internal/controllers/statefulset"
 	"github.com/setpoint-dev/setpoint/internal/controllers/ttlafterfinished"
+	"github.com/setpoint-dev/setpoint/internal/controllers/validatingadmissionpolicystatus"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 	"github.com/setpoint-dev/setpoint/sharding"
@@ -85,11 +86,15 @@ const (
 // aggregation controller.
 const ClusterRoleAggregation = "clusterrole-aggregation-controller"
 
+// ValidatingAdmissionPolicyStatus names kube-controller-manager's
+// type-checking controller of ValidatingAdmissionPolicies.
+const ValidatingAdmissionPolicyStatus = "validatingadmissionpolicy-status-controller"
+
 // AllControllers lists every controller name, in start order.
 var AllControllers = []string{ReplicaSet, Deployment, GarbageCollector, Namespace, NodeLifecycle,
 	StatefulSet, PVBinder, PVProtection, PVCProtection, PVExpander, Provisioner, DaemonSet, ServiceAccount,
 	ServiceAccountToken, RootCAPublisher, Endpoints, EndpointSlice, Mirroring, RC, Job, TTLAfterFinished, CronJob,
-	PodGC, NodeIPAM, ResourceQuota, Disruption, HPA, ClusterRoleAggregation}
+	PodGC, NodeIPAM, ResourceQuota, Disruption, HPA, ClusterRoleAggregation, ValidatingAdmissionPolicyStatus}
 
 // Election configures a component's leader election.
 type Election struct {
@@ -205,9 +210,17 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		}
 		opts.Election.Identity = id
 	}
+	if opts.Sharding.Enabled && opts.Config != nil && opts.Config.ContentType == "" {
+		// Sharded replicas stay JSON for now: with protobuf,
+		// TestShardedControllerManagerLeaderKilled fails under -race
+		// (not yet understood), so they keep the format they were tested in.
+		cp := *opts.Config
+		cp.ContentType = rest.ContentTypeJSON
+		opts.Config = &cp
+	}
 	var cb manager.ClientBuilder
 	if opts.UseServiceAccountCredentials {
-		b, err := clientbuilder.New(opts.Config, clientbuilder.Options{Logger: opts.Logger})
+		b, err := clientbuilder.New(ComponentConfig(opts.Config), clientbuilder.Options{Logger: opts.Logger})
 		if err != nil {
 			return nil, fmt.Errorf("controller manager: %w", err)
 		}
@@ -273,6 +286,7 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		ClusterRoleAggregation: func() error {
 			return clusterroleaggregation.Add(mgr, opts.ClusterRoleAggregation)
 		},
+		ValidatingAdmissionPolicyStatus: func() error { return validatingadmissionpolicystatus.Add(mgr) },
 	}
 	for _, name := range AllControllers {
 		if !slices.Contains(names, name) {
@@ -350,7 +364,7 @@ func newManager(c Common, leaseName string, cb manager.ClientBuilder) (*manager.
 		log = slog.Default()
 	}
 	mo := manager.Options{
-		Config: c.Config, Logger: log.With("component", leaseName),
+		Config: ComponentConfig(c.Config), Logger: log.With("component", leaseName),
 		MetricsAddr: orDisabled(c.MetricsAddr), HealthAddr: orDisabled(c.HealthAddr),
 		LeaderElection: !c.Election.Disabled, LeaderElectionID: leaseName, LeaderElectionNamespace: "kube-system",
 		LeaderElectionIdentity: c.Election.Identity, LeaseDuration: c.Election.LeaseDuration,
@@ -362,6 +376,20 @@ func newManager(c Common, leaseName string, cb manager.ClientBuilder) (*manager.
 		return nil, fmt.Errorf("%s: %w", leaseName, err)
 	}
 	return mgr, nil
+}
+
+// ComponentConfig is cfg as the cluster's own components use it: in
+// protobuf unless cfg names a content type, as kube-controller-manager,
+// kube-scheduler and the kubelet default --kube-api-content-type to
+// application/vnd.kubernetes.protobuf (objects without a protobuf form,
+// such as custom resources, stay JSON). cfg is not modified.
+func ComponentConfig(cfg *rest.Config) *rest.Config {
+	if cfg == nil || cfg.ContentType != "" {
+		return cfg
+	}
+	cp := *cfg
+	cp.ContentType = rest.ContentTypeProtobuf
+	return &cp
 }
 
 func orDisabled(addr string) string {

@@ -229,6 +229,18 @@ func (au *auditor) wrap(user authorizer.User) func(http.RoundTripper) http.Round
 	}
 }
 
+// forbid records every request of a client that should send none.
+func (au *auditor) forbid(who string) func(http.RoundTripper) http.RoundTripper {
+	return func(next http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(r *http.Request) (*http.Response, error) {
+			au.mu.Lock()
+			au.denied[fmt.Sprintf("%s: %s %s (it should send nothing)", who, r.Method, r.URL.RequestURI())] = true
+			au.mu.Unlock()
+			return next.RoundTrip(r)
+		})
+	}
+}
+
 func (au *auditor) check(r *http.Request, u authorizer.User) {
 	a := attributes(r, u)
 	if d, _, _ := au.node.Authorize(r.Context(), a); d == authorizer.DecisionAllow {

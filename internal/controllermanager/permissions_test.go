@@ -34,6 +34,9 @@ import (
 // authorization: the Node authorizer, then RBAC with the default policy.
 // A request kube would refuse fails the test, naming identity, verb and
 // resource: our components must need nothing kube's roles do not grant.
+// The nodes read as well as write as themselves (their pods, their Node,
+// the ConfigMaps, Secrets and ServiceAccounts their pods use); the node
+// agent's manager, whose client is the admin's, must send nothing.
 func TestComponentsWithinKubePolicy(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -83,7 +86,9 @@ func TestComponentsWithinKubePolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodesOpts := controllermanager.NodesOptions{Common: controllermanager.Common{Config: adminCfg, Logger: testLogger()}}
+	nodesAdmin := *adminCfg
+	nodesAdmin.WrapTransport = au.forbid("the node agent's manager (admin)")
+	nodesOpts := controllermanager.NodesOptions{Common: controllermanager.Common{Config: &nodesAdmin, Logger: testLogger()}}
 	nodesOpts.Agent.Count = 2
 	nodesOpts.Agent.NodeCredentials = audited
 	nodes, err := controllermanager.NewNodes(nodesOpts)
@@ -150,9 +155,17 @@ func runWorkload(t *testing.T, ctx context.Context, c *rest.Client) {
 	if _, err := nsRes.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "work"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := rest.For[*corev1.ConfigMap, *corev1.ConfigMapList](c, corev1.SchemeGroupVersion.WithResource("configmaps"), true).
+		Namespace("work").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web-config"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rest.For[*corev1.Secret, *corev1.SecretList](c, corev1.SchemeGroupVersion.WithResource("secrets"), true).
+		Namespace("work").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web-tls"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	deploys := rest.For[*appsv1.Deployment, *appsv1.DeploymentList](c, deployGVR, true).Namespace("work")
 	if _, err := deploys.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"},
-		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](3), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: tmpl}},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](3), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: withDependencies(tmpl)}},
 		metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -237,6 +250,23 @@ func runWorkload(t *testing.T, ctx context.Context, c *rest.Client) {
 		_, err := nsRes.Get(ctx, "work", metav1.GetOptions{})
 		return err != nil
 	}, nil)
+}
+
+// withDependencies gives the template what a kubelet must read before its
+// pods run: env from a ConfigMap, a Secret volume, and a projected token
+// of its ServiceAccount (as the ServiceAccount admission plugin, off in a
+// bare test server, would add).
+func withDependencies(tmpl corev1.PodTemplateSpec) corev1.PodTemplateSpec {
+	t := *tmpl.DeepCopy()
+	t.Spec.ServiceAccountName = "default"
+	t.Spec.Containers[0].EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "web-config"}}}}
+	t.Spec.Volumes = []corev1.Volume{
+		{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "web-tls"}}},
+		{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}}}}},
+	}
+	return t
 }
 
 func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool, state *string) {

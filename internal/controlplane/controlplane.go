@@ -78,6 +78,12 @@ type Options struct {
 	// DefaultUnreachableTolerationSeconds are the tolerations the
 	// DefaultTolerationSeconds admission gives pods (0: 300).
 	DefaultNotReadyTolerationSeconds, DefaultUnreachableTolerationSeconds int64
+	// RequestHeader, ProxyClientCertFile and ProxyClientKeyFile are
+	// kube-apiserver's --requestheader-* and --proxy-client-* flags (see
+	// apiserver.Config): front-proxy authentication, and the certificate
+	// presented to aggregated API servers.
+	RequestHeader                           apiserver.RequestHeaderConfig
+	ProxyClientCertFile, ProxyClientKeyFile string
 	// Tune lets tests adjust the API server configuration before start.
 	Tune func(*apiserver.Config)
 }
@@ -146,6 +152,9 @@ func NewAPIServer(opts Options) (*apiserver.Server, error) {
 		Profiling:                  opts.Profiling,
 		Admission:                  chain,
 		Metrics:                    reg,
+		RequestHeader:              opts.RequestHeader,
+		ProxyClientCertFile:        opts.ProxyClientCertFile,
+		ProxyClientKeyFile:         opts.ProxyClientKeyFile,
 	}
 	if opts.MetricsAPI {
 		cfg.Resources = append(cfg.Resources, metrics.Resources()...)

@@ -15,8 +15,8 @@ import (
 // kind/listKind valid identifiers, listKind != kind); scope Namespaced|Cluster; versions non-empty, unique names, valid DNS-1035 labels,
 // exactly one storage: true, at least one served; each version's schema present and structural (Compile); subresources.scale paths
 // (specReplicasPath .spec.*, statusReplicasPath .status.*, labelSelectorPath .spec.*/.status.*); additionalPrinterColumns
-// (name, type in integer|number|string|boolean|date, valid jsonPath); conversion strategy None (Webhook is not supported by us:
-// reject with a clear field error).
+// (name, type in integer|number|string|boolean|date, valid jsonPath); conversion (strategy None, or Webhook with a client
+// config and conversionReviewVersions, conversion.go).
 //
 // Call it after SetCRDDefaults (singular and listKind are required, as
 // defaulting fills them). Like Kubernetes, a CRD with no served version is
@@ -104,7 +104,7 @@ func isEstablished(crd *apiextv1.CustomResourceDefinition) bool {
 }
 
 // SetCRDDefaults applies apiextensions v1 defaulting to a CRD (names.singular = lower(kind), listKind = kind+"List",
-// conversion strategy None, printer column defaults, and the schema's own "default" values are left as written).
+// conversion strategy None, a conversion webhook Service's port 443; the schema's own "default" values are left as written).
 //
 // It also sets status.storedVersions to the storage version when empty, as
 // Kubernetes' v1 defaulting does. apiextensions v1 has no printer column
@@ -123,6 +123,10 @@ func SetCRDDefaults(crd *apiextv1.CustomResourceDefinition) {
 	}
 	if crd.Spec.Conversion == nil {
 		crd.Spec.Conversion = &apiextv1.CustomResourceConversion{Strategy: apiextv1.NoneConverter}
+	}
+	if w := crd.Spec.Conversion.Webhook; w != nil && w.ClientConfig != nil && w.ClientConfig.Service != nil && w.ClientConfig.Service.Port == nil {
+		port := int32(443)
+		w.ClientConfig.Service.Port = &port
 	}
 	if len(crd.Status.StoredVersions) == 0 {
 		RecordStorageVersion(crd)
@@ -212,7 +216,7 @@ func validateCRDSpec(spec *apiextv1.CustomResourceDefinitionSpec, old *apiextv1.
 		}
 	}
 	errs = append(errs, validateNames(&spec.Names, names)...)
-	errs = append(errs, validateConversion(spec.Conversion, p.Child("conversion"))...)
+	errs = append(errs, validateConversion(spec.Conversion, old, p.Child("conversion"))...)
 	return errs
 }
 

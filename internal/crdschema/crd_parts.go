@@ -73,25 +73,6 @@ func validateStoredVersions(stored []string, versions []apiextv1.CustomResourceD
 	return errs
 }
 
-func validateConversion(c *apiextv1.CustomResourceConversion, p *field.Path) field.ErrorList {
-	if c == nil {
-		return nil
-	}
-	switch c.Strategy {
-	case "":
-		return field.ErrorList{field.Required(p.Child("strategy"), "")}
-	case apiextv1.WebhookConverter:
-		return field.ErrorList{field.Forbidden(p.Child("strategy"), "conversion webhooks are not supported by setpoint; use strategy None")}
-	case apiextv1.NoneConverter:
-		if c.Webhook != nil {
-			return field.ErrorList{field.Forbidden(p.Child("webhook"), "should not be set when strategy is not set to Webhook")}
-		}
-		return nil
-	default:
-		return field.ErrorList{field.NotSupported(p.Child("strategy"), c.Strategy, []string{string(apiextv1.NoneConverter), string(apiextv1.WebhookConverter)})}
-	}
-}
-
 func validateSubresources(sr *apiextv1.CustomResourceSubresources, p *field.Path) field.ErrorList {
 	if sr == nil || sr.Scale == nil {
 		return nil

@@ -144,9 +144,36 @@ func TestValidateCRD(t *testing.T) {
 			c.Spec.Versions[0].AdditionalPrinterColumns[0].JSONPath = ".spec["
 		},
 			`spec.additionalPrinterColumns[0].jsonPath: Invalid value: ".spec["`},
-		{"conversion webhook unsupported", func(c *apiextv1.CustomResourceDefinition) {
+		{"conversion webhook without client config", func(c *apiextv1.CustomResourceDefinition) {
 			c.Spec.Conversion = &apiextv1.CustomResourceConversion{Strategy: apiextv1.WebhookConverter}
-		}, `spec.conversion.strategy: Forbidden: conversion webhooks are not supported by setpoint; use strategy None`},
+		}, `spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook`},
+		{"conversion webhook without review versions", func(c *apiextv1.CustomResourceDefinition) {
+			c.Spec.Conversion = &apiextv1.CustomResourceConversion{Strategy: apiextv1.WebhookConverter}
+		}, `spec.conversion.conversionReviewVersions: Required value`},
+		{"conversion webhook unknown review version", func(c *apiextv1.CustomResourceDefinition) {
+			u := "https://127.0.0.1:8443/convert"
+			c.Spec.Conversion = &apiextv1.CustomResourceConversion{Strategy: apiextv1.WebhookConverter, Webhook: &apiextv1.WebhookConversion{
+				ClientConfig: &apiextv1.WebhookClientConfig{URL: &u}, ConversionReviewVersions: []string{"v2", "v2"}}}
+		}, "spec.conversion.conversionReviewVersions[1]: Invalid value: \"v2\": duplicate version\nspec.conversion.conversionReviewVersions: Invalid value: [\"v2\",\"v2\"]: must include at least one of v1, v1beta1"},
+		{"conversion webhook http URL", func(c *apiextv1.CustomResourceDefinition) {
+			u := "http://127.0.0.1:8443/convert?x=1"
+			c.Spec.Conversion = &apiextv1.CustomResourceConversion{Strategy: apiextv1.WebhookConverter, Webhook: &apiextv1.WebhookConversion{
+				ClientConfig: &apiextv1.WebhookClientConfig{URL: &u}, ConversionReviewVersions: []string{"v1"}}}
+		}, "spec.conversion.webhookClientConfig.url: Invalid value: \"http\": 'https' is the only allowed URL scheme; desired format: https://host[/path]\nspec.conversion.webhookClientConfig.url: Invalid value: \"x=1\": query parameters are not permitted in the URL"},
+		{"conversion webhook bad caBundle", func(c *apiextv1.CustomResourceDefinition) {
+			u := "https://127.0.0.1:8443/convert"
+			c.Spec.Conversion = &apiextv1.CustomResourceConversion{Strategy: apiextv1.WebhookConverter, Webhook: &apiextv1.WebhookConversion{
+				ClientConfig: &apiextv1.WebhookClientConfig{URL: &u, CABundle: []byte("junk")}, ConversionReviewVersions: []string{"v1"}}}
+		}, `spec.conversion.webhookClientConfig.caBundle: Invalid value: "anVuaw==": unable to load root certificates: unable to parse bytes as PEM block`},
+		{"conversion webhook service and URL", func(c *apiextv1.CustomResourceDefinition) {
+			u := "https://127.0.0.1:8443/convert"
+			c.Spec.Conversion = &apiextv1.CustomResourceConversion{Strategy: apiextv1.WebhookConverter, Webhook: &apiextv1.WebhookConversion{
+				ClientConfig: &apiextv1.WebhookClientConfig{URL: &u, Service: &apiextv1.ServiceReference{Name: "s", Namespace: "n"}}, ConversionReviewVersions: []string{"v1"}}}
+		}, `spec.conversion.webhookClientConfig: Required value: exactly one of url or service is required`},
+		{"conversion None with webhook", func(c *apiextv1.CustomResourceDefinition) {
+			c.Spec.Conversion = &apiextv1.CustomResourceConversion{Strategy: apiextv1.NoneConverter, Webhook: &apiextv1.WebhookConversion{
+				ConversionReviewVersions: []string{"v1"}}}
+		}, `spec.conversion.conversionReviewVersions: Forbidden: should not be set when strategy is not set to Webhook`},
 		{"preserveUnknownFields", func(c *apiextv1.CustomResourceDefinition) { c.Spec.PreserveUnknownFields = true },
 			`spec.preserveUnknownFields: Invalid value: true`},
 		{"selectable field must be a scalar", func(c *apiextv1.CustomResourceDefinition) {

@@ -133,3 +133,25 @@ func normalizeNumbers(v any) any {
 func unmarshalJSON(data []byte, v *any) error {
 	return utiljson.Unmarshal(data, v)
 }
+
+// DefaultStatus gives an object without status the schema's default
+// status (and the defaults within it), as Kubernetes shows an object whose
+// status a write dropped (the status subresource's create, an update of
+// the main resource of an object that had none): Kubernetes defaults
+// objects when it reads them from storage, so the answer to such a write
+// and every later read carry the default status. Nothing happens when the
+// schema gives status no default or obj has one.
+func (s *Schema) DefaultStatus(obj map[string]any) {
+	if obj == nil {
+		return
+	}
+	prop, ok := s.props.Properties["status"]
+	if !ok || prop.Default == nil {
+		return
+	}
+	if _, has := obj["status"]; has {
+		return
+	}
+	obj["status"] = defaultValue(prop.Default)
+	applyDefaults(obj["status"], &prop)
+}

@@ -91,3 +91,44 @@ func TestDefaultValuesAreFreshCopies(t *testing.T) {
 		t.Fatalf("integer default is %T, want int64", a["spec"].(map[string]any)["replicas"])
 	}
 }
+
+// TestDefaultStatus: an object without status gets the status default (as
+// Gateway API's Gateway and GatewayClass have) with the defaults within
+// it; an object with a status, or a schema whose status has no default,
+// is left alone.
+func TestDefaultStatus(t *testing.T) {
+	s := compile(t, `
+type: object
+properties:
+  spec: {type: object, properties: {a: {type: string, default: x}}}
+  status:
+    type: object
+    default: {conditions: [{type: Accepted, status: Unknown}]}
+    properties:
+      conditions:
+        type: array
+        items:
+          type: object
+          properties:
+            type: {type: string}
+            status: {type: string}
+            reason: {type: string, default: Pending}
+`)
+	obj := object(t, `{"spec": {}}`)
+	s.DefaultStatus(obj)
+	want := object(t, `{"spec": {}, "status": {"conditions": [{"type": "Accepted", "status": "Unknown", "reason": "Pending"}]}}`)
+	if !reflect.DeepEqual(obj, want) {
+		t.Errorf("without status:\n got %v\nwant %v", obj, want)
+	}
+	has := object(t, `{"status": {"conditions": []}}`)
+	s.DefaultStatus(has)
+	if !reflect.DeepEqual(has, object(t, `{"status": {"conditions": []}}`)) {
+		t.Errorf("a status was changed: %v", has)
+	}
+	plain := compile(t, `{type: object, properties: {status: {type: object, properties: {phase: {type: string}}}}}`)
+	none := object(t, `{}`)
+	plain.DefaultStatus(none)
+	if len(none) != 0 {
+		t.Errorf("a status without default was set: %v", none)
+	}
+}

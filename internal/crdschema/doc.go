@@ -28,7 +28,9 @@
 //   - Schema.OpenAPI renders the schema as Kubernetes publishes it in
 //     /openapi/v3 (package openapi derives the /openapi/v2 form from it).
 //   - ValidateCRD, ValidateCRDUpdate and SetCRDDefaults are the
-//     CustomResourceDefinition strategy: defaulting and the create/update
+//     CustomResourceDefinition strategy (spec.conversion included: None, or
+//     Webhook with its client config and conversionReviewVersions, at the
+//     paths of Kubernetes' internal form): defaulting and the create/update
 //     validation that produces 422 field errors. Rules are checked as
 //     kube-apiserver checks them: their fields, their compilation (new
 //     expressions in the environment of the compatibility version, 1.36 for
@@ -42,8 +44,7 @@
 //
 // Field errors use Kubernetes' paths and messages, so that clients see the
 // same 422 bodies as against a real cluster. Things Kubernetes does that this
-// package does not: conversion webhooks (rejected by ValidateCRD), and
-// ObjectMeta coercion inside x-kubernetes-embedded-resource values (embedded
+// package does not: ObjectMeta coercion inside x-kubernetes-embedded-resource values (embedded
 // apiVersion, kind and metadata are kept as written and not validated
 // beyond the schema).
 package crdschema

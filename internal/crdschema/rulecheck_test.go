@@ -66,8 +66,9 @@ properties:
 				`schema.properties[spec].x-kubernetes-validations[4].messageExpression: Required value: messageExpression must be non-empty if specified`,
 				`schema.properties[spec].x-kubernetes-validations[5].reason: Unsupported value: "Bogus": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"`,
 				`schema.properties[spec].x-kubernetes-validations[6].fieldPath: Invalid value: ".b": must be a valid path`,
-				`schema.properties[spec].x-kubernetes-validations[7].fieldPath: Invalid value: " ": must be a valid path`,
-				`schema.properties[spec].x-kubernetes-validations[7].fieldPath: Invalid value: " ": must be non-empty if specified`}},
+				// kube-apiserver's order within one field
+				`schema.properties[spec].x-kubernetes-validations[7].fieldPath: Invalid value: " ": must be non-empty if specified`,
+				`schema.properties[spec].x-kubernetes-validations[7].fieldPath: Invalid value: " ": must be a valid path`}},
 		{"oldSelf where old values cannot be correlated", `
 type: object
 properties:

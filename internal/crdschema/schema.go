@@ -126,8 +126,13 @@ func newSchema(props *apiextv1.JSONSchemaProps, st *structuralschema.Structural)
 	}
 }
 
+// sortErrors orders errors by field, keeping the order in which they were
+// found within one field (a rule's fieldPath that is blank and so no valid
+// path: "must be non-empty" first, as kube-apiserver lists them).
+// kube-apiserver walks a schema's properties in map order, so the order
+// across fields is its own on each request; sorting makes ours stable.
 func sortErrors(errs field.ErrorList) {
-	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Field < errs[j].Field })
 }
 
 // sortedKeys returns the keys of a schema map in order, so that walks (and

@@ -6,8 +6,11 @@
 // What it promises, per served version:
 //   - Objects are *unstructured.Unstructured. Every version of one CRD
 //     shares one storage prefix (/registry/<group>/<plural>/) and is stored
-//     at the storage version; versions differ only in apiVersion (the
-//     conversion strategy None).
+//     at the storage version. With conversion strategy None versions
+//     differ only in apiVersion; with Webhook, every descriptor carries the
+//     CRD's converter (registry.Resource.Converter, package crconversion),
+//     which the object layer calls to read objects stored at another
+//     version and to write at the storage version.
 //   - Writes run Kubernetes' custom-resource strategy: unknown fields are
 //     pruned (Pruner; the server reports them per fieldValidation), the
 //     schema's defaults applied, then metadata and the structural schema

@@ -23,15 +23,22 @@ import (
 const schemaRefPrefix = "#/components/schemas/"
 
 // Resources returns the descriptors of crd's served versions, in the
-// order of spec.versions. It fails when a version's schema does not
-// compile or its printer columns are invalid (the CRD's validation
-// normally refused such a CRD already).
-func Resources(crd *apiextv1.CustomResourceDefinition) ([]*registry.Resource, error) {
+// order of spec.versions. conv converts objects between versions when the
+// CRD's conversion strategy is Webhook (it is required then, and ignored
+// otherwise). It fails when a version's schema does not compile or its
+// printer columns are invalid (the CRD's validation normally refused such
+// a CRD already).
+func Resources(crd *apiextv1.CustomResourceDefinition, conv registry.VersionConverter) ([]*registry.Resource, error) {
 	storage := ""
 	for _, v := range crd.Spec.Versions {
 		if v.Storage {
 			storage = v.Name
 		}
+	}
+	if !Webhook(crd) {
+		conv = nil
+	} else if conv == nil {
+		return nil, fmt.Errorf("customresource %s: conversion strategy Webhook needs a converter", crd.Name)
 	}
 	var out []*registry.Resource
 	for i := range crd.Spec.Versions {
@@ -43,6 +50,7 @@ func Resources(crd *apiextv1.CustomResourceDefinition) ([]*registry.Resource, er
 		if err != nil {
 			return nil, fmt.Errorf("customresource %s version %s: %w", crd.Name, v.Name, err)
 		}
+		r.Converter = conv
 		out = append(out, r)
 	}
 	if len(out) == 0 {
@@ -106,6 +114,13 @@ func modelName(group, version, kind string) string {
 	parts := strings.Split(group, ".")
 	slices.Reverse(parts)
 	return strings.Join(append(parts, version, kind), ".")
+}
+
+// Webhook reports whether crd's objects are converted by a conversion
+// webhook.
+func Webhook(crd *apiextv1.CustomResourceDefinition) bool {
+	c := crd.Spec.Conversion
+	return c != nil && c.Strategy == apiextv1.WebhookConverter
 }
 
 func ptrTrue() *bool { t := true; return &t }

@@ -37,10 +37,13 @@ func content(obj runtime.Object) map[string]any {
 	return u.Object
 }
 
-// PrepareForCreate drops status when it is a subresource.
+// PrepareForCreate drops status when it is a subresource; the schema's
+// default status, if any, takes its place (Kubernetes applies it when it
+// reads the object back from storage).
 func (s *strategy) PrepareForCreate(obj runtime.Object) {
 	if s.status {
 		delete(content(obj), "status")
+		s.schema.DefaultStatus(content(obj))
 	}
 }
 
@@ -54,6 +57,7 @@ func (s *strategy) PrepareForUpdate(obj, old runtime.Object) {
 		o["status"] = runtime.DeepCopyJSONValue(st)
 	} else {
 		delete(o, "status")
+		s.schema.DefaultStatus(o)
 	}
 }
 

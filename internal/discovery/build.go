@@ -105,6 +105,12 @@ type groupVersions struct {
 type group struct {
 	name     string
 	versions []*gv
+	// aggregated are the group's versions served by aggregated API
+	// servers, highest version priority first; priority is the highest
+	// group priority of their APIServices (customGroupPriority for a group
+	// of custom resources only).
+	aggregated []Aggregated
+	priority   int32
 }
 
 type gv struct {
@@ -131,7 +137,7 @@ func arrange(resources []*registry.Resource) (*groupVersions, error) {
 		seen[r.GVR()] = true
 		g := byName[r.Group]
 		if g == nil {
-			g = &group{name: r.Group}
+			g = &group{name: r.Group, priority: customGroupPriority}
 			byName[r.Group] = g
 			out.groups = append(out.groups, g)
 		}
@@ -196,6 +202,7 @@ func (g *group) apiGroup() metav1.APIGroup {
 			GroupVersion: g.groupVersion(v.version).String(), Version: v.version,
 		})
 	}
+	out.Versions = append(out.Versions, g.aggregatedVersions()...)
 	out.PreferredVersion = out.Versions[0]
 	return out
 }
@@ -242,6 +249,9 @@ func (g *group) aggregatedGroup() apidiscoveryv2.APIGroupDiscovery {
 			av.Resources = append(av.Resources, aggregatedResource(r))
 		}
 		out.Versions = append(out.Versions, av)
+	}
+	for _, a := range g.aggregated {
+		out.Versions = append(out.Versions, a.Discovery)
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,17 +22,22 @@ type Handler struct {
 	// current is never nil after New.
 	current atomic.Pointer[snapshot]
 	log     *slog.Logger
+	// mu serializes rebuilds; resources and aggregated are the inputs of
+	// the current snapshot.
+	mu         sync.Mutex
+	resources  []*registry.Resource
+	aggregated []Aggregated
 }
 
 // New builds the documents of resources. It fails when a resource lacks
 // its version, plural name or kind, or when a group/version/resource is
 // listed twice. The descriptors are read during the call only.
 func New(resources []*registry.Resource) (*Handler, error) {
-	s, err := build(resources)
+	s, err := build(resources, nil)
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{log: slog.Default().With("component", "discovery")}
+	h := &Handler{log: slog.Default().With("component", "discovery"), resources: resources}
 	h.current.Store(s)
 	return h, nil
 }
@@ -39,10 +45,13 @@ func New(resources []*registry.Resource) (*Handler, error) {
 // Update replaces the served resource set. On error the previous documents
 // stay in place.
 func (h *Handler) Update(resources []*registry.Resource) error {
-	s, err := build(resources)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, err := build(resources, h.aggregated)
 	if err != nil {
 		return err
 	}
+	h.resources = resources
 	h.current.Store(s)
 	return nil
 }

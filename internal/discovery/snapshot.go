@@ -34,11 +34,12 @@ type aggregatedKey struct {
 }
 
 // build encodes all documents of a resource set.
-func build(resources []*registry.Resource) (*snapshot, error) {
+func build(resources []*registry.Resource, agg []Aggregated) (*snapshot, error) {
 	arranged, err := arrange(resources)
 	if err != nil {
 		return nil, err
 	}
+	arranged.addAggregated(agg)
 	s := &snapshot{
 		groups:        map[string]document{},
 		resourceLists: map[string]document{},

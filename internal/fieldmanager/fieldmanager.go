@@ -42,7 +42,12 @@ type Resource struct {
 	gvk      schema.GroupVersionKind
 	scheme   *runtime.Scheme
 	managers map[string]*managedfields.FieldManager // by subresource ("" is the main resource)
+	tc       TypeConverter
 }
+
+// TypeConverter is the type converter the resource's objects are typed
+// with (the MutatingAdmissionPolicy applies its ApplyConfigurations with it).
+func (r *Resource) TypeConverter() TypeConverter { return r.tc }
 
 // defaulter adapts a strategy's Default to runtime.ObjectDefaulter: apply
 // results are defaulted as decoded objects are.
@@ -54,7 +59,7 @@ func (d defaulter) Default(obj runtime.Object) { d.s.Default(obj) }
 // creates and converts its objects), unless res is Unstructured (a custom
 // resource, whose versions differ only in apiVersion).
 func New(tc TypeConverter, scheme *runtime.Scheme, res *registry.Resource) (*Resource, error) {
-	r := &Resource{res: res, gvk: res.GVK(), scheme: scheme, managers: map[string]*managedfields.FieldManager{}}
+	r := &Resource{res: res, gvk: res.GVK(), scheme: scheme, managers: map[string]*managedfields.FieldManager{}, tc: tc}
 	version := fieldpath.APIVersion(r.gvk.GroupVersion().String())
 	subresources := map[string]*fieldpath.Set{"": nil}
 	if res.Status != nil {

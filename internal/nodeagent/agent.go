@@ -43,11 +43,24 @@ type Agent struct {
 	shared *nodeAPI
 
 	// podInf caches the bound pods (all nodes, ours or not); nodeInf all
-	// nodes.
+	// nodes; deps watch what pods need before they run (deps.go). All
+	// three read with the manager's client and exist only when the nodes
+	// have no identity of their own; otherwise each node reads as itself
+	// (node.reads, reads.go).
 	podInf  *informer.Informer[*corev1.Pod]
 	nodeInf *informer.Informer[*corev1.Node]
-	// deps watch what pods need before they run (deps.go).
-	deps deps
+	deps    deps
+	// podNodes maps, when each node reads as itself, a pod's key to the
+	// nodes whose caches hold a pod of that name (one, but for a moment
+	// when a name moves from one node to another). Guarded by pnMu.
+	pnMu     sync.Mutex
+	podNodes map[types.NamespacedName][]*node
+	// refsAt is the node whose object watches a pod's references are
+	// registered with (node reads only). Guarded by mu.
+	refsAt map[types.NamespacedName]*node
+	// bg runs the node informers and object watches under Start's
+	// context; set by Start (guarded by mu).
+	bg *background
 	// queue holds pod keys; one worker per key at a time. Its delays
 	// (start, stop, restart back-off) run on opts.Clock, the simulated time.
 	queue *workqueue.Queue[types.NamespacedName]
@@ -110,15 +123,20 @@ type node struct {
 	// api is what the node writes with: its own identity
 	// (Options.NodeCredentials) or the agent's shared client.
 	api *nodeAPI
+	// reads is what the node reads as itself; nil without
+	// Options.NodeCredentials (the agent's shared informers then).
+	reads *nodeReads
 }
 
 // nodeAPI is the client one node writes its Node, Lease, pod statuses,
 // pod deletions and events with.
 type nodeAPI struct {
-	client *rest.Client
-	pods   *rest.Resource[*corev1.Pod, *corev1.PodList]
-	nodes  *rest.Resource[*corev1.Node, *corev1.NodeList]
-	leases *rest.Resource[*coordinationv1.Lease, *coordinationv1.LeaseList]
+	client          *rest.Client
+	pods            *rest.Resource[*corev1.Pod, *corev1.PodList]
+	nodes           *rest.Resource[*corev1.Node, *corev1.NodeList]
+	leases          *rest.Resource[*coordinationv1.Lease, *coordinationv1.LeaseList]
+	pvcs            *rest.Resource[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList]
+	serviceAccounts *rest.Resource[*corev1.ServiceAccount, *corev1.ServiceAccountList]
 }
 
 func newNodeAPI(c *rest.Client) *nodeAPI {
@@ -127,6 +145,9 @@ func newNodeAPI(c *rest.Client) *nodeAPI {
 		pods:   rest.For[*corev1.Pod, *corev1.PodList](c, podsGVR, true),
 		nodes:  rest.For[*corev1.Node, *corev1.NodeList](c, nodesGVR, false),
 		leases: rest.For[*coordinationv1.Lease, *coordinationv1.LeaseList](c, leasesGVR, true).Namespace(LeaseNamespace),
+		pvcs:   rest.For[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList](c, pvcsGVR, true),
+		serviceAccounts: rest.For[*corev1.ServiceAccount, *corev1.ServiceAccountList](
+			c, serviceAccountsGVR, true),
 	}
 }
 
@@ -147,12 +168,11 @@ func New(mgr *manager.Manager, opts Options) (*Agent, error) {
 	a := &Agent{
 		opts: opts, clock: opts.Clock, log: mgr.Logger().With("component", "nodeagent"),
 		shared:     newNodeAPI(c),
-		podInf:     informer.For[*corev1.Pod, *corev1.PodList](mgr.Factory(), podsGVR, true, informer.WithFieldSelector(boundPods)),
-		nodeInf:    manager.InformerFor[*corev1.Node](mgr, nodesGVR, false),
 		byName:     map[string]*node{},
 		sims:       map[types.NamespacedName]*podState{},
 		blocked:    map[string]map[types.NamespacedName]struct{}{},
-		deps:       newDeps(mgr),
+		podNodes:   map[types.NamespacedName][]*node{},
+		refsAt:     map[types.NamespacedName]*node{},
 		registered: make(chan struct{}),
 		kick:       make(chan struct{}, 1),
 		queue:      workqueue.NewWithConfig[types.NamespacedName](workqueue.Config{Name: "nodeagent", Clock: opts.Clock}),
@@ -167,17 +187,29 @@ func New(mgr *manager.Manager, opts Options) (*Agent, error) {
 			if err != nil {
 				return nil, fmt.Errorf("nodeagent: credentials of node %s: %w", n.name, err)
 			}
+			if cfg.ContentType == "" {
+				// In protobuf, as the kubelet's --kube-api-content-type.
+				cp := *cfg
+				cp.ContentType = rest.ContentTypeProtobuf
+				cfg = &cp
+			}
 			nc, err := rest.New(cfg)
 			if err != nil {
 				return nil, fmt.Errorf("nodeagent: client of node %s: %w", n.name, err)
 			}
 			n.api = newNodeAPI(nc)
+			n.reads = newNodeReads(n.name, n.api, a.log, a.requeueBlocked)
 		}
 		a.byName[n.name] = n
 		a.ordered = append(a.ordered, n)
 	}
-	if err := a.installIndex(); err != nil {
-		return nil, fmt.Errorf("nodeagent: pod index: %w", err)
+	if opts.NodeCredentials == nil {
+		a.podInf = informer.For[*corev1.Pod, *corev1.PodList](mgr.Factory(), podsGVR, true, informer.WithFieldSelector(boundPods))
+		a.nodeInf = manager.InformerFor[*corev1.Node](mgr, nodesGVR, false)
+		a.deps = newDeps(mgr)
+		if err := a.installIndex(); err != nil {
+			return nil, fmt.Errorf("nodeagent: pod index: %w", err)
+		}
 	}
 	if err := mgr.Add(a); err != nil {
 		return nil, fmt.Errorf("nodeagent: %w", err)
@@ -220,17 +252,25 @@ func (a *Agent) Start(ctx context.Context) error {
 	serveCtx, stopServing := context.WithCancel(ctx)
 	defer stopServing()
 	wg.Go(func() { kl.serve(serveCtx) })
+	readCtx, stopReads := context.WithCancel(ctx)
+	bg := &background{ctx: readCtx}
+	defer func() { stopReads(); bg.stop() }()
+	a.mu.Lock()
+	a.bg = bg
+	a.mu.Unlock()
+	for _, n := range a.ordered {
+		if n.reads != nil {
+			n.reads.start(bg.run)
+		}
+	}
 	if err := a.registerAll(ctx); err != nil {
 		return err
 	}
 	close(a.registered)
-	if !informer.WaitForCacheSync(ctx, a.podInf.HasSynced, a.nodeInf.HasSynced) {
+	if !informer.WaitForCacheSync(ctx, a.cachesSynced) {
 		return nil // stopped before the caches synced
 	}
 	wg.Go(func() { a.heartbeatLoop(ctx) })
-	if !informer.WaitForCacheSync(ctx, a.deps.hasSynced) {
-		return nil
-	}
 	events, err := a.startEvents()
 	if err != nil {
 		return err
@@ -238,17 +278,19 @@ func (a *Agent) Start(ctx context.Context) error {
 	if events != nil {
 		defer a.stopEvents(events)
 	}
-	unwatch, err := a.watchDeps()
+	if a.podInf != nil {
+		unwatch, err := a.watchDeps()
+		if err != nil {
+			return err
+		}
+		defer unwatch()
+	}
+	a.adoptIPs()
+	unhandle, err := a.handlePods()
 	if err != nil {
 		return err
 	}
-	defer unwatch()
-	a.adoptIPs()
-	reg, err := a.podInf.AddEventHandler(podHandler{a}, informer.HandlerOptions{Name: "nodeagent"})
-	if err != nil {
-		return fmt.Errorf("nodeagent: pod handler: %w", err)
-	}
-	defer func() { _ = a.podInf.RemoveEventHandler(reg) }()
+	defer unhandle()
 
 	for range a.opts.Workers {
 		wg.Go(func() { a.worker(ctx) })
@@ -296,4 +338,74 @@ func (a *Agent) alive(n *node) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return !n.dead
+}
+
+// cachesSynced reports whether the pod and node caches (and, reading with
+// the manager's client, the dependency informers) hold their first lists.
+func (a *Agent) cachesSynced() bool {
+	if a.podInf != nil {
+		return a.podInf.HasSynced() && a.nodeInf.HasSynced() && a.deps.hasSynced()
+	}
+	for _, n := range a.ordered {
+		if !n.reads.hasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+// handlePods registers the pod handlers: one on the shared informer, or
+// one per node on its own. It returns a function removing them.
+func (a *Agent) handlePods() (func(), error) {
+	opts := informer.HandlerOptions{Name: "nodeagent"}
+	if a.podInf != nil {
+		reg, err := a.podInf.AddEventHandler(podHandler{a: a}, opts)
+		if err != nil {
+			return nil, fmt.Errorf("nodeagent: pod handler: %w", err)
+		}
+		return func() { _ = a.podInf.RemoveEventHandler(reg) }, nil
+	}
+	var undo []func()
+	remove := func() {
+		for _, f := range undo {
+			f()
+		}
+	}
+	for _, n := range a.ordered {
+		inf := n.reads.pods
+		reg, err := inf.AddEventHandler(podHandler{a: a, n: n}, opts)
+		if err != nil {
+			remove()
+			return nil, fmt.Errorf("nodeagent: pod handler of node %s: %w", n.name, err)
+		}
+		undo = append(undo, func() { _ = inf.RemoveEventHandler(reg) })
+	}
+	return remove, nil
+}
+
+// background runs functions under one context, and waits for them.
+type background struct {
+	ctx     context.Context
+	mu      sync.Mutex
+	stopped bool
+	wg      sync.WaitGroup
+}
+
+// run starts f(ctx) unless stop was called; it reports whether it did.
+func (b *background) run(f func(context.Context)) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped {
+		return false
+	}
+	b.wg.Go(func() { f(b.ctx) })
+	return true
+}
+
+// stop waits for every function run started; cancel the context first.
+func (b *background) stop() {
+	b.mu.Lock()
+	b.stopped = true
+	b.mu.Unlock()
+	b.wg.Wait()
 }

@@ -2,6 +2,7 @@ package nodeagent_test
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,14 +19,22 @@ import (
 // BenchmarkRunBoundPods measures how long one agent simulating 100 nodes
 // takes from its start to all of 10,000 already bound pods Running, against
 // an in-process server (memory storage), with the kubelet events on and
-// off. Run with -benchtime=1x.
+// off, and with the nodes reading and writing as the manager (admin) or
+// each as itself (system:node:NAME, client certificates, as setpoint up
+// runs them). It also reports the process's goroutines and live heap once
+// all pods run (server included: it is in process). Run with
+// -benchtime=1x.
 func BenchmarkRunBoundPods(b *testing.B) {
-	for _, events := range []bool{true, false} {
-		b.Run(fmt.Sprintf("events=%v", events), func(b *testing.B) { benchRunBoundPods(b, !events) })
+	for _, identity := range []string{"admin", "node"} {
+		for _, events := range []bool{true, false} {
+			b.Run(fmt.Sprintf("identity=%s/events=%v", identity, events), func(b *testing.B) {
+				benchRunBoundPods(b, !events, identity == "node")
+			})
+		}
 	}
 }
 
-func benchRunBoundPods(b *testing.B, noEvents bool) {
+func benchRunBoundPods(b *testing.B, noEvents, asNodes bool) {
 	const nodes, pods = 100, 10000
 	for range b.N {
 		b.StopTimer()
@@ -33,7 +42,11 @@ func benchRunBoundPods(b *testing.B, noEvents bool) {
 		e := newEnv(b, srv)
 		createBoundPods(b, e, nodes, pods)
 		mgr := newManager(b, srv)
-		if _, err := nodeagent.New(mgr, nodeagent.Options{Count: nodes, Clock: clock.RealClock{}, DisableEvents: noEvents}); err != nil {
+		opts := nodeagent.Options{Count: nodes, Clock: clock.RealClock{}, DisableEvents: noEvents}
+		if asNodes {
+			opts.NodeCredentials = nodeCredentials(b, srv)
+		}
+		if _, err := nodeagent.New(mgr, opts); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
@@ -56,6 +69,11 @@ func benchRunBoundPods(b *testing.B, noEvents bool) {
 		b.StopTimer()
 		b.ReportMetric(float64(pods)/elapsed.Seconds(), "pods/s")
 		b.ReportMetric(elapsed.Seconds(), "s-to-all-running")
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		b.ReportMetric(float64(runtime.NumGoroutine()), "goroutines")
+		b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
 		srv.Stop(b)
 	}
 }

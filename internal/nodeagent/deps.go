@@ -49,11 +49,40 @@ func (d deps) hasSynced() bool {
 	return d.configMaps.HasSynced() && d.secrets.HasSynced() && d.pvcs.HasSynced() && d.sas.HasSynced()
 }
 
-// depHandler requeues the blocked pods of the namespace of any change.
-type depHandler[T informer.Object] struct{ a *Agent }
+// depView answers a pod's dependency checks: the cluster-wide informers
+// (deps) when the nodes read with the manager's client, what the pod's
+// node read as itself (nodeView) otherwise. Errors are the API's (a
+// NotFound) or the reason the object could not be read.
+type depView interface {
+	configMap(ns, name string) (*corev1.ConfigMap, error)
+	secret(ns, name string) (*corev1.Secret, error)
+	pvc(ns, name string) (*corev1.PersistentVolumeClaim, error)
+	serviceAccount(ns, name string) error
+}
 
-func (h depHandler[T]) OnAdd(o T, _ bool)    { h.a.requeueBlocked(o.GetNamespace()) }
-func (h depHandler[T]) OnUpdate(_, o T)      { h.a.requeueBlocked(o.GetNamespace()) }
+func (d deps) configMap(ns, name string) (*corev1.ConfigMap, error) {
+	return d.configMaps.Lister().Namespace(ns).Get(name)
+}
+
+func (d deps) secret(ns, name string) (*corev1.Secret, error) {
+	return d.secrets.Lister().Namespace(ns).Get(name)
+}
+
+func (d deps) pvc(ns, name string) (*corev1.PersistentVolumeClaim, error) {
+	return d.pvcs.Lister().Namespace(ns).Get(name)
+}
+
+func (d deps) serviceAccount(ns, name string) error {
+	_, err := d.sas.Lister().Namespace(ns).Get(name)
+	return err
+}
+
+// depHandler reports the namespace of any change (the agent requeues the
+// namespace's blocked pods).
+type depHandler[T informer.Object] struct{ changed func(ns string) }
+
+func (h depHandler[T]) OnAdd(o T, _ bool)    { h.changed(o.GetNamespace()) }
+func (h depHandler[T]) OnUpdate(_, o T)      { h.changed(o.GetNamespace()) }
 func (h depHandler[T]) OnDelete(_ T, _ bool) {}
 
 // watchDeps registers the handlers; it returns a function removing them.
@@ -66,18 +95,18 @@ func (a *Agent) watchDeps() (func(), error) {
 		return err
 	}
 	opts := informer.HandlerOptions{Name: "nodeagent-deps"}
-	r1, err1 := a.deps.configMaps.AddEventHandler(depHandler[*corev1.ConfigMap]{a}, opts)
+	r1, err1 := a.deps.configMaps.AddEventHandler(depHandler[*corev1.ConfigMap]{a.requeueBlocked}, opts)
 	err := add(err1, func() { _ = a.deps.configMaps.RemoveEventHandler(r1) })
 	if err == nil {
-		r2, err2 := a.deps.secrets.AddEventHandler(depHandler[*corev1.Secret]{a}, opts)
+		r2, err2 := a.deps.secrets.AddEventHandler(depHandler[*corev1.Secret]{a.requeueBlocked}, opts)
 		err = add(err2, func() { _ = a.deps.secrets.RemoveEventHandler(r2) })
 	}
 	if err == nil {
-		r3, err3 := a.deps.pvcs.AddEventHandler(depHandler[*corev1.PersistentVolumeClaim]{a}, opts)
+		r3, err3 := a.deps.pvcs.AddEventHandler(depHandler[*corev1.PersistentVolumeClaim]{a.requeueBlocked}, opts)
 		err = add(err3, func() { _ = a.deps.pvcs.RemoveEventHandler(r3) })
 	}
 	if err == nil {
-		r4, err4 := a.deps.sas.AddEventHandler(depHandler[*corev1.ServiceAccount]{a}, opts)
+		r4, err4 := a.deps.sas.AddEventHandler(depHandler[*corev1.ServiceAccount]{a.requeueBlocked}, opts)
 		err = add(err4, func() { _ = a.deps.sas.RemoveEventHandler(r4) })
 	}
 	remove := func() {
@@ -139,36 +168,36 @@ func (ps *podState) blocked() bool {
 
 // volumeError is the FailedMount message of the pod's first volume that
 // cannot be set up, "" when all can.
-func (d deps) volumeError(pod *corev1.Pod) string {
+func volumeError(d depView, pod *corev1.Pod) string {
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
-		if msg := d.volumeSourceError(pod, v); msg != "" {
+		if msg := volumeSourceError(d, pod, v); msg != "" {
 			return msg
 		}
 	}
 	return ""
 }
 
-func (d deps) volumeSourceError(pod *corev1.Pod, v *corev1.Volume) string {
+func volumeSourceError(d depView, pod *corev1.Pod, v *corev1.Volume) string {
 	ns := pod.Namespace
 	setUp := func(err string) string {
 		return fmt.Sprintf("MountVolume.SetUp failed for volume %q : %s", v.Name, err)
 	}
 	switch {
 	case v.ConfigMap != nil && !isTrue(v.ConfigMap.Optional):
-		if !d.configMapExists(ns, v.ConfigMap.Name) {
-			return setUp(notFound("configmap", v.ConfigMap.Name))
+		if _, err := d.configMap(ns, v.ConfigMap.Name); err != nil {
+			return setUp(depError("configmap", v.ConfigMap.Name, err))
 		}
 	case v.Secret != nil && !isTrue(v.Secret.Optional):
-		if !d.secretExists(ns, v.Secret.SecretName) {
-			return setUp(notFound("secret", v.Secret.SecretName))
+		if _, err := d.secret(ns, v.Secret.SecretName); err != nil {
+			return setUp(depError("secret", v.Secret.SecretName, err))
 		}
 	case v.Projected != nil:
-		if msg := d.projectedError(pod, v.Projected); msg != "" {
+		if msg := projectedError(d, pod, v.Projected); msg != "" {
 			return setUp(msg)
 		}
 	case v.PersistentVolumeClaim != nil:
-		if msg := d.pvcError(ns, v.PersistentVolumeClaim.ClaimName); msg != "" {
+		if msg := pvcError(d, ns, v.PersistentVolumeClaim.ClaimName); msg != "" {
 			return fmt.Sprintf("Unable to attach or mount volumes: unmounted volumes=[%s], unattached volumes=[], "+
 				"failed to process volumes=[%s]: %s", v.Name, v.Name, msg)
 		}
@@ -178,20 +207,22 @@ func (d deps) volumeSourceError(pod *corev1.Pod, v *corev1.Volume) string {
 
 // projectedError is why a projected volume cannot be set up: the first
 // missing source.
-func (d deps) projectedError(pod *corev1.Pod, p *corev1.ProjectedVolumeSource) string {
+func projectedError(d depView, pod *corev1.Pod, p *corev1.ProjectedVolumeSource) string {
 	for _, s := range p.Sources {
-		switch {
-		case s.ConfigMap != nil && !isTrue(s.ConfigMap.Optional) && !d.configMapExists(pod.Namespace, s.ConfigMap.Name):
-			return notFound("configmap", s.ConfigMap.Name)
-		case s.Secret != nil && !isTrue(s.Secret.Optional) && !d.secretExists(pod.Namespace, s.Secret.Name):
-			return notFound("secret", s.Secret.Name)
-		case s.ServiceAccountToken != nil:
-			sa := pod.Spec.ServiceAccountName
-			if sa == "" {
-				sa = "default"
+		if s.ConfigMap != nil && !isTrue(s.ConfigMap.Optional) {
+			if _, err := d.configMap(pod.Namespace, s.ConfigMap.Name); err != nil {
+				return depError("configmap", s.ConfigMap.Name, err)
 			}
-			if _, err := d.sas.Lister().Namespace(pod.Namespace).Get(sa); apierrors.IsNotFound(err) {
-				return "failed to fetch token: " + notFound("serviceaccounts", sa)
+		}
+		if s.Secret != nil && !isTrue(s.Secret.Optional) {
+			if _, err := d.secret(pod.Namespace, s.Secret.Name); err != nil {
+				return depError("secret", s.Secret.Name, err)
+			}
+		}
+		if s.ServiceAccountToken != nil {
+			sa := tokenServiceAccount(pod)
+			if err := d.serviceAccount(pod.Namespace, sa); err != nil {
+				return "failed to fetch token: " + depError("serviceaccounts", sa, err)
 			}
 		}
 	}
@@ -200,8 +231,8 @@ func (d deps) projectedError(pod *corev1.Pod, p *corev1.ProjectedVolumeSource) s
 
 // pvcError is the kubelet's volume manager's error for a claim that is
 // missing or not bound.
-func (d deps) pvcError(ns, name string) string {
-	pvc, err := d.pvcs.Lister().Namespace(ns).Get(name)
+func pvcError(d depView, ns, name string) string {
+	pvc, err := d.pvc(ns, name)
 	switch {
 	case apierrors.IsNotFound(err):
 		return fmt.Sprintf("error processing PVC %s/%s: failed to fetch PVC from API server: %s", ns, name,
@@ -216,16 +247,20 @@ func (d deps) pvcError(ns, name string) string {
 
 // envError is why the container's environment cannot be built: a missing
 // ConfigMap or Secret (envFrom, or env valueFrom), or a missing key.
-func (d deps) envError(ns string, spec *corev1.Container) string {
+func envError(d depView, ns string, spec *corev1.Container) string {
 	if spec == nil {
 		return ""
 	}
 	for _, ef := range spec.EnvFrom {
-		switch {
-		case ef.ConfigMapRef != nil && !isTrue(ef.ConfigMapRef.Optional) && !d.configMapExists(ns, ef.ConfigMapRef.Name):
-			return notFound("configmap", ef.ConfigMapRef.Name)
-		case ef.SecretRef != nil && !isTrue(ef.SecretRef.Optional) && !d.secretExists(ns, ef.SecretRef.Name):
-			return notFound("secret", ef.SecretRef.Name)
+		if r := ef.ConfigMapRef; r != nil && !isTrue(r.Optional) {
+			if _, err := d.configMap(ns, r.Name); err != nil {
+				return depError("configmap", r.Name, err)
+			}
+		}
+		if r := ef.SecretRef; r != nil && !isTrue(r.Optional) {
+			if _, err := d.secret(ns, r.Name); err != nil {
+				return depError("secret", r.Name, err)
+			}
 		}
 	}
 	for _, e := range spec.Env {
@@ -233,9 +268,9 @@ func (d deps) envError(ns string, spec *corev1.Container) string {
 			continue
 		}
 		if r := e.ValueFrom.ConfigMapKeyRef; r != nil && !isTrue(r.Optional) {
-			cm, err := d.configMaps.Lister().Namespace(ns).Get(r.Name)
+			cm, err := d.configMap(ns, r.Name)
 			if err != nil {
-				return notFound("configmap", r.Name)
+				return depError("configmap", r.Name, err)
 			}
 			if _, ok := cm.Data[r.Key]; !ok {
 				if _, ok := cm.BinaryData[r.Key]; !ok {
@@ -244,9 +279,9 @@ func (d deps) envError(ns string, spec *corev1.Container) string {
 			}
 		}
 		if r := e.ValueFrom.SecretKeyRef; r != nil && !isTrue(r.Optional) {
-			s, err := d.secrets.Lister().Namespace(ns).Get(r.Name)
+			s, err := d.secret(ns, r.Name)
 			if err != nil {
-				return notFound("secret", r.Name)
+				return depError("secret", r.Name, err)
 			}
 			if _, ok := s.Data[r.Key]; !ok {
 				if _, ok := s.StringData[r.Key]; !ok {
@@ -258,14 +293,14 @@ func (d deps) envError(ns string, spec *corev1.Container) string {
 	return ""
 }
 
-func (d deps) configMapExists(ns, name string) bool {
-	_, err := d.configMaps.Lister().Namespace(ns).Get(name)
-	return err == nil
-}
-
-func (d deps) secretExists(ns, name string) bool {
-	_, err := d.secrets.Lister().Namespace(ns).Get(name)
-	return err == nil
+// depError is the kubelet's message for a dependency it could not read:
+// the API server's NotFound wording for the resource as the kubelet names
+// it, or the reason (a refused or unsynced watch, a refused get).
+func depError(resource, name string, err error) string {
+	if apierrors.IsNotFound(err) {
+		return notFound(resource, name)
+	}
+	return err.Error()
 }
 
 // notFound is the API server's NotFound message for the resource.

@@ -14,9 +14,11 @@ func meta(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, 
 // A container whose env needs a missing ConfigMap or Secret waits in
 // CreateContainerConfigError with the kubelet's message and a Failed
 // event, and runs once the object appears; optional references never
-// block.
-func TestMissingEnvDependencies(t *testing.T) {
-	e := startEnv(t, nodeagent.Options{})
+// block. Checked with the nodes reading as the manager and each as itself.
+func TestMissingEnvDependencies(t *testing.T) { forIdentities(t, testMissingEnvDependencies) }
+
+func testMissingEnvDependencies(t *testing.T, start startFunc) {
+	e := start(t, nodeagent.Options{})
 	envcm := newPod("envcm", corev1.RestartPolicyAlways, "app=nginx")
 	envcm.Spec.Containers[0].EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{
 		LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}}
@@ -71,8 +73,11 @@ func getRV(t *testing.T, e *env, secret string) string {
 // A pod whose volume needs a missing ConfigMap, PVC (or one not bound) or
 // ServiceAccount (token) stays ContainerCreating, without an address,
 // with FailedMount events worded as the kubelet's, until it appears.
-func TestMissingVolumeDependencies(t *testing.T) {
-	e := startEnv(t, nodeagent.Options{})
+// Checked with the nodes reading as the manager and each as itself.
+func TestMissingVolumeDependencies(t *testing.T) { forIdentities(t, testMissingVolumeDependencies) }
+
+func testMissingVolumeDependencies(t *testing.T, start startFunc) {
+	e := start(t, nodeagent.Options{})
 	volcm := newPod("volcm", corev1.RestartPolicyAlways, "app=nginx")
 	volcm.Spec.Volumes = []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{
 		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "vcfg"}}}}}

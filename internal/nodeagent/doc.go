@@ -22,7 +22,8 @@
 //     never touched: the lifecycle controller removes the ones it placed.
 //
 //   - The pods bound to its nodes: one informer for all nodes (field
-//     selector spec.nodeName!=, served by the API server's watch cache),
+//     selector spec.nodeName!=, served by the API server's watch cache;
+//     one per node when nodes read as themselves, see Identity),
 //     a workqueue and Options.Workers workers that write pod status through
 //     the status subresource. StartDelay after the agent first sees a pod
 //     bound, the kubelet admits it (status.startTime), sets up its volumes
@@ -146,14 +147,35 @@
 //
 // # Identity
 //
-// With Options.NodeCredentials each node writes (its Node and status, its
-// Lease, its pods' status and final deletion, its events) as itself,
+// With Options.NodeCredentials each node reads and writes as itself,
 // system:node:<name> in system:nodes, so the Node authorizer and
-// NodeRestriction judge it as a kubelet; the agent's informers (pods of
-// every node, Nodes, and the ConfigMaps, Secrets, claims and
-// ServiceAccounts pods depend on) still read with the manager's client,
-// since one agent watches for all its nodes at once where a node identity
-// may only read its own pods and what they use.
+// NodeRestriction judge every request as a kubelet's. It writes its Node
+// and status, its Lease, its pods' status and final deletion, its events.
+// It reads (reads.go) as a kubelet reads: its pods through an informer of
+// its own (list and watch with fieldSelector spec.nodeName=<name>), its
+// Node through another (metadata.name=<name>); the ConfigMaps and Secrets
+// its pods need as the kubelet's watch-based manager (objwatch.go): one
+// list and watch per object (its namespace, fieldSelector
+// metadata.name=<object>), started by the first pod of the node that
+// needs it, shared by the node's pods, stopped with the last; a check
+// waits up to a second for a new watch's first list, then fails with the
+// kubelet's "failed to sync secret cache: timed out waiting for the
+// condition", which is what a pod whose object the Node authorizer
+// refuses gets; and, while a pod's volumes are set up, a get of each of
+// its claims and of the ServiceAccount of its token volumes (the kubelet
+// requests a token of it instead: the same relation in the Node
+// authorizer's graph, the same NotFound, without signing a token nobody
+// uses). Claims and ServiceAccounts cannot be watched by a node, so a pod
+// waiting for a dependency is looked at again after a back-off (500ms
+// doubling to 2m2s, wall-clock time), besides the watches' news. The
+// manager's client then reads nothing. The cost per node is two informers
+// and one watch per object its pods need, each a stream on the node's own
+// connection; no node holds a copy of anything cluster-wide.
+//
+// Without NodeCredentials (bare tests) the agent reads and writes as its
+// manager: one informer of every bound pod (fieldSelector spec.nodeName!=),
+// one of all Nodes, and cluster-wide informers of the ConfigMaps, Secrets,
+// claims and ServiceAccounts pods depend on.
 //
 // # Failure injection and knobs
 //

@@ -128,7 +128,7 @@ func nodeOwner(name string, uid types.UID) []metav1.OwnerReference {
 // Unknown) or StatusReportFrequency passed since the last post. A node
 // that vanished is registered again.
 func (a *Agent) syncStatus(ctx context.Context, n *node) error {
-	cur, err := a.nodeInf.Lister().Get(n.name)
+	cur, err := a.nodeObject(n)
 	if apierrors.IsNotFound(err) {
 		return a.register(ctx, n)
 	}

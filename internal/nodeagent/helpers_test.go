@@ -15,7 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/setpoint-dev/setpoint/internal/cluster"
 	"github.com/setpoint-dev/setpoint/internal/nodeagent"
+	"github.com/setpoint-dev/setpoint/internal/pki"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
@@ -51,14 +53,17 @@ func startEnv(t testing.TB, opts nodeagent.Options) *env {
 
 // startAgent starts an agent with opts against e's server (a fake clock
 // at epoch unless opts has one) and waits for its nodes to register.
-func (e *env) startAgent(opts nodeagent.Options) {
+func (e *env) startAgent(opts nodeagent.Options) { e.startAgentWrapped(opts, nil) }
+
+// startAgentWrapped is startAgent with the manager's transport wrapped.
+func (e *env) startAgentWrapped(opts nodeagent.Options, wrap func(http.RoundTripper) http.RoundTripper) {
 	t, srv := e.t, e.srv
 	t.Helper()
 	if opts.Clock == nil {
 		e.clk = clocktesting.NewFakeClock(epoch)
 		opts.Clock = e.clk
 	}
-	mgr := newManager(t, srv)
+	mgr := newManagerWrapped(t, srv, wrap)
 	a, err := nodeagent.New(mgr, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +88,14 @@ func newEnv(t testing.TB, srv *testserver.Server) *env {
 
 func newManager(t testing.TB, srv *testserver.Server) *manager.Manager {
 	t.Helper()
-	m, err := manager.New(manager.Options{Config: srv.RESTConfig(t), MetricsAddr: "0", HealthAddr: "0",
+	return newManagerWrapped(t, srv, nil)
+}
+
+func newManagerWrapped(t testing.TB, srv *testserver.Server, wrap func(http.RoundTripper) http.RoundTripper) *manager.Manager {
+	t.Helper()
+	cfg := srv.RESTConfig(t)
+	cfg.WrapTransport = wrap
+	m, err := manager.New(manager.Options{Config: cfg, MetricsAddr: "0", HealthAddr: "0",
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -219,4 +231,16 @@ func nodeCondition(n *corev1.Node, typ corev1.NodeConditionType) *corev1.NodeCon
 		}
 	}
 	return nil
+}
+
+// nodeCredentials gives each node a client certificate of
+// system:node:<name> in system:nodes, signed by the server's CA, as
+// setpoint up does.
+func nodeCredentials(t testing.TB, srv *testserver.Server) func(string) (*rest.Config, error) {
+	t.Helper()
+	ca, err := pki.LoadCA(srv.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cluster.NodeCredentials(srv.RESTConfig(t), ca)
 }

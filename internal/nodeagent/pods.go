@@ -36,12 +36,25 @@ func (a *Agent) installIndex() error {
 	return a.podInf.Indexer().AddIndexers(cache.Indexers[*corev1.Pod]{nodeIndex: nodeIndexFunc})
 }
 
-// podHandler enqueues the pods of our nodes.
-type podHandler struct{ a *Agent }
+// podHandler enqueues the pods of our nodes; n is the node whose own
+// informer it listens to (nil: the shared one).
+type podHandler struct {
+	a *Agent
+	n *node
+}
 
-func (h podHandler) OnAdd(p *corev1.Pod, _ bool)    { h.a.enqueue(p) }
-func (h podHandler) OnUpdate(old, p *corev1.Pod)    { h.a.usageChanged(old, p); h.a.enqueue(p) }
-func (h podHandler) OnDelete(p *corev1.Pod, _ bool) { h.a.enqueue(p) }
+func (h podHandler) OnAdd(p *corev1.Pod, _ bool) { h.note(p, true); h.a.enqueue(p) }
+func (h podHandler) OnUpdate(old, p *corev1.Pod) { h.a.usageChanged(old, p); h.a.enqueue(p) }
+func (h podHandler) OnDelete(p *corev1.Pod, _ bool) {
+	h.note(p, false)
+	h.a.enqueue(p)
+}
+
+func (h podHandler) note(p *corev1.Pod, seen bool) {
+	if h.n != nil {
+		h.a.notePod(h.n, types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, seen)
+	}
+}
 func (a *Agent) enqueue(p *corev1.Pod) {
 	if _, ours := a.byName[p.Spec.NodeName]; ours {
 		a.queue.Add(types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
@@ -50,12 +63,7 @@ func (a *Agent) enqueue(p *corev1.Pod) {
 
 // enqueueNode enqueues every cached pod of the node.
 func (a *Agent) enqueueNode(nodeName string) {
-	pods, err := a.podInf.Indexer().ByIndex(nodeIndex, nodeName)
-	if err != nil {
-		a.log.Error("list pods of node", "node", nodeName, "err", err)
-		return
-	}
-	for _, p := range pods {
+	for _, p := range a.podsOf(a.byName[nodeName]) {
 		a.enqueue(p)
 	}
 }
@@ -66,11 +74,10 @@ func (a *Agent) adoptIPs() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, n := range a.ordered {
-		pods, err := a.podInf.Indexer().ByIndex(nodeIndex, n.name)
-		if err != nil || n.ipam == nil {
+		if n.ipam == nil {
 			continue
 		}
-		for _, p := range pods {
+		for _, p := range a.podsOf(n) {
 			if p.Status.PodIP != "" && !isTerminal(p.Status.Phase) {
 				n.ipam.reserve(p.UID, p.Status.PodIP)
 			}
@@ -133,11 +140,13 @@ func (a *Agent) setConflicts(key types.NamespacedName, delta int) int {
 	return ps.conflicts
 }
 
-// forget drops the pod's simulation state and frees its address.
+// forget drops the pod's simulation state and its node's watches of what
+// it used, and frees its address.
 func (a *Agent) forget(key types.NamespacedName) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.dropLocked(key)
+	a.releaseRefsLocked(key)
 }
 
 func (a *Agent) dropLocked(key types.NamespacedName) {
@@ -163,7 +172,7 @@ func (ps *podState) releaseIP() {
 // returns how long until the pod needs another look (0: not before it
 // changes).
 func (a *Agent) sync(ctx context.Context, key types.NamespacedName) (time.Duration, error) {
-	pod, err := a.podInf.Lister().Namespace(key.Namespace).Get(key.Name)
+	pod, n, err := a.podFor(key)
 	if apierrors.IsNotFound(err) {
 		a.forget(key)
 		return 0, nil
@@ -171,10 +180,10 @@ func (a *Agent) sync(ctx context.Context, key types.NamespacedName) (time.Durati
 	if err != nil {
 		return 0, fmt.Errorf("read pod %s: %w", key, err)
 	}
-	n := a.byName[pod.Spec.NodeName]
 	if n == nil || !a.alive(n) {
 		return 0, nil // not ours, or a dead kubelet: nothing happens
 	}
+	view := a.depView(ctx, n, key, pod)
 	now := a.clock.Now()
 	a.mu.Lock()
 	ps := a.sims[key]
@@ -202,12 +211,26 @@ func (a *Agent) sync(ctx context.Context, key types.NamespacedName) (time.Durati
 	if isTerminal(pod.Status.Phase) {
 		ps.releaseIP()
 		a.setBlockedLocked(key, false)
+		a.releaseRefsLocked(key)
 		a.mu.Unlock()
 		return 0, nil
 	}
-	want, next, evs, err := a.simulateLocked(ps, pod, now)
-	a.setBlockedLocked(key, ps.blocked())
+	want, next, evs, err := a.simulateLocked(ps, pod, view, now)
+	blocked := ps.blocked()
+	a.setBlockedLocked(key, blocked)
+	var retry time.Duration
+	if blocked && n.reads != nil {
+		// A node reads claims and ServiceAccounts by get, never watches
+		// them (it may not), and an object watch that failed brings no
+		// news: look again after a back-off, as the kubelet retries.
+		retry = ps.depRetry(time.Now())
+	} else if !blocked {
+		ps.depBackoff, ps.depRetryAt = 0, time.Time{}
+	}
 	a.mu.Unlock()
+	if retry > 0 {
+		a.retryAfter(retry, func() { a.queue.Add(key) })
+	}
 	a.writeEvents(pod, n, evs)
 	if err != nil || want == nil {
 		return next, err
@@ -229,8 +252,8 @@ func (a *Agent) sync(ctx context.Context, key types.NamespacedName) (time.Durati
 // simulateLocked moves the pod's simulation to now and returns the status
 // to report (nil: none yet), how long until the pod needs another look
 // (0: not before it changes) and the events recorded.
-func (a *Agent) simulateLocked(ps *podState, pod *corev1.Pod, now time.Time) (*corev1.PodStatus, time.Duration, []kubeletEvent, error) {
-	if wait, err := a.ensureStartedLocked(ps, pod, now); wait > 0 || err != nil {
+func (a *Agent) simulateLocked(ps *podState, pod *corev1.Pod, view depView, now time.Time) (*corev1.PodStatus, time.Duration, []kubeletEvent, error) {
+	if wait, err := a.ensureStartedLocked(ps, pod, view, now); wait > 0 || err != nil {
 		return nil, wait, ps.takeEvents(), err
 	}
 	if !ps.started() { // waiting for a volume, up to the active deadline
@@ -251,7 +274,7 @@ func (a *Agent) simulateLocked(ps *podState, pod *corev1.Pod, now time.Time) (*c
 			if a.opts.IgnoreMissingDependencies {
 				return ""
 			}
-			return a.deps.envError(pod.Namespace, spec)
+			return envError(view, pod.Namespace, spec)
 		}}
 	next := ps.advance(rc)
 	st := ps.status(pod, now)
@@ -269,7 +292,7 @@ func (a *Agent) simulateLocked(ps *podState, pod *corev1.Pod, now time.Time) (*c
 // was first seen, makes its sandbox once its volumes can be set up (or
 // adopts a pod an earlier agent started). It returns the remaining delay,
 // if any.
-func (a *Agent) ensureStartedLocked(ps *podState, pod *corev1.Pod, now time.Time) (time.Duration, error) {
+func (a *Agent) ensureStartedLocked(ps *podState, pod *corev1.Pod, view depView, now time.Time) (time.Duration, error) {
 	if ps.started() {
 		return 0, nil
 	}
@@ -290,7 +313,7 @@ func (a *Agent) ensureStartedLocked(ps *podState, pod *corev1.Pod, now time.Time
 	} else {
 		msg := ""
 		if !a.opts.IgnoreMissingDependencies {
-			msg = a.deps.volumeError(pod)
+			msg = volumeError(view, pod)
 		}
 		if msg != "" && msg != ps.mountErr {
 			ps.podEvent(corev1.EventTypeWarning, "FailedMount", msg)

@@ -24,6 +24,11 @@ type podState struct {
 	node *node
 	// policy is the pod's restartPolicy.
 	policy corev1.RestartPolicy
+	// depBackoff is the last wait before a node reading as itself looks
+	// again at the dependencies the pod waits for (zero: not waiting).
+	// depRetryAt is when that look is due (wall-clock time).
+	depBackoff time.Duration
+	depRetryAt time.Time
 	// seenAt is when the agent first saw the pod bound (StartDelay counts
 	// from it); admittedAt when the kubelet took it in (status.startTime),
 	// sandboxAt when its volumes were ready and its sandbox (address)

@@ -133,12 +133,8 @@ func (a *Agent) kubeletHandler() http.Handler {
 // kubelet) and returns nil when there is none to serve.
 func (a *Agent) podOf(w http.ResponseWriter, r *http.Request) (*corev1.Pod, *node) {
 	ns, name := r.PathValue("ns"), r.PathValue("pod")
-	pod, err := a.podInf.Lister().Namespace(ns).Get(name)
-	var n *node
-	if err == nil {
-		n = a.byName[pod.Spec.NodeName]
-	}
-	if n == nil {
+	pod, n, err := a.podFor(types.NamespacedName{Namespace: ns, Name: name})
+	if err != nil || n == nil {
 		writeKubeletError(w, http.StatusNotFound, fmt.Sprintf("pod %q does not exist", name))
 		return nil, nil
 	}

@@ -169,7 +169,7 @@ func (a *Agent) scrapeNode(n *node, now time.Time) (samples []ctrSample, nodeCPU
 		ctrs []runningCtr
 	}
 	var runs []podRun
-	pods, _ := a.podInf.Indexer().ByIndex(nodeIndex, n.name) // the index exists (New installs it)
+	pods := a.podsOf(n)
 	a.mu.Lock()
 	for _, pod := range pods {
 		ps := a.sims[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}]

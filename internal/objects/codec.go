@@ -2,6 +2,7 @@ package objects
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strconv"
 
@@ -14,12 +15,28 @@ import (
 )
 
 // Decode turns a storage value into an object whose resourceVersion is kv's
-// ModRevision.
+// ModRevision. A custom object stored at another version is converted by
+// the resource's Converter, bounded by convertTimeout (the watch cache
+// decodes outside of any request).
 func (s *Store) Decode(kv storage.KeyValue) (runtime.Object, error) {
-	return s.decodeAt(kv.Value, kv.ModRevision)
+	if s.res.Converter == nil {
+		return s.decodeAt(context.Background(), kv.Value, kv.ModRevision)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), convertTimeout)
+	defer cancel()
+	return s.decode(ctx, kv)
 }
 
-func (s *Store) decodeAt(value []byte, rev int64) (runtime.Object, error) {
+// decode is Decode within a request: conversion is bounded by ctx.
+func (s *Store) decode(ctx context.Context, kv storage.KeyValue) (runtime.Object, error) {
+	obj, err := s.decodeAt(ctx, kv.Value, kv.ModRevision)
+	if err != nil && s.res.Converter != nil {
+		return nil, undecodable(kv, err)
+	}
+	return obj, err
+}
+
+func (s *Store) decodeAt(ctx context.Context, value []byte, rev int64) (runtime.Object, error) {
 	var out runtime.Object
 	var err error
 	switch {
@@ -27,6 +44,11 @@ func (s *Store) decodeAt(value []byte, rev int64) (runtime.Object, error) {
 		obj := s.res.New()
 		err = obj.(*unstructured.Unstructured).UnmarshalJSON(value)
 		out = obj
+		if err == nil && s.res.Converter != nil {
+			if out, err = s.convertIn(ctx, obj.(*unstructured.Unstructured)); err != nil {
+				return nil, err
+			}
+		}
 	case s.res.View != nil:
 		// A view: decode the stored form, then convert it.
 		var stored runtime.Object
@@ -54,7 +76,7 @@ func (s *Store) decodeAt(value []byte, rev int64) (runtime.Object, error) {
 // stored form, for views of another resource's storage); JSON for custom
 // resources, whose apiVersion is then the storage version, as Kubernetes
 // stores them.
-func (s *Store) encode(obj runtime.Object) ([]byte, error) {
+func (s *Store) encode(ctx context.Context, obj runtime.Object) ([]byte, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, err
@@ -62,7 +84,11 @@ func (s *Store) encode(obj runtime.Object) ([]byte, error) {
 	rv := m.GetResourceVersion()
 	m.SetResourceVersion("")
 	var buf bytes.Buffer
-	if s.res.Unstructured {
+	if s.res.Unstructured && s.res.Converter != nil {
+		var b []byte
+		b, err = s.encodeConverted(ctx, obj.(*unstructured.Unstructured))
+		buf.Write(b)
+	} else if s.res.Unstructured {
 		obj.GetObjectKind().SetGroupVersionKind(s.gvk.GroupKind().WithVersion(s.storageVersion()))
 		var b []byte
 		b, err = obj.(*unstructured.Unstructured).MarshalJSON()

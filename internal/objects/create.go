@@ -90,16 +90,16 @@ func (s *Store) tryCreate(ctx context.Context, namespace string, obj runtime.Obj
 			registry.AddWarning(ctx, msg)
 		}
 	}
-	value, err := s.encode(obj)
+	value, err := s.encode(ctx, obj)
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, apiError(err)
 	}
 	key := s.res.Key(namespace, m.GetName())
 	if opts.DryRun {
 		if _, err := s.kv.Get(ctx, key); err == nil {
 			return nil, apierrors.NewAlreadyExists(s.gr, m.GetName())
 		}
-		return s.asRead(obj), nil
+		return s.createAnswer(ctx, value, obj)
 	}
 	rev, err := s.kv.Create(ctx, key, value)
 	if err != nil {
@@ -109,7 +109,17 @@ func (s *Store) tryCreate(ctx context.Context, namespace string, obj runtime.Obj
 	if err := setRV(obj, rev); err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	return s.asRead(obj), nil
+	return s.createAnswer(ctx, value, obj)
+}
+
+// createAnswer is the answer of a create that stored (or would store)
+// value.
+func (s *Store) createAnswer(ctx context.Context, value []byte, obj runtime.Object) (runtime.Object, error) {
+	out, err := s.answer(ctx, value, obj)
+	if err != nil {
+		return nil, err
+	}
+	return s.asRead(out), nil
 }
 
 // asRead gives the answer of a create what a read of the stored object

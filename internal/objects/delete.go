@@ -37,9 +37,9 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 		if err != nil {
 			return nil, false, s.storageError(err, name)
 		}
-		obj, err := s.Decode(kv)
+		obj, err := s.decode(ctx, kv)
 		if err != nil {
-			return nil, false, apierrors.NewInternalError(err)
+			return nil, false, apiError(err)
 		}
 		out, gone, err := s.admitDelete(ctx, kv, obj, opts)
 		var conflict *storage.ConflictError
@@ -53,15 +53,25 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 	}
 }
 
-// admitDelete runs the admission chain on a delete attempt, then the
-// attempt.
+// admitDelete runs the admission chain (mutating, then validating) on a
+// delete attempt, then the attempt.
 func (s *Store) admitDelete(ctx context.Context, kv storage.KeyValue, obj runtime.Object, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
-	txn, err := s.admitWrite(ctx, registry.Delete, "", nil, obj, WriteOptions{DryRun: len(opts.DryRun) > 0})
+	wo := WriteOptions{DryRun: len(opts.DryRun) > 0}
+	txn, err := s.admitWrite(ctx, registry.Delete, "", nil, obj, wo)
 	if err != nil {
 		return nil, false, err
 	}
+	// kube-apiserver's validating admission sees deletes too (webhooks,
+	// policies), after every mutating plugin.
+	vtxn, err := s.validateWrite(ctx, registry.Delete, "", nil, obj, wo)
+	if err != nil {
+		txn.Finish(false)
+		return nil, false, err
+	}
 	out, gone, err := s.tryDelete(ctx, kv, obj, opts)
-	txn.Finish(err == nil && len(opts.DryRun) == 0)
+	stored := err == nil && len(opts.DryRun) == 0
+	vtxn.Finish(stored)
+	txn.Finish(stored)
 	return out, gone, err
 }
 
@@ -126,15 +136,19 @@ func (s *Store) tryDelete(ctx context.Context, kv storage.KeyValue, obj runtime.
 	if !changed || dryRun {
 		return obj, false, nil
 	}
-	value, err := s.encode(obj)
+	value, err := s.encode(ctx, obj)
 	if err != nil {
-		return nil, false, apierrors.NewInternalError(err)
+		return nil, false, apiError(err)
 	}
 	rev, err := s.kv.Update(ctx, kv.Key, value, kv.ModRevision)
 	if err != nil {
 		return nil, false, err
 	}
-	return obj, false, setRV(obj, rev)
+	if err := setRV(obj, rev); err != nil {
+		return nil, false, err
+	}
+	out, err := s.answer(ctx, value, obj)
+	return out, false, err
 }
 
 // removeNow deletes the object's key (nothing on a dry run) and returns

@@ -90,9 +90,17 @@ func (s *Store) List(ctx context.Context, opts ListOptions) (runtime.Object, err
 			return nil, s.storageError(err, "")
 		}
 		rev = res.Revision
+		var converted []runtime.Object
+		if s.res.Converter != nil {
+			if converted, err = s.decodeConvertedPage(ctx, res.KVs); err != nil {
+				return nil, err
+			}
+		}
 		for i, kv := range res.KVs {
-			obj, err := s.Decode(kv)
-			if err != nil {
+			var obj runtime.Object
+			if converted != nil {
+				obj = converted[i]
+			} else if obj, err = s.decode(ctx, kv); err != nil {
 				return nil, apierrors.NewInternalError(err)
 			}
 			if ok, err := s.Matches(obj, opts.Label, opts.Field); err != nil {
@@ -173,4 +181,10 @@ func (s *Store) newList(items []runtime.Object, rev int64, next string) (runtime
 		}
 	}
 	return list, nil
+}
+
+// decodeConvertedPage decodes one storage page of a converted resource,
+// converting its objects in one exchange.
+func (s *Store) decodeConvertedPage(ctx context.Context, kvs []storage.KeyValue) ([]runtime.Object, error) {
+	return s.decodeConverted(ctx, kvs)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/setpoint-dev/setpoint/internal/storage"
@@ -26,9 +25,9 @@ func (s *Store) Mutate(ctx context.Context, namespace, name string, fn MutateFun
 		if err != nil {
 			return nil, s.storageError(err, name)
 		}
-		obj, err := s.Decode(kv)
+		obj, err := s.decode(ctx, kv)
 		if err != nil {
-			return nil, apierrors.NewInternalError(err)
+			return nil, apiError(err)
 		}
 		if err := fn(obj); err != nil {
 			return nil, err
@@ -47,9 +46,9 @@ func (s *Store) Mutate(ctx context.Context, namespace, name string, fn MutateFun
 
 func (s *Store) writeMutated(ctx context.Context, kv storage.KeyValue, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
 	m := accessor(obj)
-	value, err := s.encode(obj)
+	value, err := s.encode(ctx, obj)
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, apiError(err)
 	}
 	if opts.DryRun {
 		return obj, nil

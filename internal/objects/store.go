@@ -116,7 +116,11 @@ func (s *Store) Get(ctx context.Context, namespace, name string) (runtime.Object
 	if err != nil {
 		return nil, s.storageError(err, name)
 	}
-	return s.Decode(kv)
+	obj, err := s.decode(ctx, kv)
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return obj, nil
 }
 
 // storageError maps a storage error to an API error about object name.

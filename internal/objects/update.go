@@ -68,9 +68,9 @@ func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFun
 		if err != nil {
 			return nil, false, s.storageError(err, name)
 		}
-		current, err := s.Decode(kv)
+		current, err := s.decode(ctx, kv)
 		if err != nil {
-			return nil, false, apierrors.NewInternalError(err)
+			return nil, false, apiError(err)
 		}
 		obj, err := fn(current)
 		if err != nil {
@@ -152,9 +152,9 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 	if !s.res.NoGeneration && !s.res.StaticGeneration && (relabeled || s.specChanged(obj, current)) {
 		m.SetGeneration(old.GetGeneration() + 1)
 	}
-	value, err := s.encode(obj)
+	value, err := s.encode(ctx, obj)
 	if err != nil {
-		return nil, conditional, apierrors.NewInternalError(err)
+		return nil, conditional, apiError(err)
 	}
 	if bytes.Equal(value, kv.Value) {
 		return current, conditional, nil // nothing changed: no write, no event
@@ -162,7 +162,11 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 	if opts.DryRun {
 		// As Kubernetes answers a dry run: the object as it would be
 		// written, at the revision it would replace.
-		return obj, conditional, setRV(obj, kv.ModRevision)
+		if err := setRV(obj, kv.ModRevision); err != nil {
+			return nil, conditional, err
+		}
+		out, err := s.answer(ctx, value, obj)
+		return out, conditional, err
 	}
 	if m.GetDeletionTimestamp() != nil && !s.holdsDeletion(obj, m) {
 		rev, _, err := s.deleteKey(ctx, kv, obj)
@@ -177,7 +181,11 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 		return nil, conditional, err
 	}
 	stored = true
-	return obj, conditional, setRV(obj, rev)
+	if err := setRV(obj, rev); err != nil {
+		return nil, conditional, err
+	}
+	out, err := s.answer(ctx, value, obj)
+	return out, conditional, err
 }
 
 // updateSteps are the strategy steps of an update through one endpoint:

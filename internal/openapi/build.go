@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 
@@ -352,8 +353,9 @@ type discoveryV3Entry struct {
 	ServerRelativeURL string `json:"serverRelativeURL"`
 }
 
-// renderV2 renders the Swagger 2.0 document of all group-versions as JSON.
-func (p *plan) renderV2(version string) (document, error) {
+// renderV2 renders the Swagger 2.0 document of all group-versions, with
+// the aggregated servers' paths and definitions (aggregated.go), as JSON.
+func (p *plan) renderV2(version string, agg []Aggregated) (document, error) {
 	gen := newGenerator(swagger2, p.kinds)
 	gen.defineCustoms(p.customs)
 	r := &v2Renderer{gen: gen}
@@ -367,7 +369,12 @@ func (p *plan) renderV2(version string) (document, error) {
 	if gen.err != nil {
 		return document{}, gen.err
 	}
-	return encodeJSON(v2Document(title, version, paths, gen.defs))
+	defs := gen.defs
+	if hasV2(agg) {
+		defs = maps.Clone(defs)
+		addAggregatedV2(paths, defs, agg)
+	}
+	return encodeJSON(v2Document(title, version, paths, defs))
 }
 
 // toProtobuf converts the Swagger 2.0 JSON to the gnostic protobuf form

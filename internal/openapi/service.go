@@ -33,6 +33,10 @@ type Service struct {
 	opts Options
 	// current is never nil after New.
 	current atomic.Pointer[snapshot]
+	// mu serializes Update and SetAggregated; agg is the last
+	// SetAggregated input (aggregated.go).
+	mu  sync.Mutex
+	agg []Aggregated
 }
 
 // snapshot is every document of one resource set. The v3 documents are
@@ -41,7 +45,11 @@ type Service struct {
 type snapshot struct {
 	built time.Time
 	plan  *plan
-	v3    *v3Set
+	// baseV3 is the documents of the plan; v3 adds the aggregated
+	// servers' (agg) to them.
+	baseV3 *v3Set
+	v3     *v3Set
+	agg    []Aggregated
 
 	v2Once  sync.Once
 	v2JSON  document
@@ -76,19 +84,25 @@ func New(resources []*registry.Resource, opts Options) (*Service, error) {
 // Update replaces the served resource set. On error the previous documents
 // stay in place.
 func (s *Service) Update(resources []*registry.Resource) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	p, err := newPlan(resources)
 	if err != nil {
 		return err
 	}
 	var prev *v3Set
 	if snap := s.current.Load(); snap != nil {
-		prev = snap.v3
+		prev = snap.baseV3
 	}
-	v3, err := p.renderV3(s.opts.Version, prev)
+	base, err := p.renderV3(s.opts.Version, prev)
 	if err != nil {
 		return err
 	}
-	s.current.Store(&snapshot{built: s.opts.Now().UTC().Truncate(time.Second), plan: p, v3: v3})
+	v3, err := withAggregatedV3(base, s.agg)
+	if err != nil {
+		return err
+	}
+	s.current.Store(&snapshot{built: s.opts.Now().UTC().Truncate(time.Second), plan: p, baseV3: base, v3: v3, agg: s.agg})
 	return nil
 }
 
@@ -105,7 +119,7 @@ func (s *Service) Schemas() map[string]*spec.Schema {
 // first use.
 func (snap *snapshot) v2(version string, log *slog.Logger) (jsonDoc, protoDoc document, err error) {
 	snap.v2Once.Do(func() {
-		snap.v2JSON, snap.v2Err = snap.plan.renderV2(version)
+		snap.v2JSON, snap.v2Err = snap.plan.renderV2(version, snap.agg)
 		if snap.v2Err == nil {
 			snap.v2Proto, snap.v2Err = toProtobuf(snap.v2JSON.body)
 		}

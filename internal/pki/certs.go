@@ -29,7 +29,12 @@ type CA struct {
 
 // EnsureCA loads dir/pki/ca.{crt,key}, creating them on first use.
 func EnsureCA(dir string) (*CA, error) {
-	certPath, keyPath := filepath.Join(dir, "pki", "ca.crt"), filepath.Join(dir, "pki", "ca.key")
+	return ensureCA(filepath.Join(dir, "pki", "ca.crt"), filepath.Join(dir, "pki", "ca.key"), "setpoint-ca")
+}
+
+// ensureCA loads the CA at certPath and keyPath, creating a self-signed
+// one named cn on first use.
+func ensureCA(certPath, keyPath, cn string) (*CA, error) {
 	if ca, err := loadCA(certPath, keyPath); err == nil {
 		return ca, nil
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -42,7 +47,7 @@ func EnsureCA(dir string) (*CA, error) {
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber:          randomSerial(),
-		Subject:               pkix.Name{CommonName: "setpoint-ca"},
+		Subject:               pkix.Name{CommonName: cn},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.AddDate(10, 0, 0),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageCRLSign,
@@ -89,14 +94,42 @@ func (ca *CA) EnsureServing(dir string, hosts []string) (tls.Certificate, error)
 		time.Until(cert.NotAfter) > 30*24*time.Hour && cert.CheckSignatureFrom(ca.Cert) == nil {
 		return tls.LoadX509KeyPair(certPath, keyPath)
 	}
+	der, key, err := ca.issueServing("setpoint-apiserver", hosts)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	if err := writePair(certPath, keyPath, der, key); err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.LoadX509KeyPair(certPath, keyPath)
+}
+
+// IssueServing returns a new serving certificate (one year) for hosts
+// (DNS names or IP addresses) with common name cn, and its key,
+// PEM-encoded, without storing them: for servers the API server calls,
+// such as a test's webhook server.
+func (ca *CA) IssueServing(cn string, hosts []string) (certPEM, keyPEM []byte, err error) {
+	der, key, err := ca.issueServing(cn, hosts)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("marshal key: %w", err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
+}
+
+func (ca *CA) issueServing(cn string, hosts []string) ([]byte, *ecdsa.PrivateKey, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("generate serving key: %w", err)
+		return nil, nil, fmt.Errorf("generate serving key: %w", err)
 	}
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber: randomSerial(),
-		Subject:      pkix.Name{CommonName: "setpoint-apiserver"},
+		Subject:      pkix.Name{CommonName: cn},
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.AddDate(1, 0, 0),
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
@@ -111,12 +144,9 @@ func (ca *CA) EnsureServing(dir string, hosts []string) (tls.Certificate, error)
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
 	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("create serving certificate: %w", err)
+		return nil, nil, fmt.Errorf("create serving certificate %s: %w", cn, err)
 	}
-	if err := writePair(certPath, keyPath, der, key); err != nil {
-		return tls.Certificate{}, err
-	}
-	return tls.LoadX509KeyPair(certPath, keyPath)
+	return der, key, nil
 }
 
 // Pool returns a cert pool holding the CA.

@@ -14,6 +14,12 @@
 //	pki/serving.crt, serving.key    the API server's certificate (1 year),
 //	                                reissued when its hosts change or it
 //	                                expires within 30 days
+//	pki/front-proxy-ca.{crt,key}    the front-proxy CA (EnsureFrontProxy): a CA
+//	                                of its own, trusted by aggregated API
+//	                                servers for X-Remote-* requests
+//	pki/front-proxy-client.{crt,key} its client certificate (CN
+//	                                front-proxy-client), presented when the
+//	                                API server proxies to them
 //	tokens.csv                      static tokens: token,user,uid,"group1,group2"
 //	kubeconfig                      admin kubeconfig (token auth, CA data)
 //

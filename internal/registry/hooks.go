@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/utils/clock"
 
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
@@ -120,6 +121,20 @@ func GetCached(ctx context.Context, objs Objects, namespace, name string) (runti
 		}
 	}
 	return objs.Get(ctx, namespace, name)
+}
+
+// KindResolver is what the server's Env also offers: the served, stored
+// resource of a kind (nil when none), as a REST mapping finds it; the
+// admission policies read their params' kind through it.
+type KindResolver interface {
+	ResourceForKind(gvk schema.GroupVersionKind) *Resource
+}
+
+// TypeConverterSource is what the server's Env also offers: the
+// structured-merge-diff type converter of a served resource's objects (nil
+// when it has none), from the OpenAPI schemas the server publishes.
+type TypeConverterSource interface {
+	TypeConverterFor(gvr schema.GroupVersionResource) managedfields.TypeConverter
 }
 
 // CachedGetter is what the server's Objects also offer: one object of the

@@ -211,6 +211,13 @@ type Resource struct {
 	// at (v1beta1 for ClusterTrustBundles), which discovery publishes as
 	// the storageVersionHash.
 	StorageVersion string
+	// Converter converts an Unstructured resource's objects between the
+	// versions of their CustomResourceDefinition (its conversion webhook):
+	// the object layer converts what it reads from storage to Version and
+	// what it writes to StorageVersion. Nil when versions differ only in
+	// apiVersion (conversion strategy None). Shared and safe for
+	// concurrent use.
+	Converter VersionConverter
 	// Bootstrap returns the objects of the kind that exist from the start
 	// (the system namespaces, the kubernetes service): the server creates
 	// them when missing and leaves them alone when present. May be nil.

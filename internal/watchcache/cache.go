@@ -24,6 +24,8 @@ import (
 type Cache struct {
 	cfg   Config
 	clock clock.Clock
+	// encs are cfg's encoders, shared by the cache's frames.
+	encs encoders
 
 	mu sync.RWMutex
 	// objects is the current state, sorted by key. Guarded by mu (the run
@@ -76,6 +78,7 @@ func New(cfg Config) *Cache {
 	return &Cache{
 		cfg:          cfg,
 		clock:        cfg.Clock,
+		encs:         encoders{json: cfg.Encode, proto: cfg.EncodeProto},
 		objects:      btree.NewG(32, lessObject),
 		win:          newWindow(cfg.WindowCapacity),
 		revWait:      make(chan struct{}),

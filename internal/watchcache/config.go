@@ -54,7 +54,13 @@ type Config struct {
 	// Decode turns a stored value into an object whose
 	// metadata.resourceVersion is kv.ModRevision (required). For a delete
 	// the cache passes the deleted value with ModRevision = the deletion
-	// revision. It must return a fresh object on every call.
+	// revision. It must return a fresh object on every call. A value it
+	// cannot decode is skipped (logged), unless its error carries a
+	// Kubernetes Status (apierrors.APIStatus: a conversion webhook that
+	// failed), which says the value may decode later: a list then fails
+	// and is retried, keeping the state it had, and an event ends every
+	// live watcher with an ERROR frame carrying that Status, then the
+	// cache lists again.
 	Decode func(kv storage.KeyValue) (runtime.Object, error)
 	// Attrs returns the labels and selectable fields of an object
 	// (required).
@@ -67,6 +73,11 @@ type Config struct {
 	// Encode writes the JSON encoding of one object (required). It must not
 	// mutate obj (objects are shared) and may end its output with a newline.
 	Encode func(obj runtime.Object, w io.Writer) error
+	// EncodeProto writes the protobuf encoding of one object as
+	// kube-apiserver embeds it in a protobuf watch event ("k8s\x00" and a
+	// runtime.Unknown); it must also encode a metav1.Status. Nil for kinds
+	// without a protobuf form: Frame.ProtoBytes then fails.
+	EncodeProto func(obj runtime.Object, w io.Writer) error
 
 	// Clock drives bookmarks, timeouts and retry backoff; nil means the
 	// real clock.

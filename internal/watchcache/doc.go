@@ -67,7 +67,11 @@
 // {"type":"ADDED","object":{...}}\n. Frames of cached objects and events are
 // encoded lazily, on the first Frame.Bytes call, at most once per
 // (object state, event type); every watcher that receives that frame gets
-// the same byte slice. Bookmarks of one tick are shared too.
+// the same byte slice. Bookmarks of one tick are shared too. The protobuf
+// watch stream's frame (Frame.ProtoBytes: a 4-byte length, then a
+// metav1.WatchEvent in protobuf) is a second form of the same frame, encoded
+// once on the first protobuf watcher's call and shared the same way; a
+// cache whose kind only JSON watchers ask for never encodes it.
 //
 // # Calling protocol
 //

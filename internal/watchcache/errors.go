@@ -25,6 +25,9 @@ var (
 	// ErrWatcherTooSlow is the Err of a watcher ended because its buffer was
 	// full when an event was due.
 	ErrWatcherTooSlow = errors.New("watchcache: watcher fell too far behind")
+	// ErrNoProtobuf is the error of Frame.ProtoBytes in a cache without
+	// Config.EncodeProto (kinds with no protobuf form: custom resources).
+	ErrNoProtobuf = errors.New("watchcache: the kind has no protobuf encoding")
 )
 
 // ExpiredError says a watch position is older than what the cache serves.
@@ -84,6 +87,27 @@ func (e *TooLargeError) Status() metav1.Status {
 		},
 	}
 }
+
+// statusCarrier is the interface of errors that carry a Kubernetes Status
+// (k8s.io/apimachinery/pkg/api/errors.APIStatus).
+type statusCarrier interface {
+	error
+	Status() metav1.Status
+}
+
+// answerOf returns the Status a Decode error carries: such an error is the
+// server's answer (a conversion webhook that failed), not corrupt data.
+func answerOf(err error) (metav1.Status, bool) {
+	var st statusCarrier
+	if !errors.As(err, &st) {
+		return metav1.Status{}, false
+	}
+	return st.Status(), true
+}
+
+// errDecodeAnswered ends a storage watch whose event Decode refused with a
+// Status: the cache lists again.
+var errDecodeAnswered = errors.New("an event could not be decoded")
 
 // expiredStatus is the 410 Expired status of errors and ERROR frames.
 func expiredStatus(message string) metav1.Status {

@@ -2,11 +2,13 @@ package watchcache
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,9 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// Frame is one event of a watch as the JSON watch stream carries it. Frames
-// are small values; the encoded bytes behind them are shared between every
-// watcher that receives the same event.
+// Frame is one event of a watch as the watch streams carry it. Frames are
+// small values; the encoded bytes behind them (JSON and, when the cache has
+// a protobuf encoder, protobuf) are shared between every watcher that
+// receives the same event.
 type Frame struct {
 	// Type is ADDED, MODIFIED, DELETED, BOOKMARK or ERROR.
 	Type watch.EventType
@@ -26,13 +29,31 @@ type Frame struct {
 	lf *lazyFrame
 }
 
-// Bytes returns the frame's wire form, the exact line
+// Bytes returns the frame's JSON wire form, the exact line
 // {"type":"...","object":{...}}\n, encoding it on first use. The slice is
 // shared by every receiver of the frame and must not be modified. The error
 // is the Encode failure, identical for every call; the handler should end
 // the watch on it. Only Frames received from a Watcher are valid.
 func (f Frame) Bytes() ([]byte, error) {
-	return f.lf.bytes()
+	return f.lf.json.get(f.lf, encodeJSONFrame)
+}
+
+// ProtoBytes returns the frame's protobuf wire form, as kube-apiserver
+// writes the application/vnd.kubernetes.protobuf;stream=watch stream: a
+// 4-byte big-endian length, then a metav1.WatchEvent in protobuf whose
+// object is the protobuf encoding of the object (the "k8s\x00" magic and a
+// runtime.Unknown envelope, as Config.EncodeProto writes it). It is encoded
+// on first use, at most once per frame, and shared like Bytes. It fails
+// when the cache has no EncodeProto (kinds without a protobuf form).
+func (f Frame) ProtoBytes() ([]byte, error) {
+	e := f.lf.proto.Load()
+	if e == nil {
+		e = new(encoded)
+		if !f.lf.proto.CompareAndSwap(nil, e) {
+			e = f.lf.proto.Load()
+		}
+	}
+	return e.get(f.lf, encodeProtoFrame)
 }
 
 // Object returns the frame's object (for encodings other than JSON, such as
@@ -41,50 +62,84 @@ func (f Frame) Object() runtime.Object {
 	return f.lf.obj
 }
 
-// lazyFrame is the encode-once wire form of one (object, event type).
-type lazyFrame struct {
-	typ watch.EventType
-	// obj is immutable and shared.
-	obj runtime.Object
-	enc func(runtime.Object, io.Writer) error
+// encoders are the object encoders of one cache, shared by its frames.
+type encoders struct {
+	json, proto func(runtime.Object, io.Writer) error
+}
 
+// encoded is one encode-once wire form of a frame.
+type encoded struct {
 	once sync.Once
 	// b and err are written once, inside once.
 	b   []byte
 	err error
 }
 
-func newLazyFrame(typ watch.EventType, obj runtime.Object, enc func(runtime.Object, io.Writer) error) *lazyFrame {
-	return &lazyFrame{typ: typ, obj: obj, enc: enc}
+func (e *encoded) get(l *lazyFrame, enc func(*lazyFrame) ([]byte, error)) ([]byte, error) {
+	e.once.Do(func() { e.b, e.err = enc(l) })
+	return e.b, e.err
+}
+
+// lazyFrame is the encode-once wire forms of one (object, event type).
+type lazyFrame struct {
+	typ watch.EventType
+	// obj is immutable and shared.
+	obj  runtime.Object
+	encs *encoders
+	json encoded
+	// proto is allocated by the first protobuf watcher to need it.
+	proto atomic.Pointer[encoded]
+}
+
+func newLazyFrame(typ watch.EventType, obj runtime.Object, encs *encoders) *lazyFrame {
+	return &lazyFrame{typ: typ, obj: obj, encs: encs}
 }
 
 func (l *lazyFrame) frame(rev int64) Frame {
 	return Frame{Type: l.typ, Revision: rev, lf: l}
 }
 
-func (l *lazyFrame) bytes() ([]byte, error) {
-	l.once.Do(l.encode)
-	return l.b, l.err
-}
-
-func (l *lazyFrame) encode() {
+func encodeJSONFrame(l *lazyFrame) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString(`{"type":`)
 	buf.WriteString(strconv.Quote(string(l.typ)))
 	buf.WriteString(`,"object":`)
 	start := buf.Len()
-	if err := l.enc(l.obj, &buf); err != nil {
-		l.err = fmt.Errorf("encode %s watch frame: %w", l.typ, err)
-		return
+	if err := l.encs.json(l.obj, &buf); err != nil {
+		return nil, fmt.Errorf("encode %s watch frame: %w", l.typ, err)
 	}
 	b := bytes.TrimRight(buf.Bytes(), " \t\r\n")
 	if len(b) == start {
-		l.err = fmt.Errorf("encode %s watch frame: encoder wrote nothing", l.typ)
-		return
+		return nil, fmt.Errorf("encode %s watch frame: encoder wrote nothing", l.typ)
 	}
 	out := make([]byte, 0, len(b)+2)
 	out = append(out, b...)
-	l.b = append(out, '}', '\n')
+	return append(out, '}', '\n'), nil
+}
+
+func encodeProtoFrame(l *lazyFrame) ([]byte, error) {
+	if l.encs.proto == nil {
+		return nil, fmt.Errorf("encode %s watch frame: %w", l.typ, ErrNoProtobuf)
+	}
+	var buf bytes.Buffer
+	if err := l.encs.proto(l.obj, &buf); err != nil {
+		return nil, fmt.Errorf("encode %s watch frame in protobuf: %w", l.typ, err)
+	}
+	return ProtoWatchFrame(l.typ, buf.Bytes())
+}
+
+// ProtoWatchFrame frames one event of a protobuf watch stream: the 4-byte
+// big-endian length, then the metav1.WatchEvent whose object is raw, the
+// object's protobuf encoding.
+func ProtoWatchFrame(typ watch.EventType, raw []byte) ([]byte, error) {
+	ev := metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: raw}}
+	n := ev.Size()
+	out := make([]byte, 4+n)
+	binary.BigEndian.PutUint32(out, uint32(n))
+	if _, err := ev.MarshalToSizedBuffer(out[4:]); err != nil {
+		return nil, fmt.Errorf("encode %s watch event: %w", typ, err)
+	}
+	return out, nil
 }
 
 // encodeJSON encodes objects that need no scheme (Status).
@@ -92,9 +147,13 @@ func encodeJSON(obj runtime.Object, w io.Writer) error {
 	return json.NewEncoder(w).Encode(obj)
 }
 
-// errorFrame builds the ERROR frame carrying status.
-func errorFrame(status metav1.Status) Frame {
-	return newLazyFrame(watch.Error, &status, encodeJSON).frame(0)
+// errorFrame builds the ERROR frame carrying status, which has kind Status
+// and apiVersion v1 on the wire, as kube-apiserver writes it.
+func (c *Cache) errorFrame(status metav1.Status) Frame {
+	if status.Kind == "" {
+		status.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+	}
+	return newLazyFrame(watch.Error, &status, &encoders{json: encodeJSON, proto: c.encs.proto}).frame(0)
 }
 
 // bookmarkFrame builds a (shareable) BOOKMARK frame at rev: an empty object
@@ -110,5 +169,5 @@ func (c *Cache) bookmarkFrame(rev int64, initialEventsEnd bool) Frame {
 	if initialEventsEnd {
 		m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
 	}
-	return newLazyFrame(watch.Bookmark, obj, c.cfg.Encode).frame(rev)
+	return newLazyFrame(watch.Bookmark, obj, &c.encs).frame(rev)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/btree"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/setpoint-dev/setpoint/internal/storage"
 )
@@ -50,7 +51,7 @@ func (c *Cache) loop(ctx context.Context) {
 		switch {
 		case ctx.Err() != nil:
 			return
-		case errors.Is(err, storage.ErrCompacted), errors.Is(err, errMustRelist):
+		case errors.Is(err, storage.ErrCompacted), errors.Is(err, errMustRelist), errors.Is(err, errDecodeAnswered):
 			c.cfg.Logger.Warn("watch cache cannot resume its watch; listing again", "revision", c.Revision(), "err", err)
 			needList, failures = true, 0
 		case errors.Is(err, errStreamEnded), errors.Is(err, storage.ErrWatcherTooSlow):
@@ -116,7 +117,9 @@ func (c *Cache) watchOnce(ctx context.Context) error {
 				}
 				return errStreamEnded
 			}
-			c.apply(resp)
+			if err := c.apply(resp); err != nil {
+				return err
+			}
 		}
 	}
 }
@@ -133,6 +136,9 @@ func (c *Cache) relist(ctx context.Context) error {
 		opts.Revision = res.Revision
 		for _, kv := range res.KVs {
 			o, err := c.newObject(kv)
+			if _, answered := answerOf(err); answered {
+				return err
+			}
 			if err != nil {
 				c.cfg.Logger.Error("watch cache skips undecodable object", "err", err)
 				continue
@@ -186,19 +192,34 @@ func (c *Cache) markReady() {
 }
 
 // apply applies one storage watch response: its events, then its revision.
-func (c *Cache) apply(resp storage.WatchResponse) {
+// An event Decode refused with a Status is not applied: the live watchers
+// are ended with that Status and the error returned (the cache lists
+// again).
+func (c *Cache) apply(resp storage.WatchResponse) error {
 	for _, ev := range resp.Events {
 		if ev.Revision <= c.Revision() {
 			continue // already applied (a re-watch overlapping a progress)
 		}
 		c.metrics.received.Add(1)
 		e, err := c.buildEvent(ev)
+		if st, answered := answerOf(err); answered {
+			c.endLiveWith(st, err)
+			return fmt.Errorf("%w at revision %d: %w", errDecodeAnswered, ev.Revision, err)
+		}
 		if err != nil {
 			c.cfg.Logger.Error("watch cache skips undecodable event", "err", err)
 		}
 		c.advance(ev.Revision, e)
 	}
 	c.advance(resp.Revision, nil)
+	return nil
+}
+
+// endLiveWith ends every live watcher with an ERROR frame carrying st.
+func (c *Cache) endLiveWith(st metav1.Status, err error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.forEachLiveLocked(func(w *Watcher) { c.endLiveLocked(w, &st, err) })
 }
 
 // advance applies e (if not nil) and moves the revision to rev (if higher),

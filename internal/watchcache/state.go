@@ -54,7 +54,7 @@ func (o *object) frame(t watch.EventType, c *Cache) Frame {
 	slot := &o.frames[frameSlot(t)]
 	lf := slot.Load()
 	if lf == nil {
-		lf = newLazyFrame(t, o.obj, c.cfg.Encode)
+		lf = newLazyFrame(t, o.obj, &c.encs)
 		if !slot.CompareAndSwap(nil, lf) {
 			lf = slot.Load()
 		}

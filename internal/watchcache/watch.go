@@ -372,7 +372,7 @@ func (c *Cache) nextBatch(w *Watcher, pos int64, buf []Frame) ([]Frame, int64, c
 func (w *Watcher) finish(status *metav1.Status, err error) {
 	if status != nil {
 		select {
-		case w.out <- errorFrame(*status):
+		case w.out <- w.c.errorFrame(*status):
 			status = nil // delivered
 		case <-w.stop:
 		case <-w.c.done:
@@ -393,7 +393,7 @@ func (w *Watcher) closeLocked(status *metav1.Status, err error) {
 	}
 	if status != nil {
 		select {
-		case w.out <- errorFrame(*status):
+		case w.out <- w.c.errorFrame(*status):
 		default:
 		}
 	}

@@ -14,6 +14,9 @@
 //     CertificateSubjectRestriction, ClusterTrustBundleAttest,
 //     DefaultIngressClass (KindOwned); disabling one is an error;
 //   - plugins setpoint does not implement: enabling one is an error; the
-//     default-on ones among them (the webhooks and admission policies,
+//     default-on ones among them (the admission policies,
 //     TaintNodesByCondition, PodTopologyLabels, …) are simply absent.
+//
+// MutatingAdmissionWebhook and ValidatingAdmissionWebhook (package
+// admission/webhook) are on by default, at kube-apiserver's places.
 package plugins

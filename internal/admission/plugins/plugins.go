@@ -9,6 +9,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/admission/defaultstorageclass"
 	"github.com/setpoint-dev/setpoint/internal/admission/defaulttolerationseconds"
 	"github.com/setpoint-dev/setpoint/internal/admission/limitranger"
+	"github.com/setpoint-dev/setpoint/internal/admission/mutatingadmissionpolicy"
 	"github.com/setpoint-dev/setpoint/internal/admission/namespacelifecycle"
 	"github.com/setpoint-dev/setpoint/internal/admission/noderestriction"
 	"github.com/setpoint-dev/setpoint/internal/admission/podsecurity"
@@ -17,6 +18,8 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/admission/runtimeclass"
 	"github.com/setpoint-dev/setpoint/internal/admission/serviceaccount"
 	"github.com/setpoint-dev/setpoint/internal/admission/storageobjectinuseprotection"
+	"github.com/setpoint-dev/setpoint/internal/admission/validatingadmissionpolicy"
+	"github.com/setpoint-dev/setpoint/internal/admission/webhook"
 	"github.com/setpoint-dev/setpoint/internal/audit"
 )
 
@@ -55,6 +58,16 @@ func Constructors(o Options) map[string]func() (admission.Plugin, error) {
 		storageobjectinuseprotection.PluginName: func() (admission.Plugin, error) { return storageobjectinuseprotection.New(), nil },
 		runtimeclass.PluginName:                 func() (admission.Plugin, error) { return runtimeclass.New(), nil },
 		resourcequota.PluginName:                func() (admission.Plugin, error) { return resourcequota.New(), nil },
+		mutatingadmissionpolicy.Name:            func() (admission.Plugin, error) { return mutatingadmissionpolicy.New(), nil },
+		validatingadmissionpolicy.Name: func() (admission.Plugin, error) {
+			return validatingadmissionpolicy.New(audit.AddAnnotation), nil
+		},
+		webhook.MutatingName: func() (admission.Plugin, error) {
+			return webhook.NewMutating(webhook.Options{Metrics: o.Metrics})
+		},
+		webhook.ValidatingName: func() (admission.Plugin, error) {
+			return webhook.NewValidating(webhook.Options{Metrics: o.Metrics})
+		},
 	}
 }
 

@@ -9,7 +9,8 @@ import (
 // kube-apiserver's order.
 func TestDefaultChain(t *testing.T) {
 	want := []string{"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "PodSecurity", "Priority", "DefaultTolerationSeconds",
-		"DefaultStorageClass", "StorageObjectInUseProtection", "RuntimeClass", "ResourceQuota"}
+		"DefaultStorageClass", "StorageObjectInUseProtection", "RuntimeClass", "MutatingAdmissionPolicy", "MutatingAdmissionWebhook",
+		"ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook", "ResourceQuota"}
 	if got := Default().Names(); !slices.Equal(got, want) {
 		t.Errorf("default chain\n got %v\nwant %v", got, want)
 	}

@@ -6,7 +6,6 @@
 //
 // Local APIServices are marked available on create and on every write, as
 // kube-apiserver's strategy and availability controller do. Proxying to
-// an APIService's backend service, and checking a backend's availability,
-// are not done here: an APIService naming a service is stored and served
-// with the status its writers give it.
+// an APIService's backend service, and checking a backend's availability
+// (its Available condition), are package aggregator's, run by the server.
 package apiregistration

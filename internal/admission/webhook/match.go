@@ -1,0 +1,259 @@
+package webhook
+
+import (
+	"context"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/setpoint-dev/setpoint/internal/registry"
+)
+
+// request is what the matching and the review read of one write.
+type request struct {
+	a           *registry.Attributes
+	gvr         schema.GroupVersionResource
+	gvk         schema.GroupVersionKind
+	subresource string
+	// nsLabels caches the namespace's labels (read once per request).
+	nsLabels map[string]string
+	nsRead   bool
+}
+
+func newRequest(a *registry.Attributes) *request {
+	r := &request{a: a, subresource: a.Subresource}
+	if a.Resource != nil {
+		r.gvr = schema.GroupVersionResource{Group: a.Resource.Group, Version: a.Resource.Version, Resource: a.Resource.Resource}
+		r.gvk = schema.GroupVersionKind{Group: a.Resource.Group, Version: a.Resource.Version, Kind: a.Resource.Kind}
+		r.gvk = subresourceKind(a.Resource, a.Subresource, r.gvk)
+	}
+	return r
+}
+
+// subresourceKind is the kind of a subresource's objects: the parent's
+// for status, autoscaling/v1 Scale for scale, the one the kind declares
+// for the others.
+func subresourceKind(res *registry.Resource, sub string, parent schema.GroupVersionKind) schema.GroupVersionKind {
+	switch sub {
+	case "", "status":
+		return parent
+	case "scale":
+		return schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
+	}
+	for _, s := range res.Subresources {
+		if s.Name == sub && !s.Kind.Empty() {
+			return s.Kind
+		}
+	}
+	return parent
+}
+
+// excluded are the resources kube-apiserver v1.37 never sends to webhooks
+// (ExcludeAdmissionWebhookVirtualResources, on by default): the reviews.
+var excluded = map[schema.GroupResource]bool{
+	{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"}:       true,
+	{Group: "authentication.k8s.io", Resource: "tokenreviews"}:             true,
+	{Group: "authorization.k8s.io", Resource: "localsubjectaccessreviews"}: true,
+	{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}:  true,
+	{Group: "authorization.k8s.io", Resource: "selfsubjectrulesreviews"}:   true,
+	{Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}:      true,
+}
+
+// exempt: the webhook configurations and admission policies and their
+// bindings are never sent to webhooks (so a webhook cannot lock itself in),
+// nor the virtual review resources.
+func exempt(r *request) bool {
+	if excluded[r.gvr.GroupResource()] {
+		return true
+	}
+	if r.gvk.Group != "admissionregistration.k8s.io" {
+		return false
+	}
+	switch r.gvk.Kind {
+	case "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "ValidatingAdmissionPolicy",
+		"ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding":
+		return true
+	}
+	return false
+}
+
+// matchRules reports whether one of rules selects r.
+func matchRules(rules []admissionregistrationv1.RuleWithOperations, r *request) bool {
+	for i := range rules {
+		if matchRule(&rules[i], r) {
+			return true
+		}
+	}
+	return false
+}
+
+func matchRule(rule *admissionregistrationv1.RuleWithOperations, r *request) bool {
+	return matchScope(rule.Scope, r) && matchOperation(rule.Operations, r.a.Operation) &&
+		exactOrWildcard(rule.APIGroups, r.gvr.Group) && exactOrWildcard(rule.APIVersions, r.gvr.Version) &&
+		matchResource(rule.Resources, r.gvr.Resource, r.subresource)
+}
+
+var namespacesGVR = corev1.SchemeGroupVersion.WithResource("namespaces")
+
+func matchScope(scope *admissionregistrationv1.ScopeType, r *request) bool {
+	if scope == nil || *scope == admissionregistrationv1.AllScopes {
+		return true
+	}
+	switch *scope {
+	case admissionregistrationv1.NamespacedScope:
+		return r.gvr != namespacesGVR && r.a.Namespace != ""
+	case admissionregistrationv1.ClusterScope:
+		return r.gvr == namespacesGVR || r.a.Namespace == ""
+	}
+	return false
+}
+
+func matchOperation(ops []admissionregistrationv1.OperationType, op registry.Operation) bool {
+	for _, o := range ops {
+		if o == admissionregistrationv1.OperationAll || string(o) == string(op) {
+			return true
+		}
+	}
+	return false
+}
+
+func exactOrWildcard(items []string, v string) bool {
+	for _, it := range items {
+		if it == "*" || it == v {
+			return true
+		}
+	}
+	return false
+}
+
+func matchResource(resources []string, res, sub string) bool {
+	for _, rs := range resources {
+		r, s, _ := strings.Cut(rs, "/")
+		if (r == "*" || r == res) && (s == "*" || s == sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchNamespace applies h's namespaceSelector, as kube's namespace
+// matcher: cluster-scoped objects other than namespaces always match; a
+// namespace being created or updated matches by its own labels.
+func matchNamespace(ctx context.Context, env registry.Env, h *hook, r *request) (bool, error) {
+	if r.a.Namespace == "" && r.gvr.Resource != "namespaces" {
+		return true, nil
+	}
+	if h.nsSelErr != nil {
+		return false, apierrors.NewInternalError(h.nsSelErr)
+	}
+	if h.nsSel.Empty() {
+		return true, nil
+	}
+	lbls, err := namespaceLabels(ctx, env, r)
+	if err != nil {
+		return false, err
+	}
+	return h.nsSel.Matches(labels.Set(lbls)), nil
+}
+
+func namespaceLabels(ctx context.Context, env registry.Env, r *request) (map[string]string, error) {
+	if r.gvr.Resource == "namespaces" && r.gvr.Group == "" && r.subresource == "" &&
+		(r.a.Operation == registry.Create || r.a.Operation == registry.Update) {
+		return labelsOf(r.a.Object), nil
+	}
+	if r.nsRead {
+		return r.nsLabels, nil
+	}
+	name := r.a.Namespace
+	if r.gvr.Resource == "namespaces" && r.gvr.Group == "" {
+		name = r.a.Name
+	}
+	objs := env.Objects(namespacesGVR)
+	if objs == nil {
+		return nil, apierrors.NewInternalError(errNoNamespaces)
+	}
+	obj, err := registry.GetCached(ctx, objs, "", name)
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, err
+		}
+		return nil, apierrors.NewInternalError(err)
+	}
+	r.nsLabels, r.nsRead = labelsOf(obj), true
+	return r.nsLabels, nil
+}
+
+// matchObject applies h's objectSelector to the object or the old object.
+func matchObject(h *hook, r *request) (bool, error) {
+	if h.objSelErr != nil {
+		return false, apierrors.NewInternalError(h.objSelErr)
+	}
+	if h.objSel.Empty() {
+		return true, nil
+	}
+	return selects(h.objSel, r.a.Object) || selects(h.objSel, r.a.Old), nil
+}
+
+func selects(sel labels.Selector, obj runtime.Object) bool {
+	if obj == nil {
+		return false
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return false
+	}
+	return sel.Matches(labels.Set(m.GetLabels()))
+}
+
+func labelsOf(obj runtime.Object) map[string]string {
+	if obj == nil {
+		return nil
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	return m.GetLabels()
+}
+
+// shouldCall decides whether h is called for r, as kube's ShouldCallHook:
+// selectors, then rules, then match conditions. A refusal (a namespace
+// that is not found, a condition that fails to evaluate under Fail) is
+// returned as the error.
+func shouldCall(ctx context.Context, env registry.Env, h *hook, r *request) (bool, error) {
+	nsMatch, nsErr := matchNamespace(ctx, env, h, r)
+	if !nsMatch && nsErr == nil {
+		return false, nil
+	}
+	objMatch, objErr := matchObject(h, r)
+	if !objMatch && objErr == nil {
+		return false, nil
+	}
+	// matchPolicy Equivalent also matches the other versions of the
+	// resource; setpoint serves each built-in resource in one version, and
+	// a request always names the version its object is in, so the rules
+	// are matched against the request's version (see doc.go).
+	if !matchRules(h.rules, r) {
+		return false, nil
+	}
+	if nsErr != nil {
+		return false, nsErr
+	}
+	if objErr != nil {
+		return false, objErr
+	}
+	if h.conditions != nil {
+		ok, err := h.conditions.match(ctx, env, r)
+		if err != nil {
+			return false, apierrors.NewForbidden(r.gvr.GroupResource(), r.a.Name, err)
+		}
+		return ok, nil
+	}
+	return true, nil
+}
