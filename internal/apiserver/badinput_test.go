@@ -207,7 +207,7 @@ func TestInflightLimit(t *testing.T) {
 	_ = pw.CloseWithError(io.ErrUnexpectedEOF)
 }
 
-func metricsText(t *testing.T, s *testserver.Server) string {
+func metricsText(t testing.TB, s *testserver.Server) string {
 	t.Helper()
 	code, body, _ := s.Do(t, http.MethodGet, "/metrics", "", nil)
 	if code != http.StatusOK {

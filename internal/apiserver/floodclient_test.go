@@ -47,7 +47,7 @@ type floodCounts struct{ OK, Rejected, Other int64 }
 // startFlood starts the flooding child; it returns once the flood got
 // its first 429 (its queues overflow) and gives the function that stops
 // it and returns its counts.
-func startFlood(t *testing.T, o floodOrder) (stop func() floodCounts) {
+func startFlood(t testing.TB, o floodOrder) (stop func() floodCounts) {
 	t.Helper()
 	order, _ := json.Marshal(o)
 	cmd := exec.Command("nice", "-n", "19", os.Args[0], "-test.run=^$")

@@ -19,7 +19,7 @@ import (
 const cmPath = "/api/v1/namespaces/default/configmaps"
 
 // start runs a server and returns it with its store.
-func start(t *testing.T, tune func(*apiserver.Config)) (*testserver.Server, storage.Store) {
+func start(t testing.TB, tune func(*apiserver.Config)) (*testserver.Server, storage.Store) {
 	t.Helper()
 	var kv storage.Store
 	s := testserver.Start(t, testserver.Options{Tune: func(c *apiserver.Config) {
