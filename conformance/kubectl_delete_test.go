@@ -243,9 +243,11 @@ spec:
 			t.Errorf("delete --all: %q", out)
 		}
 		// kube-system/setpoint-default-storageclass is setpoint's record that
-		// it installed the default StorageClass once (no kube counterpart).
+		// it installed the default StorageClass once (no kube counterpart);
+		// kube-system/extension-apiserver-authentication is written by every
+		// API server at start, as kube-apiserver does.
 		if out := kubectl(t, env, "", "get", "configmaps", "-A", "-o", "name", "--field-selector",
-			"metadata.name!=kube-root-ca.crt,metadata.name!=setpoint-default-storageclass"); out != "configmap/elsewhere\n" {
+			"metadata.name!=kube-root-ca.crt,metadata.name!=setpoint-default-storageclass,metadata.name!=extension-apiserver-authentication"); out != "configmap/elsewhere\n" {
 			t.Errorf("configmaps left: %q (--all is one namespace)", out)
 		}
 		waitNames(t, env, []string{"get", "configmaps"}, []string{"kube-root-ca.crt"})
