@@ -5,10 +5,9 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
-	"strings"
 
+	"github.com/setpoint-dev/setpoint/internal/webhookconfig"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -66,13 +65,13 @@ func validateClientConfig(cc *apiextv1.WebhookClientConfig, old *apiextv1.Custom
 	case (cc.URL == nil) == (cc.Service == nil):
 		errs = append(errs, field.Required(p, "exactly one of url or service is required"))
 	case cc.URL != nil:
-		errs = append(errs, validateWebhookURL(p.Child("url"), *cc.URL)...)
+		errs = append(errs, webhookconfig.ValidateURL(p.Child("url"), *cc.URL)...)
 	default:
 		port := int32(443)
 		if cc.Service.Port != nil {
 			port = *cc.Service.Port
 		}
-		errs = append(errs, validateWebhookService(p.Child("service"), cc.Service.Namespace, cc.Service.Name, cc.Service.Path, port)...)
+		errs = append(errs, webhookconfig.ValidateService(p.Child("service"), cc.Service.Namespace, cc.Service.Name, cc.Service.Path, port)...)
 	}
 	if len(cc.CABundle) > 0 && !allowInvalidCABundle(old) {
 		if err := checkCABundle(cc.CABundle); err != nil {
@@ -134,68 +133,6 @@ func validateReviewVersions(versions []string, requireKnown bool, p *field.Path)
 	}
 	if requireKnown && !known {
 		errs = append(errs, field.Invalid(p, versions, "must include at least one of v1, v1beta1"))
-	}
-	return errs
-}
-
-// validateWebhookURL checks a webhook URL with Kubernetes' messages.
-func validateWebhookURL(p *field.Path, raw string) field.ErrorList {
-	const form = "; desired format: https://host[/path]"
-	u, err := url.Parse(raw)
-	if err != nil {
-		return field.ErrorList{field.Required(p, "url must be a valid URL: "+err.Error()+form)}
-	}
-	var errs field.ErrorList
-	if u.Scheme != "https" {
-		errs = append(errs, field.Invalid(p, u.Scheme, "'https' is the only allowed URL scheme"+form))
-	}
-	if u.Host == "" {
-		errs = append(errs, field.Invalid(p, u.Host, "host must be specified"+form))
-	}
-	if u.User != nil {
-		errs = append(errs, field.Invalid(p, u.User.String(), "user information is not permitted in the URL"))
-	}
-	if u.Fragment != "" {
-		errs = append(errs, field.Invalid(p, u.Fragment, "fragments are not permitted in the URL"))
-	}
-	if u.RawQuery != "" {
-		errs = append(errs, field.Invalid(p, u.RawQuery, "query parameters are not permitted in the URL"))
-	}
-	return errs
-}
-
-// validateWebhookService checks a webhook Service reference with
-// Kubernetes' messages.
-func validateWebhookService(p *field.Path, namespace, name string, path *string, port int32) field.ErrorList {
-	var errs field.ErrorList
-	if name == "" {
-		errs = append(errs, field.Required(p.Child("name"), ""))
-	}
-	if namespace == "" {
-		errs = append(errs, field.Required(p.Child("namespace"), ""))
-	}
-	if msgs := validation.IsValidPortNum(int(port)); msgs != nil {
-		errs = append(errs, field.Invalid(p.Child("port"), port, "port is not valid: "+strings.Join(msgs, ", ")))
-	}
-	if path == nil || *path == "/" || *path == "" {
-		return errs
-	}
-	pp := p.Child("path")
-	if *path == "//" {
-		return append(errs, field.Invalid(pp, *path, "segment[0] may not be empty"))
-	}
-	if !strings.HasPrefix(*path, "/") {
-		errs = append(errs, field.Invalid(pp, *path, "must start with a '/'"))
-	}
-	rest := strings.TrimSuffix((*path)[1:], "/")
-	for i, seg := range strings.Split(rest, "/") {
-		if seg == "" {
-			errs = append(errs, field.Invalid(pp, *path, fmt.Sprintf("segment[%d] may not be empty", i)))
-			continue
-		}
-		for _, msg := range validation.IsDNS1123Subdomain(seg) {
-			errs = append(errs, field.Invalid(pp, *path, fmt.Sprintf("segment[%d]: %v", i, msg)))
-		}
 	}
 	return errs
 }

@@ -2,10 +2,10 @@ package admissionregistration
 
 import (
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 
+	"github.com/setpoint-dev/setpoint/internal/webhookconfig"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -132,73 +132,14 @@ func validateClientConfig(p *field.Path, cc *admissionv1.WebhookClientConfig) fi
 	case (cc.URL == nil) == (cc.Service == nil):
 		return field.ErrorList{field.Required(p, "exactly one of url or service is required")}
 	case cc.URL != nil:
-		return validateWebhookURL(p.Child("url"), *cc.URL)
+		return webhookconfig.ValidateURL(p.Child("url"), *cc.URL)
 	}
 	s := cc.Service
 	port := int32(443)
 	if s.Port != nil {
 		port = *s.Port
 	}
-	return validateWebhookService(p.Child("service"), s.Namespace, s.Name, s.Path, port)
-}
-
-func validateWebhookURL(p *field.Path, raw string) field.ErrorList {
-	const form = "; desired format: https://host[/path]"
-	u, err := url.Parse(raw)
-	if err != nil {
-		return field.ErrorList{field.Required(p, "url must be a valid URL: "+err.Error()+form)}
-	}
-	var errs field.ErrorList
-	if u.Scheme != "https" {
-		errs = append(errs, field.Invalid(p, u.Scheme, "'https' is the only allowed URL scheme"+form))
-	}
-	if u.Host == "" {
-		errs = append(errs, field.Invalid(p, u.Host, "host must be specified"+form))
-	}
-	if u.User != nil {
-		errs = append(errs, field.Invalid(p, u.User.String(), "user information is not permitted in the URL"))
-	}
-	if u.Fragment != "" {
-		errs = append(errs, field.Invalid(p, u.Fragment, "fragments are not permitted in the URL"))
-	}
-	if u.RawQuery != "" {
-		errs = append(errs, field.Invalid(p, u.RawQuery, "query parameters are not permitted in the URL"))
-	}
-	return errs
-}
-
-func validateWebhookService(p *field.Path, namespace, name string, path *string, port int32) field.ErrorList {
-	var errs field.ErrorList
-	if name == "" {
-		errs = append(errs, field.Required(p.Child("name"), ""))
-	}
-	if namespace == "" {
-		errs = append(errs, field.Required(p.Child("namespace"), ""))
-	}
-	if msgs := validation.IsValidPortNum(int(port)); msgs != nil {
-		errs = append(errs, field.Invalid(p.Child("port"), port, "port is not valid: "+strings.Join(msgs, ", ")))
-	}
-	if path == nil || *path == "/" || *path == "" {
-		return errs
-	}
-	pp := p.Child("path")
-	if *path == "//" {
-		return append(errs, field.Invalid(pp, *path, "segment[0] may not be empty"))
-	}
-	if !strings.HasPrefix(*path, "/") {
-		errs = append(errs, field.Invalid(pp, *path, "must start with a '/'"))
-	}
-	rest := strings.TrimSuffix((*path)[1:], "/")
-	for i, seg := range strings.Split(rest, "/") {
-		if seg == "" {
-			errs = append(errs, field.Invalid(pp, *path, fmt.Sprintf("segment[%d] may not be empty", i)))
-			continue
-		}
-		for _, msg := range validation.IsDNS1123Subdomain(seg) {
-			errs = append(errs, field.Invalid(pp, *path, fmt.Sprintf("segment[%d]: %v", i, msg)))
-		}
-	}
-	return errs
+	return webhookconfig.ValidateService(p.Child("service"), s.Namespace, s.Name, s.Path, port)
 }
 
 // validateReviewVersions: one at least, DNS labels, no repeats, and (when
