@@ -2,16 +2,17 @@ package webhook
 
 import (
 	"context"
-	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/setpoint-dev/setpoint/internal/admission/policycel"
 	"github.com/setpoint-dev/setpoint/internal/registry"
 )
 
@@ -93,53 +94,12 @@ func matchRules(rules []admissionregistrationv1.RuleWithOperations, r *request) 
 	return false
 }
 
-func matchRule(rule *admissionregistrationv1.RuleWithOperations, r *request) bool {
-	return matchScope(rule.Scope, r) && matchOperation(rule.Operations, r.a.Operation) &&
-		exactOrWildcard(rule.APIGroups, r.gvr.Group) && exactOrWildcard(rule.APIVersions, r.gvr.Version) &&
-		matchResource(rule.Resources, r.gvr.Resource, r.subresource)
-}
-
 var namespacesGVR = corev1.SchemeGroupVersion.WithResource("namespaces")
 
-func matchScope(scope *admissionregistrationv1.ScopeType, r *request) bool {
-	if scope == nil || *scope == admissionregistrationv1.AllScopes {
-		return true
-	}
-	switch *scope {
-	case admissionregistrationv1.NamespacedScope:
-		return r.gvr != namespacesGVR && r.a.Namespace != ""
-	case admissionregistrationv1.ClusterScope:
-		return r.gvr == namespacesGVR || r.a.Namespace == ""
-	}
-	return false
-}
-
-func matchOperation(ops []admissionregistrationv1.OperationType, op registry.Operation) bool {
-	for _, o := range ops {
-		if o == admissionregistrationv1.OperationAll || string(o) == string(op) {
-			return true
-		}
-	}
-	return false
-}
-
-func exactOrWildcard(items []string, v string) bool {
-	for _, it := range items {
-		if it == "*" || it == v {
-			return true
-		}
-	}
-	return false
-}
-
-func matchResource(resources []string, res, sub string) bool {
-	for _, rs := range resources {
-		r, s, _ := strings.Cut(rs, "/")
-		if (r == "*" || r == res) && (s == "*" || s == sub) {
-			return true
-		}
-	}
-	return false
+// matchRule is the rule matcher the admission policies share
+// (operations, group, version, resource/subresource, scope).
+func matchRule(rule *admissionregistrationv1.RuleWithOperations, r *request) bool {
+	return policycel.MatchRule(*rule, r.a)
 }
 
 // matchNamespace applies h's namespaceSelector, as kube's namespace
