@@ -46,6 +46,10 @@ type invocation struct {
 	binding string
 	params  map[string]any
 	input   *policycel.Input
+	// at is the equivalent resource the policy matched (matchPolicy
+	// Equivalent), whose version it mutates the object at; nil for the
+	// request's own (equivalent.go).
+	at *registry.Resource
 }
 
 // policyError is an error of one policy (and binding), acted on as its
@@ -140,6 +144,10 @@ func (p *Plugin) invocations(ctx context.Context, env registry.Env, a *registry.
 		if !ok {
 			continue
 		}
+		at, atBase, err := equivalentAt(ctx, env, a, gvr)
+		if err != nil {
+			return nil, nil, err
+		}
 		sort.Slice(bs, func(i, j int) bool { return bs[i].Name < bs[j].Name })
 		for _, b := range bs {
 			if b.Spec.MatchResources != nil {
@@ -163,11 +171,18 @@ func (p *Plugin) invocations(ctx context.Context, env registry.Env, a *registry.
 				}
 			}
 			cp := p.cache.get(pol)
+			polBase := base
+			if at != nil {
+				if polBase, err = baseInput(ctx, env, atBase); err != nil {
+					return nil, nil, err
+				}
+				polBase.Resource = base.Resource // the authorizer's requestResource is the client's
+			}
 			for _, param := range params {
-				in := *base
+				in := *polBase
 				in.Request = policycel.Request(a, gvr, gvk)
 				in.Params = param
-				invs = append(invs, invocation{cp: cp, binding: b.Name, params: param, input: &in})
+				invs = append(invs, invocation{cp: cp, binding: b.Name, params: param, input: &in, at: at})
 			}
 		}
 	}
@@ -207,7 +222,10 @@ func (p *Plugin) mutate(ctx context.Context, env registry.Env, a *registry.Attri
 	var errs []policyError
 	lastChange := -1
 	for i := range invs {
-		next, perrs := invs[i].run(ctx, tc, obj)
+		next, perrs, err := invs[i].runAt(ctx, env, a, tc, obj)
+		if err != nil {
+			return nil, err
+		}
 		errs = append(errs, perrs...)
 		if !apiequality.Semantic.DeepEqual(next, obj) {
 			lastChange = i
@@ -218,7 +236,10 @@ func (p *Plugin) mutate(ctx context.Context, env registry.Env, a *registry.Attri
 		if invs[i].cp.policy.Spec.ReinvocationPolicy != admissionregistrationv1.IfNeededReinvocationPolicy {
 			continue
 		}
-		next, perrs := invs[i].run(ctx, tc, obj)
+		next, perrs, err := invs[i].runAt(ctx, env, a, tc, obj)
+		if err != nil {
+			return nil, err
+		}
 		errs = append(errs, perrs...)
 		obj = next
 	}
@@ -337,12 +358,9 @@ func store(a *registry.Attributes, obj map[string]any) error {
 		u.Object = obj
 		return nil
 	}
-	fresh := reflect.New(reflect.TypeOf(a.Object).Elem()).Interface().(runtime.Object)
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, fresh); err != nil {
-		return apierrors.NewInternalError(fmt.Errorf("failed to convert object: %w", err))
-	}
-	if a.Resource != nil && a.Resource.Strategy != nil {
-		a.Resource.Strategy.Default(fresh)
+	fresh, err := decodeLike(a.Object, a.Resource, obj)
+	if err != nil {
+		return err
 	}
 	gvk := a.Object.GetObjectKind().GroupVersionKind()
 	reflect.ValueOf(a.Object).Elem().Set(reflect.ValueOf(fresh).Elem())

@@ -7,7 +7,9 @@
 // variables), with kube-apiserver's runtime cost budgets and error
 // wording; the matching of a request against matchConstraints and a
 // binding's matchResources (resourceRules, excludeResourceRules,
-// namespaceSelector, objectSelector, matchPolicy) and of matchConditions;
+// namespaceSelector, objectSelector, matchPolicy: Equivalent tries the
+// equivalent resources and Versioned converts the objects to the one
+// matched) and of matchConditions;
 // and the reading of a binding's params (paramKind, paramRef) through the
 // server.
 //

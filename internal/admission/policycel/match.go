@@ -2,6 +2,7 @@ package policycel
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -66,11 +67,16 @@ func Matches(ctx context.Context, env registry.Env, a *registry.Attributes, m *a
 	if !objMatch && objErr == nil {
 		return false, none, schema.GroupVersionKind{}, nil
 	}
-	if matchRules(m.ExcludeResourceRules, a) {
+	equivalent := m.MatchPolicy == nil || *m.MatchPolicy == admissionregistrationv1.Equivalent
+	if excluded, _ := matchRulesOrEquivalent(env, m.ExcludeResourceRules, a, equivalent); excluded {
 		return false, none, schema.GroupVersionKind{}, nil
 	}
-	if len(m.ResourceRules) > 0 && !matchRules(m.ResourceRules, a) {
-		return false, none, schema.GroupVersionKind{}, nil
+	matched := a
+	if len(m.ResourceRules) > 0 {
+		var ok bool
+		if ok, matched = matchRulesOrEquivalent(env, m.ResourceRules, a, equivalent); !ok {
+			return false, none, schema.GroupVersionKind{}, nil
+		}
 	}
 	if nsErr != nil {
 		return false, none, schema.GroupVersionKind{}, nsErr
@@ -78,7 +84,55 @@ func Matches(ctx context.Context, env registry.Env, a *registry.Attributes, m *a
 	if objErr != nil {
 		return false, none, schema.GroupVersionKind{}, objErr
 	}
-	return true, RequestGVR(a), RequestGVK(a), nil
+	return true, RequestGVR(matched), RequestGVK(matched), nil
+}
+
+// matchRulesOrEquivalent is matchRules, then, under matchPolicy
+// Equivalent, the rules tried in order against the resources equivalent
+// to a's (registry.EquivalentResolver), as kube-apiserver's policy
+// matcher. It returns a, or a copy of a naming the equivalent resource
+// matched (its objects unconverted: see Versioned).
+func matchRulesOrEquivalent(env registry.Env, rules []admissionregistrationv1.NamedRuleWithOperations, a *registry.Attributes, equivalent bool) (bool, *registry.Attributes) {
+	if matchRules(rules, a) {
+		return true, a
+	}
+	er, ok := env.(registry.EquivalentResolver)
+	if !equivalent || !ok || a.Resource == nil || len(rules) == 0 {
+		return false, nil
+	}
+	eqs := er.EquivalentResources(a.Resource, a.Subresource)
+	for i := range rules {
+		for _, eq := range eqs {
+			c := *a
+			c.Resource = eq
+			if matchRules(rules[i:i+1], &c) {
+				return true, &c
+			}
+		}
+	}
+	return false, nil
+}
+
+// Versioned is a seen as gvr's resource, which Matches matched: a itself
+// when gvr is a's own resource, else a copy for the equivalent resource
+// with its objects converted to that version (registry.Attributes.As), as
+// kube-apiserver evaluates a policy against the version it matched.
+func Versioned(ctx context.Context, env registry.Env, a *registry.Attributes, gvr schema.GroupVersionResource) (*registry.Attributes, error) {
+	if a.Resource == nil || gvr == RequestGVR(a) {
+		return a, nil
+	}
+	eq := registry.Equivalent(env, a.Resource, a.Subresource, gvr)
+	if eq == nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("unable to convert to %v: unknown kind", gvr))
+	}
+	out, err := a.As(ctx, eq)
+	if err != nil {
+		if _, ok := err.(apierrors.APIStatus); ok {
+			return nil, err
+		}
+		return nil, apierrors.NewInternalError(err)
+	}
+	return out, nil
 }
 
 // matchNamespace applies a namespace selector: cluster-scoped objects

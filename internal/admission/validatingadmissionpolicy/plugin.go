@@ -176,6 +176,15 @@ func (p *Plugin) dispatch(ctx context.Context, env registry.Env, a *registry.Att
 		if !ok {
 			continue
 		}
+		polBase := base
+		if va, err := policycel.Versioned(ctx, env, a, gvr); err != nil {
+			return err
+		} else if va != a {
+			if polBase, err = p.input(ctx, env, va); err != nil {
+				return err
+			}
+			polBase.Resource = base.Resource // the authorizer's requestResource is the client's
+		}
 		cp := p.cache.get(pol)
 		annotations := newCollector()
 		for _, b := range h.bindings {
@@ -194,7 +203,7 @@ func (p *Plugin) dispatch(ctx context.Context, env registry.Env, a *registry.Att
 				configError(pol, b.Name, err)
 				continue
 			}
-			in := *base
+			in := *polBase
 			in.Request = policycel.Request(a, gvr, gvk)
 			for _, param := range params {
 				in.Params = param

@@ -45,6 +45,16 @@
 //     at audit level Request, patch.webhook.admission.k8s.io/…; webhooks
 //     with reinvocationPolicy IfNeeded are called once more when a later
 //     webhook changed the object.
+//   - matchPolicy Equivalent (the default): a hook whose rules do not
+//     select the request's resource is called when they select an
+//     equivalent one (registry.EquivalentResolver: another version of a
+//     custom resource, autoscaling/v1 and v2 HorizontalPodAutoscalers,
+//     core/v1 and events.k8s.io/v1 Events), the rules tried in order, with
+//     that resource's kind and the objects converted to it (kind and
+//     resource name it, requestKind and requestResource the client's); a
+//     mutating hook's patch is applied at that version and the result
+//     converted back. Exact calls only hooks whose rules select the
+//     request's own resource.
 //   - Deletes: both phases see them, as in kube-apiserver (the
 //     validating webhooks get the old object).
 //   - Metrics: apiserver_admission_webhook_admission_duration_seconds,
@@ -52,9 +62,6 @@
 //
 // # What differs from kube-apiserver
 //
-//   - matchPolicy Equivalent matches as Exact: a request is matched
-//     against the version it names; the other versions of the resource
-//     (and the conversion of the object to them) are not tried.
 //   - The options object of the request carries only dryRun (not
 //     fieldManager or the delete options the client sent): the admission
 //     attributes carry no more.

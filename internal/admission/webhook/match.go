@@ -21,6 +21,17 @@ type request struct {
 	gvr         schema.GroupVersionResource
 	gvk         schema.GroupVersionKind
 	subresource string
+	// reqGVR and reqGVK are what the client asked for: gvr and gvk, except
+	// in a request seen as an equivalent resource (equivalent.go).
+	reqGVR schema.GroupVersionResource
+	reqGVK schema.GroupVersionKind
+	// base is the request this one is a converted view of, nil for the
+	// request itself.
+	base *request
+	// equivalents caches the resources equivalent to the request's (read
+	// once per request, when a hook with matchPolicy Equivalent needs them).
+	equivalents     []*registry.Resource
+	equivalentsRead bool
 	// nsLabels caches the namespace's labels (read once per request).
 	nsLabels map[string]string
 	nsRead   bool
@@ -33,6 +44,7 @@ func newRequest(a *registry.Attributes) *request {
 		r.gvk = schema.GroupVersionKind{Group: a.Resource.Group, Version: a.Resource.Version, Kind: a.Resource.Kind}
 		r.gvk = subresourceKind(a.Resource, a.Subresource, r.gvk)
 	}
+	r.reqGVR, r.reqGVK = r.gvr, r.gvk
 	return r
 }
 
@@ -182,37 +194,48 @@ func labelsOf(obj runtime.Object) map[string]string {
 }
 
 // shouldCall decides whether h is called for r, as kube's ShouldCallHook:
-// selectors, then rules, then match conditions. A refusal (a namespace
-// that is not found, a condition that fails to evaluate under Fail) is
-// returned as the error.
-func shouldCall(ctx context.Context, env registry.Env, h *hook, r *request) (bool, error) {
+// selectors, then rules (under matchPolicy Equivalent, those of the
+// equivalent resources when r's own does not match), then match
+// conditions. It returns the request h is called with — r, or r seen as
+// the equivalent resource a rule selected — and nil when h is not called.
+// A refusal (a namespace that is not found, a condition that fails to
+// evaluate under Fail) is returned as the error.
+func shouldCall(ctx context.Context, env registry.Env, h *hook, r *request) (*request, error) {
 	nsMatch, nsErr := matchNamespace(ctx, env, h, r)
 	if !nsMatch && nsErr == nil {
-		return false, nil
+		return nil, nil
 	}
 	objMatch, objErr := matchObject(h, r)
 	if !objMatch && objErr == nil {
-		return false, nil
+		return nil, nil
 	}
-	// matchPolicy Equivalent also matches the other versions of the
-	// resource; setpoint serves each built-in resource in one version, and
-	// a request always names the version its object is in, so the rules
-	// are matched against the request's version (see doc.go).
+	var eq *registry.Resource
 	if !matchRules(h.rules, r) {
-		return false, nil
+		if eq = matchEquivalent(env, h, r); eq == nil {
+			return nil, nil
+		}
 	}
 	if nsErr != nil {
-		return false, nsErr
+		return nil, nsErr
 	}
 	if objErr != nil {
-		return false, objErr
+		return nil, objErr
+	}
+	target := r
+	if eq != nil {
+		var err error
+		if target, err = r.as(ctx, eq); err != nil {
+			return nil, err
+		}
 	}
 	if h.conditions != nil {
-		ok, err := h.conditions.match(ctx, env, r)
+		ok, err := h.conditions.match(ctx, env, target)
 		if err != nil {
-			return false, apierrors.NewForbidden(r.gvr.GroupResource(), r.a.Name, err)
+			return nil, apierrors.NewForbidden(r.gvr.GroupResource(), r.a.Name, err)
 		}
-		return ok, nil
+		if !ok {
+			return nil, nil
+		}
 	}
-	return true, nil
+	return target, nil
 }

@@ -99,14 +99,17 @@ func (p *Mutating) Admit(ctx context.Context, env registry.Env, a *registry.Attr
 // one calls hook h (the idx-th) in round if it matches r, applies its
 // patch and reports whether it changed the object.
 func (p *Mutating) one(ctx context.Context, env registry.Env, h *hook, idx, round int, r *request) (changed, called bool, err error) {
-	ok, err := shouldCall(ctx, env, h, r)
-	if err != nil || !ok {
+	target, err := shouldCall(ctx, env, h, r)
+	if err != nil || target == nil {
 		return false, false, err
 	}
 	start := time.Now()
-	resp, err := p.call.call(ctx, env, h, r, true)
+	resp, err := p.call.call(ctx, env, h, target, true)
 	if err == nil {
-		changed, err = applyPatch(ctx, h, idx, round, r, resp)
+		changed, err = applyPatch(ctx, h, idx, round, target, resp)
+	}
+	if err == nil && changed {
+		err = target.writeBack(ctx)
 	}
 	p.metric.observe(h.name, mutatingMetricType, r.a.Operation, time.Since(start), err, h.failOpen)
 	annotate(ctx, fmt.Sprintf("%sround_%d_index_%d", mutationAnnotationPrefix, round, idx),

@@ -125,9 +125,11 @@ func v1Request(uid types.UID, r *request) (*admissionv1.AdmissionRequest, error)
 	dry := r.a.DryRun
 	gvk := metav1.GroupVersionKind{Group: r.gvk.Group, Version: r.gvk.Version, Kind: r.gvk.Kind}
 	gvr := metav1.GroupVersionResource{Group: r.gvr.Group, Version: r.gvr.Version, Resource: r.gvr.Resource}
+	reqGVK := metav1.GroupVersionKind{Group: r.reqGVK.Group, Version: r.reqGVK.Version, Kind: r.reqGVK.Kind}
+	reqGVR := metav1.GroupVersionResource{Group: r.reqGVR.Group, Version: r.reqGVR.Version, Resource: r.reqGVR.Resource}
 	return &admissionv1.AdmissionRequest{
 		UID: uid, Kind: gvk, Resource: gvr, SubResource: r.subresource,
-		RequestKind: &gvk, RequestResource: &gvr, RequestSubResource: r.subresource,
+		RequestKind: &reqGVK, RequestResource: &reqGVR, RequestSubResource: r.subresource,
 		Name: requestName(r.a), Namespace: r.a.Namespace, Operation: admissionv1.Operation(r.a.Operation),
 		UserInfo: userInfo(r.a.User), Object: runtime.RawExtension{Raw: obj}, OldObject: runtime.RawExtension{Raw: old},
 		DryRun: &dry, Options: options(r.a),

@@ -60,13 +60,15 @@ func (p *Validating) dispatch(ctx context.Context, env registry.Env, a *registry
 		return apierrors.NewInternalError(err)
 	}
 	var relevant []*hook
+	var targets []*request // the request each relevant hook is called with
 	for _, h := range hooks {
-		ok, err := shouldCall(ctx, env, h, r)
+		target, err := shouldCall(ctx, env, h, r)
 		if err != nil {
 			return err
 		}
-		if ok {
+		if target != nil {
 			relevant = append(relevant, h)
+			targets = append(targets, target)
 		}
 	}
 	if len(relevant) == 0 {
@@ -76,7 +78,7 @@ func (p *Validating) dispatch(ctx context.Context, env registry.Env, a *registry
 		return apierrors.NewTimeoutError("request did not complete within requested timeout", 0)
 	}
 	if len(relevant) == 1 {
-		return p.one(ctx, env, relevant[0], 0, r)
+		return p.one(ctx, env, relevant[0], 0, targets[0])
 	}
 	errs := make(chan error, len(relevant))
 	var wg sync.WaitGroup
@@ -84,7 +86,7 @@ func (p *Validating) dispatch(ctx context.Context, env registry.Env, a *registry
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := p.one(ctx, env, h, i, r); err != nil {
+			if err := p.one(ctx, env, h, i, targets[i]); err != nil {
 				errs <- err
 			}
 		}()
