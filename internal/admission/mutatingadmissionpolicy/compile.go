@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/setpoint-dev/setpoint/internal/admission/policycel"
+	"github.com/setpoint-dev/setpoint/internal/admissioncel"
 )
 
 // compiled is one policy, compiled.
@@ -64,16 +65,16 @@ func compile(p *admissionregistrationv1.MutatingAdmissionPolicy) *compiled {
 		c.AddVariable(v.Name, v.Expression, vars)
 	}
 	for _, mc := range p.Spec.MatchConditions {
-		out.matchConditions = append(out.matchConditions, c.Compile(mc.Expression, vars, policycel.BoolResult))
+		out.matchConditions = append(out.matchConditions, c.Compile(mc.Expression, vars, admissioncel.BoolResult))
 	}
 	patch := vars
 	patch.PatchTypes = true
 	for _, m := range p.Spec.Mutations {
 		switch {
 		case m.PatchType == admissionregistrationv1.PatchTypeApplyConfiguration && m.ApplyConfiguration != nil:
-			out.mutations = append(out.mutations, c.Compile(m.ApplyConfiguration.Expression, patch, policycel.ApplyResult))
+			out.mutations = append(out.mutations, c.Compile(m.ApplyConfiguration.Expression, patch, admissioncel.ApplyResult))
 		case m.PatchType == admissionregistrationv1.PatchTypeJSONPatch && m.JSONPatch != nil:
-			out.mutations = append(out.mutations, c.Compile(m.JSONPatch.Expression, patch, policycel.JSONPatchResult))
+			out.mutations = append(out.mutations, c.Compile(m.JSONPatch.Expression, patch, admissioncel.JSONPatchResult))
 		default:
 			out.mutations = append(out.mutations, nil)
 		}

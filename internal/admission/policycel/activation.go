@@ -91,7 +91,7 @@ func (c *Compiler) NewActivation(ctx context.Context, in *Input, authz bool) *Ac
 		a.authorizer = library.NewAuthorizerVal(in.User, in.Authz)
 		a.resourceAuthorizer = library.NewResourceAuthorizerVal(in.User, in.Authz, in.Resource)
 	}
-	a.variables = lazy.NewMapValue(c.variables.CelType())
+	a.variables = lazy.NewMapValue(c.envs.VariablesType())
 	for _, name := range c.variableOrder {
 		compiled := c.Variables[name]
 		a.variables.Append(name, func(*lazy.MapValue) ref.Val { return a.variable(name, compiled) })

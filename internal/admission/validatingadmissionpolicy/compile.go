@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/setpoint-dev/setpoint/internal/admission/policycel"
+	"github.com/setpoint-dev/setpoint/internal/admissioncel"
 )
 
 // compiled is one policy, compiled.
@@ -75,19 +76,19 @@ func compile(p *admissionregistrationv1.ValidatingAdmissionPolicy) *compiled {
 		c.AddVariable(v.Name, v.Expression, withAuthz)
 	}
 	for _, mc := range p.Spec.MatchConditions {
-		out.matchConditions = append(out.matchConditions, c.Compile(mc.Expression, withAuthz, policycel.BoolResult))
+		out.matchConditions = append(out.matchConditions, c.Compile(mc.Expression, withAuthz, admissioncel.BoolResult))
 		out.conditionNames = append(out.conditionNames, mc.Name)
 	}
 	for _, v := range p.Spec.Validations {
-		out.validations = append(out.validations, c.Compile(v.Expression, withAuthz, policycel.BoolResult))
+		out.validations = append(out.validations, c.Compile(v.Expression, withAuthz, admissioncel.BoolResult))
 		var msg *policycel.Compiled
 		if v.MessageExpression != "" {
-			msg = c.Compile(v.MessageExpression, noAuthz, policycel.StringResult)
+			msg = c.Compile(v.MessageExpression, noAuthz, admissioncel.StringResult)
 		}
 		out.messages = append(out.messages, msg)
 	}
 	for _, a := range p.Spec.AuditAnnotations {
-		out.auditAnnotations = append(out.auditAnnotations, c.Compile(a.ValueExpression, withAuthz, policycel.AnnotationResult))
+		out.auditAnnotations = append(out.auditAnnotations, c.Compile(a.ValueExpression, withAuthz, admissioncel.AnnotationResult))
 	}
 	return out
 }

@@ -15,9 +15,9 @@ import (
 	kubeauthz "k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/cel/library"
 
+	"github.com/setpoint-dev/setpoint/internal/admissioncel"
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
 	"github.com/setpoint-dev/setpoint/internal/registry"
-	"github.com/setpoint-dev/setpoint/internal/registry/admissionregistration"
 )
 
 // conditions are a webhook's compiled matchConditions.
@@ -31,7 +31,7 @@ type conditions struct {
 func compileConditions(conds []admissionregistrationv1.MatchCondition, fp *admissionregistrationv1.FailurePolicyType) *conditions {
 	c := &conditions{failOpen: fp != nil && *fp == admissionregistrationv1.Ignore}
 	for _, mc := range conds {
-		p, err := admissionregistration.MatchConditionProgram(mc.Expression)
+		p, err := admissioncel.MatchConditionProgram(mc.Expression)
 		c.exprs = append(c.exprs, mc.Expression)
 		c.programs = append(c.programs, p)
 		c.errs = append(c.errs, err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/cel-go/cel"
+	"github.com/setpoint-dev/setpoint/internal/admissioncel"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -19,8 +20,6 @@ import (
 	"k8s.io/apiserver/pkg/cel/library"
 	"k8s.io/apiserver/pkg/cel/openapi"
 	"k8s.io/kube-openapi/pkg/validation/spec"
-
-	"github.com/setpoint-dev/setpoint/internal/admission/policycel"
 )
 
 // maxTypesToCheck is kube's limit on the kinds one policy is checked
@@ -91,7 +90,7 @@ func declType(s *spec.Schema, gvk schema.GroupVersionKind) *apiservercel.DeclTyp
 // of type params), after the policy's variables; it returns the issues,
 // "" when it compiles.
 func compile(object, params *apiservercel.DeclType, hasParams bool, variables []admissionregistrationv1.Variable, expr string) string {
-	request, namespace := policycel.RequestDeclType(), policycel.NamespaceDeclType()
+	request, namespace := admissioncel.RequestDeclType(), admissioncel.NamespaceDeclType()
 	decls := []*apiservercel.DeclType{namespace, request, object}
 	opts := []cel.EnvOption{
 		cel.Variable("namespaceObject", namespace.CelType()),
@@ -128,7 +127,7 @@ func compile(object, params *apiservercel.DeclType, hasParams bool, variables []
 				out = ast.OutputType()
 			}
 		}
-		vars.Fields[v.Name] = apiservercel.NewDeclField(v.Name, policycel.DeclType(out), true, nil, nil)
+		vars.Fields[v.Name] = apiservercel.NewDeclField(v.Name, admissioncel.DeclType(out), true, nil, nil)
 	}
 	env, err := set.Env(environment.StoredExpressions)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/setpoint-dev/setpoint/internal/admissioncel"
 	"github.com/setpoint-dev/setpoint/internal/registry/strategy"
 )
 
@@ -38,7 +39,7 @@ func validateMatchConditions(p *field.Path, conds []admissionv1.MatchCondition, 
 					return append(errs, field.InternalError(ip.Child("expression"), err))
 				}
 			}
-			if _, e := c.compile(ip.Child("expression"), expr, celVars{params: o.params, authorizer: true}, o.stored.Has(expr), boolResult); e != nil {
+			if _, e := c.compile(ip.Child("expression"), expr, admissioncel.Vars{Params: o.params, Authorizer: true}, o.stored.Has(expr), admissioncel.BoolResult); e != nil {
 				errs = append(errs, e)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/setpoint-dev/setpoint/internal/admissioncel"
 	"github.com/setpoint-dev/setpoint/internal/registry/strategy"
 )
 
@@ -148,7 +149,7 @@ func validateVariable(c *celCompiler, p *field.Path, v *admissionv1.Variable, pa
 	if trimSpace(v.Expression) == "" {
 		return append(errs, field.Required(p.Child("expression"), "expression is not specified"))
 	}
-	t, e := c.compile(p.Child("expression"), v.Expression, celVars{params: params, authorizer: true}, stored, anyResult)
+	t, e := c.compile(p.Child("expression"), v.Expression, admissioncel.Vars{Params: params, Authorizer: true}, stored, admissioncel.AnyResult)
 	c.addVariable(v.Name, t)
 	if e != nil {
 		errs = append(errs, e)
@@ -160,16 +161,16 @@ func validateValidation(c *celCompiler, p *field.Path, v *admissionv1.Validation
 	var errs field.ErrorList
 	if trimSpace(v.Expression) == "" {
 		errs = append(errs, field.Required(p.Child("expression"), "expression is not specified"))
-	} else if _, e := c.compile(p.Child("expression"), v.Expression, celVars{params: params, authorizer: true},
-		o.stored.validations.Has(v.Expression), boolResult); e != nil {
+	} else if _, e := c.compile(p.Child("expression"), v.Expression, admissioncel.Vars{Params: params, Authorizer: true},
+		o.stored.validations.Has(v.Expression), admissioncel.BoolResult); e != nil {
 		errs = append(errs, e)
 	}
 	switch msgExpr := trimSpace(v.MessageExpression); {
 	case v.MessageExpression != "" && msgExpr == "":
 		errs = append(errs, field.Invalid(p.Child("messageExpression"), v.MessageExpression, "must be non-empty if specified"))
 	case msgExpr != "":
-		if _, e := c.compile(p.Child("messageExpression"), v.MessageExpression, celVars{params: params},
-			o.stored.messages.Has(v.MessageExpression), stringResult); e != nil {
+		if _, e := c.compile(p.Child("messageExpression"), v.MessageExpression, admissioncel.Vars{Params: params},
+			o.stored.messages.Has(v.MessageExpression), admissioncel.StringResult); e != nil {
 			errs = append(errs, e)
 		}
 	}
@@ -199,7 +200,7 @@ func validateAuditAnnotation(c *celCompiler, p *field.Path, policy string, a *ad
 	case len(expr) > maxAuditAnnotationValueLen:
 		errs = append(errs, field.Required(p.Child("valueExpression"), fmt.Sprintf("must not exceed %d bytes in length", maxAuditAnnotationValueLen)))
 	default:
-		if _, e := c.compile(p.Child("valueExpression"), expr, celVars{params: params, authorizer: true}, stored, annotationResult); e != nil {
+		if _, e := c.compile(p.Child("valueExpression"), expr, admissioncel.Vars{Params: params, Authorizer: true}, stored, admissioncel.AnnotationResult); e != nil {
 			e.BadValue = a.ValueExpression
 			errs = append(errs, e)
 		}
@@ -233,7 +234,7 @@ func validateMutatingPolicySpec(pol *admissionv1.MutatingAdmissionPolicy, o poli
 }
 
 func validateMutation(c *celCompiler, p *field.Path, m *admissionv1.Mutation, params bool, o policyOptions) field.ErrorList {
-	vars := celVars{params: params, authorizer: true, patchTypes: true}
+	vars := admissioncel.Vars{Params: params, Authorizer: true, PatchTypes: true}
 	compile := func(p *field.Path, expr string, stored bool, want []*cel.Type) field.ErrorList {
 		expr = trimSpace(expr)
 		if expr == "" {
@@ -254,7 +255,7 @@ func validateMutation(c *celCompiler, p *field.Path, m *admissionv1.Mutation, pa
 		} else {
 			// kube-apiserver looks a stored JSON patch up among the apply
 			// configurations.
-			errs = append(errs, compile(p.Child("jsonPatch"), m.JSONPatch.Expression, o.stored.applies.Has(m.JSONPatch.Expression), jsonPatchResult)...)
+			errs = append(errs, compile(p.Child("jsonPatch"), m.JSONPatch.Expression, o.stored.applies.Has(m.JSONPatch.Expression), admissioncel.JSONPatchResult)...)
 		}
 		if m.ApplyConfiguration != nil {
 			errs = append(errs, field.Invalid(p.Child("applyConfiguration"), "{applyConfiguration}", "must not be specified when patchType is JSONPatch"))
@@ -265,7 +266,7 @@ func validateMutation(c *celCompiler, p *field.Path, m *admissionv1.Mutation, pa
 		if m.ApplyConfiguration == nil {
 			errs = append(errs, field.Required(p.Child("applyConfiguration"), "must be specified when patchType is ApplyConfiguration"))
 		} else {
-			errs = append(errs, compile(p.Child("applyConfiguration"), m.ApplyConfiguration.Expression, o.stored.applies.Has(m.ApplyConfiguration.Expression), applyResult)...)
+			errs = append(errs, compile(p.Child("applyConfiguration"), m.ApplyConfiguration.Expression, o.stored.applies.Has(m.ApplyConfiguration.Expression), admissioncel.ApplyResult)...)
 		}
 		if m.JSONPatch != nil {
 			errs = append(errs, field.Invalid(p.Child("jsonPatch"), "{jsonPatch}", "must not be specified when patchType is ApplyConfiguration"))

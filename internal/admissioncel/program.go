@@ -1,4 +1,4 @@
-package admissionregistration
+package admissioncel
 
 import (
 	"fmt"
@@ -10,18 +10,18 @@ import (
 
 // MatchConditionProgram compiles a webhook's match condition for
 // evaluation, in the environment its write was checked in (object,
-// oldObject, request, authorizer, authorizer.requestResource), with
-// kube-apiserver's runtime cost budget for match conditions. It is how the
-// admission webhook plugins (internal/admission/webhook) evaluate
-// matchConditions.
+// oldObject, request, namespaceObject, authorizer,
+// authorizer.requestResource), with kube-apiserver's runtime cost budget
+// for match conditions. It is how the admission webhook plugins
+// (internal/admission/webhook) evaluate matchConditions.
 func MatchConditionProgram(expr string) (cel.Program, error) {
-	c, err := newCELCompiler(false)
+	envs, err := NewEnvs(false)
 	if err != nil {
 		return nil, err
 	}
-	set, err := c.env(celVars{authorizer: true})
+	set, err := envs.Env(Vars{Authorizer: true})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cel: environment: %w", err)
 	}
 	env, err := set.Env(environment.StoredExpressions)
 	if err != nil {

@@ -1,4 +1,4 @@
-package policycel
+package admissioncel
 
 import apiservercel "k8s.io/apiserver/pkg/cel"
 
