@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -157,8 +160,22 @@ func (b *bench) measured(ctx context.Context, sr *sideRun, w string) error {
 	if werr == nil {
 		sr.set(b.figure("rss-"+w), float64(p.RSSBytes)/mb)
 		sr.set(b.figure("cpu-"+w), p.CPUSeconds)
+		if len(p.Processes) > 1 {
+			logf("  %s: %s", sr.Side, p.split())
+		}
 	}
 	return werr
+}
+
+// split lists each process's memory and CPU seconds, by name.
+func (p phase) split() string {
+	names := slices.Sorted(maps.Keys(p.Processes))
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		f := p.Processes[n]
+		parts = append(parts, fmt.Sprintf("%s %.0f MB / %.2f s", n, float64(f.RSSBytes)/mb, f.CPUSeconds))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (b *bench) workload(ctx context.Context, sr *sideRun, w string) error {
