@@ -13,9 +13,11 @@ import (
 )
 
 // requestKinds counts how a client reached the server: streaming lists
-// (watch with sendInitialEvents=true), plain watches and lists.
+// (watch with sendInitialEvents=true), plain watches and lists, and over
+// which protocol (HTTP/2.0 with client-go's defaults).
 type requestKinds struct {
 	stream, watch, list atomic.Int64
+	proto               atomic.Value // string: the protocol of the last response
 }
 
 func (k *requestKinds) wrap(rt http.RoundTripper) http.RoundTripper {
@@ -30,12 +32,17 @@ func (k *requestKinds) wrap(rt http.RoundTripper) http.RoundTripper {
 		default:
 			k.list.Add(1)
 		}
-		return rt.RoundTrip(r)
+		resp, err := rt.RoundTrip(r)
+		if err == nil {
+			k.proto.Store(resp.Proto)
+		}
+		return resp, err
 	})
 }
 
 func (k *requestKinds) String() string {
-	return fmt.Sprintf("%d streaming list(s), %d list(s), %d watch(es)", k.stream.Load(), k.list.Load(), k.watch.Load())
+	proto, _ := k.proto.Load().(string)
+	return fmt.Sprintf("%d streaming list(s), %d list(s), %d watch(es) over %s", k.stream.Load(), k.list.Load(), k.watch.Load(), proto)
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
