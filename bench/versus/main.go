@@ -29,6 +29,7 @@ type config struct {
 	watchFor              time.Duration
 	reps                  int
 	setpointBin, jsonOut  string
+	setpointFlags         string
 	markdown, quick       bool
 }
 
@@ -46,6 +47,7 @@ func main() {
 	flag.DurationVar(&c.watchFor, "watch-duration", 10*time.Second, "how long the single writer updates the watched object, per watcher count")
 	flag.IntVar(&c.reps, "reps", 5, "repetitions of each list and of the informer sync of -objects within a run (their median is the run's figure)")
 	flag.StringVar(&c.setpointBin, "setpoint-bin", "", "setpoint executable (default: built from this repository)")
+	flag.StringVar(&c.setpointFlags, "setpoint-flags", "", "extra flags of `setpoint apiserver`, space-separated (e.g. \"--storage memory\")")
 	flag.StringVar(&c.jsonOut, "json", "", "also write every run's figures and the summary to this file")
 	flag.BoolVar(&c.markdown, "markdown", false, "also print the summary as a Markdown table (the docs/BENCHMARKS.md layout)")
 	flag.BoolVar(&c.quick, "quick", false, "small sizes, to check the harness: 1,000 objects, 5,000 for informer-large, watchers 10,50, 2 s of writes, 2 reps (explicit flags still win)")
@@ -216,7 +218,7 @@ func makeSides(c config) ([]side, error) {
 					return nil, err
 				}
 			}
-			sides = append(sides, setpointSide(bin))
+			sides = append(sides, setpointSide(bin, strings.Fields(c.setpointFlags)...))
 		default:
 			return nil, fmt.Errorf("unknown side %q", name)
 		}

@@ -58,8 +58,9 @@ func referenceSide(bins *refcluster.Binaries) side {
 }
 
 // setpointSide runs `setpoint apiserver` on a fresh data directory, with
-// its default storage (bolt, durable, as etcd is).
-func setpointSide(bin string) side {
+// its default storage (bolt, durable, as etcd is) unless extra flags say
+// otherwise.
+func setpointSide(bin string, extra ...string) side {
 	return side{name: sideSetpoint, start: func(ctx context.Context) (*server, error) {
 		begin := time.Now()
 		dir, err := os.MkdirTemp("", "bench-versus-")
@@ -70,8 +71,9 @@ func setpointSide(bin string) side {
 		if err != nil {
 			return nil, errors.Join(err, os.RemoveAll(dir))
 		}
-		p, err := proc.Start("setpoint apiserver", filepath.Join(dir, "setpoint.log"), bin, "apiserver",
-			"--data-dir", filepath.Join(dir, "data"), "--listen", "127.0.0.1:"+strconv.Itoa(port), "--log-level", "warn")
+		argv := append([]string{bin, "apiserver", "--data-dir", filepath.Join(dir, "data"),
+			"--listen", "127.0.0.1:" + strconv.Itoa(port), "--log-level", "warn"}, extra...)
+		p, err := proc.Start("setpoint apiserver", filepath.Join(dir, "setpoint.log"), argv...)
 		if err != nil {
 			return nil, errors.Join(err, os.RemoveAll(dir))
 		}
