@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: test vet unit compat e2e fuzz bench bench-cluster build
+.PHONY: test vet unit compat e2e fuzz bench bench-cluster bench-versus build
 
 build:
 	$(GO) build -o setpoint ./cmd/setpoint
@@ -13,7 +13,8 @@ vet:
 	$(GO) vet ./...
 	cd bench/reference && $(GO) vet .
 	cd bench/clientgo && $(GO) vet .
-	cd bench/cluster && $(GO) vet .
+	cd bench/cluster && $(GO) vet ./...
+	cd bench/versus && $(GO) vet .
 	cd conformance && $(GO) vet ./...
 	cd compat && $(GO) vet ./...
 	cd tests/sampleapiserver && $(GO) vet ./...
@@ -72,3 +73,13 @@ bench:
 BENCH_CLUSTER_FLAGS ?= -rounds 3 -reference-defaults
 bench-cluster:
 	cd bench/cluster && $(GO) run . $(BENCH_CLUSTER_FLAGS)
+
+# The client-go benchmark side by side with etcd + kube-apiserver
+# (bench/versus): creates, lists, informer sync and heap, watch fan-out,
+# server memory and CPU, with ratios. Not part of `make test`; a full round
+# takes several minutes per side. Check the harness:
+# make bench-versus BENCH_VERSUS_FLAGS=-quick
+BENCH_VERSUS_FLAGS ?= -rounds 3 -markdown
+bench-versus:
+	cd bench/versus && $(GO) run . $(BENCH_VERSUS_FLAGS)
+

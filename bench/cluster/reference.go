@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/setpoint-dev/setpoint/bench/cluster/proc"
 	"github.com/setpoint-dev/setpoint/compat/refcluster"
 )
 
@@ -39,15 +40,15 @@ func referenceSide(name string, bins *refcluster.Binaries, kwok kwokFiles, qps, 
 			return nil, err
 		}
 		c := &cluster{}
-		var kw *child
+		var kw *proc.Child
 		c.stop = func() error {
 			if kw != nil {
-				kw.stop(15 * time.Second)
+				kw.Stop(15 * time.Second)
 			}
 			return ref.Stop()
 		}
 		fail := func(err error) (*cluster, error) { return nil, errors.Join(err, c.stop()) }
-		port, err := freePort()
+		port, err := proc.FreePort()
 		if err != nil {
 			return fail(err)
 		}
@@ -62,13 +63,13 @@ func referenceSide(name string, bins *refcluster.Binaries, kwok kwokFiles, qps, 
 		for _, s := range kwok.Stages {
 			args = append(args, "--config="+s)
 		}
-		if kw, err = startChild("kwok", filepath.Join(ref.Dir(), "logs", "kwok.log"), args...); err != nil {
+		if kw, err = proc.Start("kwok", filepath.Join(ref.Dir(), "logs", "kwok.log"), args...); err != nil {
 			return fail(err)
 		}
 		for _, p := range ref.Processes() {
-			c.procs = append(c.procs, namedPID{p.Name, p.PID})
+			c.procs = append(c.procs, proc.Named{Name: p.Name, PID: p.PID})
 		}
-		c.procs = append(c.procs, namedPID{"kwok", kw.cmd.Process.Pid})
+		c.procs = append(c.procs, proc.Named{Name: "kwok", PID: kw.Cmd.Process.Pid})
 		if c.client, err = driverClient(ref.Kubeconfig()); err != nil {
 			return fail(err)
 		}
@@ -78,7 +79,7 @@ func referenceSide(name string, bins *refcluster.Binaries, kwok kwokFiles, qps, 
 			return fail(err)
 		}
 		if err := waitNodesReady(upCtx, c.client, nodes); err != nil {
-			return fail(fmt.Errorf("%s: %w (kwok alive: %v)", name, err, kw.alive()))
+			return fail(fmt.Errorf("%s: %w (kwok alive: %v)", name, err, kw.Alive()))
 		}
 		c.startup = time.Since(begin)
 		return c, nil

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/setpoint-dev/setpoint/bench/cluster/proc"
 )
 
 // result is one workload run on one side.
@@ -51,7 +54,7 @@ func runOne(ctx context.Context, s side, w workload, round int, timeout time.Dur
 		}
 	}()
 	r.StartupSec = c.startup.Seconds()
-	before, err := sampleAll(c.procs)
+	before, err := proc.SampleAll(c.procs)
 	if err != nil {
 		r.Error = err.Error()
 		return r
@@ -61,7 +64,7 @@ func runOne(ctx context.Context, s side, w workload, round int, timeout time.Dur
 	err = w.run(runCtx, c.client)
 	elapsed := time.Since(start)
 	cancel()
-	after, serr := sampleAll(c.procs)
+	after, serr := proc.SampleAll(c.procs)
 	r.LoadAverage = loadAverage()
 	switch {
 	case err == nil:
@@ -86,8 +89,8 @@ func runOne(ctx context.Context, s side, w workload, round int, timeout time.Dur
 }
 
 func loadAverage() string {
-	b, _ := readFile("/proc/loadavg")
-	f := strings.Fields(b)
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
 	if len(f) > 3 {
 		f = f[:3]
 	}

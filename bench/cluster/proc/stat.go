@@ -1,4 +1,4 @@
-package main
+package proc
 
 import (
 	"bytes"
@@ -12,36 +12,36 @@ import (
 // 100 on every Linux architecture Go supports.
 const clockTicks = 100
 
-// procSample is one process's resident memory and CPU time at a moment.
-type procSample struct {
+// Sample is one process's resident memory and CPU time at a moment.
+type Sample struct {
 	RSSBytes   int64
 	CPUSeconds float64
 }
 
-// sampleProc reads /proc/<pid>/status (VmRSS) and /proc/<pid>/stat (utime,
+// Read reads /proc/<pid>/status (VmRSS) and /proc/<pid>/stat (utime,
 // stime).
-func sampleProc(pid int) (procSample, error) {
+func Read(pid int) (Sample, error) {
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return procSample{}, fmt.Errorf("procstat: %w", err)
+		return Sample{}, fmt.Errorf("procstat: %w", err)
 	}
-	rss, err := parseVmRSS(status)
+	rss, err := ParseVmRSS(status)
 	if err != nil {
-		return procSample{}, fmt.Errorf("procstat: pid %d: %w", pid, err)
+		return Sample{}, fmt.Errorf("procstat: pid %d: %w", pid, err)
 	}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return procSample{}, fmt.Errorf("procstat: %w", err)
+		return Sample{}, fmt.Errorf("procstat: %w", err)
 	}
-	cpu, err := parseCPUSeconds(stat)
+	cpu, err := ParseCPUSeconds(stat)
 	if err != nil {
-		return procSample{}, fmt.Errorf("procstat: pid %d: %w", pid, err)
+		return Sample{}, fmt.Errorf("procstat: pid %d: %w", pid, err)
 	}
-	return procSample{RSSBytes: rss, CPUSeconds: cpu}, nil
+	return Sample{RSSBytes: rss, CPUSeconds: cpu}, nil
 }
 
-// parseVmRSS returns the VmRSS line of /proc/<pid>/status in bytes.
-func parseVmRSS(status []byte) (int64, error) {
+// ParseVmRSS returns the VmRSS line of /proc/<pid>/status in bytes.
+func ParseVmRSS(status []byte) (int64, error) {
 	for _, line := range bytes.Split(status, []byte("\n")) {
 		rest, ok := bytes.CutPrefix(line, []byte("VmRSS:"))
 		if !ok {
@@ -60,10 +60,10 @@ func parseVmRSS(status []byte) (int64, error) {
 	return 0, fmt.Errorf("no VmRSS in status")
 }
 
-// parseCPUSeconds returns utime + stime of /proc/<pid>/stat in seconds. The
+// ParseCPUSeconds returns utime + stime of /proc/<pid>/stat in seconds. The
 // command name (field 2) is in parentheses and may hold spaces, so fields
 // are counted from the last ')'.
-func parseCPUSeconds(stat []byte) (float64, error) {
+func ParseCPUSeconds(stat []byte) (float64, error) {
 	i := bytes.LastIndexByte(stat, ')')
 	if i < 0 {
 		return 0, fmt.Errorf("malformed stat %q", stat)
@@ -85,19 +85,20 @@ func parseCPUSeconds(stat []byte) (float64, error) {
 	return float64(u+s) / clockTicks, nil
 }
 
-// namedPID is a process of a side, by component name.
-type namedPID struct {
+// Named is a process by component name.
+type Named struct {
 	Name string
 	PID  int
 }
 
-// usage is a side's processes sampled at one moment.
-type usage map[string]procSample
+// Usage is a set of processes sampled at one moment.
+type Usage map[string]Sample
 
-func sampleAll(procs []namedPID) (usage, error) {
-	u := usage{}
+// SampleAll reads every process of procs, keyed by name.
+func SampleAll(procs []Named) (Usage, error) {
+	u := Usage{}
 	for _, p := range procs {
-		s, err := sampleProc(p.PID)
+		s, err := Read(p.PID)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.Name, err)
 		}
@@ -106,17 +107,12 @@ func sampleAll(procs []namedPID) (usage, error) {
 	return u, nil
 }
 
-// total sums the resident memory and CPU time of every process.
-func (u usage) total() procSample {
-	var t procSample
+// Total sums the resident memory and CPU time of every process.
+func (u Usage) Total() Sample {
+	var t Sample
 	for _, s := range u {
 		t.RSSBytes += s.RSSBytes
 		t.CPUSeconds += s.CPUSeconds
 	}
 	return t
-}
-
-func readFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	return string(b), err
 }
