@@ -62,3 +62,25 @@ func TestErrorStatusHasDetails(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeoutQueryParameter: `?timeout=` that does not parse is kube's 400
+// and nothing is stored; a valid one (shorter than the server's limit, 0,
+// or longer) is accepted.
+func TestTimeoutQueryParameter(t *testing.T) {
+	s, _ := start(t, nil)
+	body := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"t"}}`
+	code, out, _ := s.Do(t, http.MethodPost, cmPath+"?timeout=soon", "application/json", bytes.NewReader([]byte(body)))
+	var st struct{ Reason, Message string }
+	_ = json.Unmarshal(out, &st)
+	if code != http.StatusBadRequest || st.Reason != "BadRequest" || st.Message != `invalid timeout specified in the request URL - time: invalid duration "soon"` {
+		t.Fatalf("invalid timeout: %d %s", code, out)
+	}
+	if code, _, _ := s.Do(t, http.MethodGet, cmPath+"/t", "", nil); code != http.StatusNotFound {
+		t.Fatalf("the refused create was stored: %d", code)
+	}
+	for _, v := range []string{"5s", "0s", "10m"} {
+		if code, out, _ := s.Do(t, http.MethodGet, cmPath+"?timeout="+v, "", nil); code != http.StatusOK {
+			t.Errorf("timeout=%s: %d %s", v, code, out)
+		}
+	}
+}

@@ -3,11 +3,14 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 
@@ -118,7 +121,12 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 			s.dispatch(w, r, e, info, mt) // no request timeout: streams
 			return
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
+		timeout, err := s.requestTimeout(r)
+		if err != nil {
+			s.resp.writeError(w, r, err)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
 		s.dispatch(w, r.WithContext(ctx), e, info, mt)
 	})
@@ -197,4 +205,23 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, e *entry, info
 	default:
 		s.resp.writeError(w, r, methodNotAllowed())
 	}
+}
+
+// requestTimeout is how long a request that does not stream may run: the
+// client's `?timeout=` when it is shorter than the server's limit (0 or
+// more asks for the limit), as kube-apiserver's request deadline; a
+// timeout that does not parse is a 400.
+func (s *Server) requestTimeout(r *http.Request) (time.Duration, error) {
+	v := r.URL.Query().Get("timeout")
+	if v == "" {
+		return s.cfg.RequestTimeout, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid timeout specified in the request URL - %v", err))
+	}
+	if d > 0 && d < s.cfg.RequestTimeout {
+		return d, nil
+	}
+	return s.cfg.RequestTimeout, nil
 }

@@ -31,7 +31,7 @@ var (
 
 // Plugin is the MutatingAdmissionPolicy plugin.
 type Plugin struct {
-	cache compiledCache
+	cache policycel.Cache[*compiled]
 }
 
 // New returns the plugin.
@@ -80,7 +80,7 @@ func (p *Plugin) Admit(ctx context.Context, env registry.Env, a *registry.Attrib
 	policies, err := listCached(ctx, pols)
 	if err != nil || len(policies) == 0 {
 		if len(policies) == 0 {
-			p.cache.prune(nil)
+			p.cache.Prune(nil)
 		}
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (p *Plugin) invocations(ctx context.Context, env registry.Env, a *registry.
 			pols = append(pols, pol)
 		}
 	}
-	p.cache.prune(live)
+	p.cache.Prune(live)
 	sort.Slice(pols, func(i, j int) bool { return pols[i].Name < pols[j].Name })
 	var invs []invocation
 	var errs []policyError
@@ -170,7 +170,7 @@ func (p *Plugin) invocations(ctx context.Context, env registry.Env, a *registry.
 					return nil, nil, err
 				}
 			}
-			cp := p.cache.get(pol)
+			cp := p.cache.Get(pol, func() *compiled { return compile(pol) })
 			polBase := base
 			if at != nil {
 				if polBase, err = baseInput(ctx, env, atBase); err != nil {

@@ -42,7 +42,7 @@ var (
 // Plugin is the ValidatingAdmissionPolicy plugin.
 type Plugin struct {
 	annotate func(ctx context.Context, key, value string)
-	cache    compiledCache
+	cache    policycel.Cache[*compiled]
 }
 
 // New returns the plugin; annotate records audit annotations (nil: none).
@@ -79,7 +79,7 @@ func (p *Plugin) hooks(ctx context.Context, env registry.Env) ([]hook, error) {
 		return nil, err
 	}
 	if len(policies) == 0 {
-		p.cache.prune(nil)
+		p.cache.Prune(nil)
 		return nil, nil
 	}
 	bindings, err := listCached(ctx, binds)
@@ -105,7 +105,7 @@ func (p *Plugin) hooks(ctx context.Context, env registry.Env) ([]hook, error) {
 			out = append(out, hook{policy: pol, bindings: bs})
 		}
 	}
-	p.cache.prune(live)
+	p.cache.Prune(live)
 	sort.Slice(out, func(i, j int) bool { return out[i].policy.Name < out[j].policy.Name })
 	return out, nil
 }
@@ -185,7 +185,7 @@ func (p *Plugin) dispatch(ctx context.Context, env registry.Env, a *registry.Att
 			}
 			polBase.Resource = base.Resource // the authorizer's requestResource is the client's
 		}
-		cp := p.cache.get(pol)
+		cp := p.cache.Get(pol, func() *compiled { return compile(pol) })
 		annotations := newCollector()
 		for _, b := range h.bindings {
 			if b.Spec.MatchResources != nil {

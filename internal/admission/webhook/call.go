@@ -19,8 +19,6 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/webhookclient"
 )
 
-var errNoNamespaces = errors.New("the server serves no namespaces")
-
 // callError is a failure to talk to a webhook (kube's ErrCallingWebhook):
 // the failure policy decides.
 type callError struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
@@ -105,8 +104,6 @@ func matchRules(rules []admissionregistrationv1.RuleWithOperations, r *request) 
 	return false
 }
 
-var namespacesGVR = corev1.SchemeGroupVersion.WithResource("namespaces")
-
 // matchRule is the rule matcher the admission policies share
 // (operations, group, version, resource/subresource, scope).
 func matchRule(rule *admissionregistrationv1.RuleWithOperations, r *request) bool {
@@ -145,18 +142,14 @@ func namespaceLabels(ctx context.Context, env registry.Env, r *request) (map[str
 	if r.gvr.Resource == "namespaces" && r.gvr.Group == "" {
 		name = r.a.Name
 	}
-	objs := env.Objects(namespacesGVR)
-	if objs == nil {
-		return nil, apierrors.NewInternalError(errNoNamespaces)
-	}
-	obj, err := registry.GetCached(ctx, objs, "", name)
+	ns, err := policycel.Namespace(ctx, env, name)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, err
 		}
 		return nil, apierrors.NewInternalError(err)
 	}
-	r.nsLabels, r.nsRead = labelsOf(obj), true
+	r.nsLabels, r.nsRead = ns.Labels, true
 	return r.nsLabels, nil
 }
 
