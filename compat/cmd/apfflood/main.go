@@ -19,7 +19,11 @@
 // answers a new tenant's first reads in about 1 s each for some seconds
 // after it reports ready, which would make its quiet p99 1 s).
 //
-//	SETPOINT_REFERENCE_BIN_DIR=/work/main/.bin go run ./cmd/apfflood -runs 3
+// The executables are refcluster's (FindBinaries: the repository's .bin/,
+// built on first use, or $SETPOINT_REFERENCE_BIN_DIR holding etcd,
+// kube-apiserver, kube-controller-manager and kube-scheduler).
+//
+//	cd compat && go run ./cmd/apfflood -runs 3
 package main
 
 import (
