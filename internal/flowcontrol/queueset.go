@@ -235,9 +235,10 @@ func (qs *queueSet) enqueueLocked(req *request, q *queue) {
 }
 
 // newcomerStartLocked is where a queue that becomes active starts in
-// virtual time: the current virtual time R, or, when queues with requests
-// waiting lag behind R, the earliest of their starts (start-time fair
-// queuing's virtual time: the start of what is served next). Queues lag
+// virtual time: the current virtual time R, or, when active queues (with
+// requests waiting or executing) lag behind R, the earliest of their
+// starts (start-time fair queuing's virtual time: the start of what is
+// served next). Queues lag
 // behind R after a request ran far longer than the assumed G: R advanced
 // for every active queue, only the slow request's queue was charged, and
 // the others (often the same flow's other queues of its hand) are owed
@@ -247,7 +248,7 @@ func (qs *queueSet) enqueueLocked(req *request, q *queue) {
 func (qs *queueSet) newcomerStartLocked() float64 {
 	start := qs.currentR
 	for _, q := range qs.queues {
-		if q.waiting.Len() > 0 && q.nextDispatchR < start {
+		if q.active() && q.nextDispatchR < start {
 			start = q.nextDispatchR
 		}
 	}
