@@ -46,8 +46,13 @@
 // per second, each queue's next start time advances by the work of what
 // it dispatches (seats × an assumed 3 ms) and is corrected by the real
 // service time when the request finishes, so every active queue gets an
-// equal share of the seats however many requests its flow sends. A level
-// with limitResponse Reject has no queues: what does not fit is rejected
+// equal share of the seats however many requests its flow sends. A queue
+// that becomes active starts at R, or at the earliest start of the active
+// queues when those lag behind R (after a request ran far longer than the
+// assumed 3 ms, the other active queues are owed that time): a flow that
+// sends one request is dispatched after at most one request of each queue
+// it ties with, however long the requests before it ran. A level with
+// limitResponse Reject has no queues: what does not fit is rejected
 // (concurrency-limit). A queued request waits at most its wait limit (a
 // quarter of the request timeout, capped at a minute; 15 s for watches),
 // then is rejected (time-out); a request whose client goes away is
@@ -70,7 +75,15 @@
 // extra seats or latency for the watchers their change fans out to). List
 // widths count the objects of the whole resource (as kube-apiserver does
 // for lists served from its cache) and are capped by the limit parameter.
-// Virtual time is a float64 of seat-seconds, not fixed-point. Timed-out
+// Virtual time is a float64 of seat-seconds, not fixed-point. A queue
+// that becomes active starts at the earliest start of the lagging active
+// queues rather than always at R (start-time fair queuing's
+// rule for newcomers; kube-apiserver starts it at R): under a flood whose
+// requests sometimes run long (garbage collection, a burst of rejected
+// retries, a loaded machine), kube-apiserver's rule makes a second tenant
+// wait for the flood's other queues to catch up on the long request's
+// time, dozens of the flood's requests; this one, for at most one request
+// of each. Long-run shares of backlogged flows are unchanged. Timed-out
 // requests leave their queue when their own wait limit ends, not when the
 // next request arrives.
 package flowcontrol

@@ -223,7 +223,8 @@ func (qs *queueSet) shuffleShardLocked(hash uint64) int {
 
 func (qs *queueSet) enqueueLocked(req *request, q *queue) {
 	if !q.active() {
-		q.nextDispatchR = qs.currentR
+		q.nextDispatchR = qs.newcomerStartLocked()
+		req.arrivalR = q.nextDispatchR
 	}
 	req.queue = q
 	req.elem = q.waiting.PushBack(req)
@@ -231,6 +232,27 @@ func (qs *queueSet) enqueueLocked(req *request, q *queue) {
 	qs.waiting++
 	qs.seatsWaiting += req.seats
 	qs.metrics.enqueued(qs.level, req.fs, 1, req.seats, q.waiting.Len())
+}
+
+// newcomerStartLocked is where a queue that becomes active starts in
+// virtual time: the current virtual time R, or, when active queues (with
+// requests waiting or executing) lag behind R, the earliest of their
+// starts (start-time fair queuing's virtual time: the start of what is
+// served next). Queues lag
+// behind R after a request ran far longer than the assumed G: R advanced
+// for every active queue, only the slow request's queue was charged, and
+// the others (often the same flow's other queues of its hand) are owed
+// that time. Starting a newcomer at R would put it behind all that
+// catching up, a wait as long as the slow request; starting it among them
+// dispatches it after at most one request of each queue it ties with.
+func (qs *queueSet) newcomerStartLocked() float64 {
+	start := qs.currentR
+	for _, q := range qs.queues {
+		if q.active() && q.nextDispatchR < start {
+			start = q.nextDispatchR
+		}
+	}
+	return start
 }
 
 // dequeueLocked takes a waiting request out of its queue.

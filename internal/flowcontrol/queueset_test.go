@@ -109,6 +109,65 @@ func TestFairQueuing(t *testing.T) {
 	}
 }
 
+// TestNewcomerAfterSlowRequest: after one of a backlogged flow's requests
+// ran far longer than assumed, a flow that then sends one request is
+// dispatched after at most one request of each of the backlogged flow's
+// queues, not after the backlogged flow's other queues caught up on the
+// slow request's time (the tail of a second tenant under a flood).
+func TestNewcomerAfterSlowRequest(t *testing.T) {
+	const hand = 3
+	qs, clk := newTestSet(queueConfig{limit: 1, queues: 64, handSize: hand, queueLengthLimit: 50})
+	ctx := context.Background()
+	heavy, light := flowHash("fs", "heavy"), flowHash("fs", "light")
+	if h, l := deal(heavy, 64, hand, nil), deal(light, 64, hand, nil); slices.ContainsFunc(l, func(c int) bool { return slices.Contains(h, c) }) {
+		t.Fatal("the two flows' hands overlap; pick other names")
+	}
+	cur, err := qs.start(ctx, "fs", "heavy", 1, heavy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan started, 64)
+	const queued = 30
+	for i := range queued {
+		enqueue(qs, ctx, "heavy", "heavy", out)
+		waitFor(t, "heavy request queued", func() bool { w, _, _ := qs.counts(); return w == i+1 })
+	}
+	next := func(took time.Duration) started {
+		clk.Step(took)
+		qs.finish(cur)
+		s := <-out
+		if s.err != nil {
+			t.Fatalf("%s rejected: %s", s.name, s.req.reason)
+		}
+		cur = s.req
+		return s
+	}
+	for range 3 { // the flood's ordinary pace: 1 ms a request
+		next(time.Millisecond)
+	}
+	next(300 * time.Millisecond) // one request of the flood runs 300 ms
+	enqueue(qs, ctx, "light", "light", out)
+	waitFor(t, "light request queued", func() bool { w, _, _ := qs.counts(); return w == queued-3 })
+	before := 0
+	for next(time.Millisecond).name != "light" {
+		before++
+	}
+	if before > hand {
+		t.Errorf("the newcomer was dispatched after %d of the flood's requests, want at most %d (one per queue of its hand)", before, hand)
+	}
+	for {
+		w, _, _ := qs.counts()
+		if w == 0 {
+			break
+		}
+		next(time.Millisecond)
+	}
+	qs.finish(cur)
+	if w, e, seats := qs.counts(); w != 0 || e != 0 || seats != 0 {
+		t.Errorf("left %d waiting, %d executing, %d seats", w, e, seats)
+	}
+}
+
 // TestQueueFull: a full queue rejects at once with queue-full, while the
 // level's seats are taken.
 func TestQueueFull(t *testing.T) {
