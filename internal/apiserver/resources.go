@@ -65,6 +65,11 @@ func (s *Server) newEntry(res *registry.Resource) (*entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("field set of %s: %w", res.GVR(), err)
 	}
+	for _, f := range res.TriggerFields {
+		if _, ok := supported[f]; !ok {
+			return nil, fmt.Errorf("trigger field %q of %s is not one of its selectable fields", f, res.GVR())
+		}
+	}
 	e := &entry{res: res, fields: supported}
 	if res.Virtual != nil {
 		return e, nil // nothing stored, nothing cached
@@ -80,11 +85,12 @@ func (s *Server) newEntry(res *registry.Resource) (*entry, error) {
 	})
 	gvk := res.GVK()
 	e.cache = watchcache.New(watchcache.Config{
-		Store:      s.cfg.Storage,
-		Prefix:     res.KeyPrefix(),
-		Decode:     e.store.Decode,
-		Attrs:      res.Attrs,
-		Namespaced: res.Namespaced,
+		Store:       s.cfg.Storage,
+		Prefix:      res.KeyPrefix(),
+		Decode:      e.store.Decode,
+		Attrs:       res.Attrs,
+		IndexFields: res.TriggerFields,
+		Namespaced:  res.Namespaced,
 		NewObject: func() runtime.Object {
 			obj := res.New()
 			obj.GetObjectKind().SetGroupVersionKind(gvk)

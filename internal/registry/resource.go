@@ -241,6 +241,14 @@ type Resource struct {
 	Advertised func(Advertisement) []runtime.Object
 	// Attrs extracts labels and selectable fields.
 	Attrs AttrFunc
+	// TriggerFields names the selectable fields (of Attrs' set) by whose
+	// exact value the watch cache indexes watchers, besides metadata.name,
+	// which every kind has: a watcher selecting field=value is offered only
+	// the events whose new or old object has that value (pods:
+	// spec.nodeName, as kube-apiserver's pod registry names its trigger).
+	// Name a field that many watchers select with one value each; nil for
+	// most kinds.
+	TriggerFields []string
 	// FieldLabelError returns the message of the 400 answering a field
 	// selector on a field the kind does not support (Attrs' set). Kinds
 	// differ in kube-apiserver: strategy.UnknownFieldLabel gives the

@@ -69,14 +69,11 @@ func (c *Cache) sendDueBookmarks(now time.Time) time.Time {
 			earliest = due
 		}
 	}
-	for _, w := range c.all.ws {
-		visit(w)
-	}
-	for _, l := range c.byNS {
+	c.eachListLocked(func(l *watcherList) {
 		for _, w := range l.ws {
 			visit(w)
 		}
-	}
+	})
 	return earliest
 }
 

@@ -50,6 +50,10 @@ type Cache struct {
 	// watchers of one namespace. Guarded by wmu.
 	all  watcherList
 	byNS map[string]*watcherList
+	// indexes hold the live watchers whose field selector requires an
+	// exact value of a trigger field (see fieldIndex); such a watcher is
+	// in no other list. Guarded by wmu.
+	indexes []fieldIndex
 	// dispatchedRev: every event with a revision <= dispatchedRev has been
 	// dispatched to the live watchers. Bookmarks carry it. Guarded by wmu.
 	dispatchedRev int64
@@ -83,6 +87,7 @@ func New(cfg Config) *Cache {
 		win:          newWindow(cfg.WindowCapacity),
 		revWait:      make(chan struct{}),
 		byNS:         make(map[string]*watcherList),
+		indexes:      newFieldIndexes(cfg.IndexFields),
 		readyCh:      make(chan struct{}),
 		done:         make(chan struct{}),
 		bookmarkWake: make(chan struct{}, 1),

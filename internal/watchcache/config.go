@@ -65,6 +65,14 @@ type Config struct {
 	// Attrs returns the labels and selectable fields of an object
 	// (required).
 	Attrs registry.AttrFunc
+	// IndexFields are the kind's trigger fields besides metadata.name,
+	// which is always one: selectable fields (in Attrs' set) by whose
+	// exact value watchers are indexed. A watcher whose field selector
+	// requires field=value for a trigger field is offered only the events
+	// whose new or old object has that value, instead of every event of
+	// its namespace (pods' spec.nodeName: each node's watcher sees its own
+	// pods' events only).
+	IndexFields []string
 	// Namespaced is true when keys are Prefix+"<namespace>/<name>".
 	Namespaced bool
 	// NewObject returns an empty object of the kind with apiVersion and kind

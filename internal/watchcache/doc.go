@@ -54,9 +54,15 @@
 // it ends with an Expired ERROR frame. It hands the watcher over to live
 // dispatch only when nothing is left to send and the channel is at most
 // half full, so a client that just caught up keeps some slack. Live
-// watchers are indexed by namespace; dispatch of one event visits the
-// all-namespace watchers and those of the event's namespace, builds no
-// per-watcher data, and sends a small Frame value.
+// watchers are indexed: one whose field selector requires an exact value of
+// a trigger field (metadata.name, and the kind's Config.IndexFields such as
+// pods' spec.nodeName) is kept under that value, any other under its
+// namespace or with the all-namespace watchers. Dispatch of one event
+// visits the all-namespace watchers, those of the event's namespace and,
+// per trigger field, those of the new object's value and (for an update
+// that changed it) of the old object's value, so a node's watcher still
+// sees a pod leave it; it builds no per-watcher data and sends a small
+// Frame value.
 //   - Every object, event and encoded frame is immutable once published and
 //     shared: callers must not mutate what List, Get or Frame.Object return,
 //     nor the bytes of Frame.Bytes.

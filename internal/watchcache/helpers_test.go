@@ -67,8 +67,11 @@ var configMaps = kind{
 		if !ok {
 			return nil, nil, fmt.Errorf("not a ConfigMap: %T", obj)
 		}
+		// tier is a selectable field whose value updates change (as a
+		// pod's spec.nodeName changes on binding): the metamorphic test
+		// indexes watchers by it.
 		return labels.Set(cm.Labels), fields.Set{
-			"metadata.name": cm.Name, "metadata.namespace": cm.Namespace,
+			"metadata.name": cm.Name, "metadata.namespace": cm.Namespace, "tier": cm.Labels["tier"],
 		}, nil
 	},
 }

@@ -27,7 +27,11 @@ const (
 var (
 	metaNamespaces = []string{"ns0", "ns1", "ns2"}
 	metaLabelSels  = []string{"", "app=a", "app!=b", "app in (a,c)", "tier", "!tier", "app=a,tier=x", "app notin (a)"}
-	metaFieldSels  = []string{"", "metadata.name=cm1", "metadata.namespace=ns1", "metadata.name!=cm2", "metadata.name=cm3,metadata.namespace=ns0"}
+	// The selectors with an exact metadata.name or tier term are indexed
+	// (tier is the run's trigger field, changed by updates, so an update
+	// moves objects between the watchers of two tier values).
+	metaFieldSels = []string{"", "metadata.name=cm1", "metadata.namespace=ns1", "metadata.name!=cm2", "metadata.name=cm3,metadata.namespace=ns0",
+		"tier=x", "tier=y", "tier=", "tier==x,metadata.namespace=ns1", "tier!=x", "metadata.name=cm2,tier=y"}
 )
 
 func TestMetamorphic(t *testing.T) {
@@ -81,6 +85,7 @@ func newMeta(t *testing.T, seed uint64) *metaRun {
 	r := &metaRun{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), m: newModel()}
 	r.e = newEnv(t, configMaps, func(c *Config) {
 		c.WindowCapacity = metaWindow
+		c.IndexFields = []string{"tier"}
 		c.WatcherBuffer = 4096
 		c.ListPageSize = 7 // several pages per list
 	}, func(e *env) {

@@ -24,7 +24,7 @@ type modelObj struct {
 func (o *modelObj) key() string { return cmKey(o.ns, o.name) }
 
 func (o *modelObj) fields() fields.Set {
-	return fields.Set{"metadata.name": o.name, "metadata.namespace": o.ns}
+	return fields.Set{"metadata.name": o.name, "metadata.namespace": o.ns, "tier": o.labels["tier"]}
 }
 
 // modelEvent is one write under the cached prefix.

@@ -166,3 +166,32 @@ func TestWrongType(t *testing.T) {
 		}
 	}
 }
+
+// TestTriggerFields: every trigger field a kind names for the watch cache's
+// index is one of its selectable fields (the server refuses to start
+// otherwise), and pods index their watchers by spec.nodeName, as
+// kube-apiserver's pod registry does, so each node's watch is offered only
+// its own pods' events.
+func TestTriggerFields(t *testing.T) {
+	var podTriggers []string
+	for _, r := range Resources() {
+		if r.Attrs == nil {
+			continue
+		}
+		_, set, err := r.Attrs(r.New())
+		if err != nil {
+			t.Fatalf("%s: Attrs: %v", r.Resource, err)
+		}
+		for _, f := range r.TriggerFields {
+			if _, ok := set[f]; !ok {
+				t.Errorf("%s: trigger field %q is not selectable", r.Resource, f)
+			}
+		}
+		if r.Group == "" && r.Resource == "pods" {
+			podTriggers = r.TriggerFields
+		}
+	}
+	if !slices.Equal(podTriggers, []string{"spec.nodeName"}) {
+		t.Errorf("pods' trigger fields are %v, want [spec.nodeName]", podTriggers)
+	}
+}

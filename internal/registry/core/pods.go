@@ -44,6 +44,7 @@ func podsResource() *registry.Resource {
 		Quota:               podQuota{},
 		ReturnDeletedObject: true,
 		Attrs:               strategy.Attrs(true, podFields),
+		TriggerFields:       []string{"spec.nodeName"},
 		Table:               printers.For("", "Pod"),
 	}
 }
