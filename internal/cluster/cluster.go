@@ -52,8 +52,15 @@ type Cluster struct {
 	Config *rest.Config
 	// ControllerManager, Scheduler and Nodes are the components' managers
 	// (Nodes is nil without simulated nodes, ControllerManager and
-	// Scheduler with Options.NoControllerManager and NoScheduler).
+	// Scheduler with Options.NoControllerManager and NoScheduler): the
+	// first instance of each; a component that lost its leadership runs on
+	// as a new manager (restart.go).
 	ControllerManager, Scheduler, Nodes *manager.Manager
+
+	// remake builds a component's manager anew, by name, for the
+	// components that elect a leader.
+	remake map[string]func() (*manager.Manager, error)
+	log    *slog.Logger
 
 	nodes   int
 	started time.Time
@@ -73,7 +80,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		log = slog.Default()
 	}
 	opts.APIServer.Logger = log.With("component", "apiserver")
-	c := &Cluster{nodes: opts.Nodes, started: time.Now(), done: make(chan struct{})}
+	c := &Cluster{nodes: opts.Nodes, started: time.Now(), done: make(chan struct{}), remake: map[string]func() (*manager.Manager, error){}, log: log}
 	srv, err := controlplane.NewAPIServer(opts.APIServer)
 	if err != nil {
 		return nil, err
@@ -156,13 +163,17 @@ func (c *Cluster) build(opts Options, log *slog.Logger) error {
 		if opts.ControllerManager.ServiceAccountToken.Signer == nil {
 			opts.ControllerManager.ServiceAccountToken.Signer = c.API.ServiceAccountIssuer()
 		}
-		if c.ControllerManager, err = controllermanager.NewControllerManager(opts.ControllerManager); err != nil {
+		cmOpts := opts.ControllerManager
+		c.remake["controller manager"] = func() (*manager.Manager, error) { return controllermanager.NewControllerManager(cmOpts) }
+		if c.ControllerManager, err = c.remake["controller manager"](); err != nil {
 			return err
 		}
 	}
 	if !opts.NoScheduler {
 		opts.Scheduler.Common = common(opts.Scheduler.Common, schedCfg)
-		if c.Scheduler, err = controllermanager.NewScheduler(opts.Scheduler); err != nil {
+		schedOpts := opts.Scheduler
+		c.remake["scheduler"] = func() (*manager.Manager, error) { return controllermanager.NewScheduler(schedOpts) }
+		if c.Scheduler, err = c.remake["scheduler"](); err != nil {
 			return err
 		}
 	}
@@ -184,15 +195,13 @@ func identity(dataDir string) string {
 	return fmt.Sprintf("setpoint-up-%08x", h.Sum32())
 }
 
-// run starts the components and waits until one stops, the API server
+// run starts the components and waits until one fails, the API server
 // stops, or the cluster is asked to stop; then it stops the components and,
-// last, the API server.
+// last, the API server. A component that lost its leadership is not a
+// failure: it is started again (restart.go), as a kubelet restarts a
+// control-plane component that exited for it.
 func (c *Cluster) run(ctx context.Context, apiDone <-chan error) {
 	defer close(c.done)
-	type result struct {
-		name string
-		err  error
-	}
 	results := make(chan result, 3)
 	running := 0
 	compCtx, stopComps := context.WithCancel(ctx)
@@ -207,22 +216,34 @@ func (c *Cluster) run(ctx context.Context, apiDone <-chan error) {
 		go func() { results <- result{name, m.Start(compCtx)} }()
 	}
 	var errs []error
-	select {
-	case <-ctx.Done():
-	case r := <-results:
-		running--
-		if r.err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", r.name, r.err))
-		}
-	case err := <-apiDone:
-		apiDone = nil
-		if err != nil {
-			errs = append(errs, fmt.Errorf("apiserver: %w", err))
+	restarts := map[string]int{}
+	for stopping := false; !stopping; {
+		select {
+		case <-ctx.Done():
+			stopping = true
+		case r := <-results:
+			running--
+			if c.restartable(ctx, r) {
+				restarts[r.name]++
+				running++
+				go func() { results <- c.restart(compCtx, r.name, restarts[r.name]) }()
+				continue
+			}
+			if r.err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", r.name, r.err))
+			}
+			stopping = true
+		case err := <-apiDone:
+			apiDone = nil
+			if err != nil {
+				errs = append(errs, fmt.Errorf("apiserver: %w", err))
+			}
+			stopping = true
 		}
 	}
 	stopComps()
 	for ; running > 0; running-- {
-		if r := <-results; r.err != nil {
+		if r := <-results; r.err != nil && !errors.Is(r.err, manager.ErrLeaderElectionLost) {
 			errs = append(errs, fmt.Errorf("%s: %w", r.name, r.err))
 		}
 	}

@@ -7,7 +7,11 @@
 // the controller manager and the scheduler lead and every simulated node is
 // Ready; Wait returns when the cluster has stopped (its context ended, or a
 // component failed: the first error stops all the others, since a cluster
-// with a dead scheduler is not one to keep serving).
+// with a dead scheduler is not one to keep serving). A component that lost
+// its leader election (its renewals missed the deadline on a starved
+// machine) is not a failure: it exits, as kube's components do, and is
+// started again as a new manager after a back-off of 1 s doubling to 10 s,
+// as a kubelet restarts a control-plane component.
 //
 // The components reach the API server over HTTPS exactly as separate
 // processes would, each with its own identity, as kubeadm sets a cluster
