@@ -43,8 +43,8 @@ type ruleTree struct {
 }
 
 // newRuleTree compiles the rules of the whole schema st (the root of a
-// custom resource); nil when it has none.
-func newRuleTree(st *structuralschema.Structural, perCallLimit uint64) *ruleTree {
+// custom resource; adapted is its adapter); nil when it has none.
+func newRuleTree(st *structuralschema.Structural, adapted *celSchema, perCallLimit uint64) *ruleTree {
 	if !hasRules(st) {
 		return nil
 	}
@@ -52,7 +52,7 @@ func newRuleTree(st *structuralschema.Structural, perCallLimit uint64) *ruleTree
 		envSet:       environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()),
 		perCallLimit: perCallLimit,
 	}
-	return b.build(st, st, newCelSchema(st), true, model.SchemaDeclType(st, true))
+	return b.build(st, st, adapted, true, model.SchemaDeclType(st, true))
 }
 
 type ruleTreeBuilder struct {

@@ -44,7 +44,7 @@ func (s *Schema) HasRules() bool { return s.ruleValidator() != nil }
 // it); nil when the schema has no rules.
 func (s *Schema) ruleValidator() *ruleTree {
 	s.rulesOnce.Do(func() {
-		s.rules = newRuleTree(s.structural, celconfig.PerCallLimit)
+		s.rules = newRuleTree(s.structural, s.celRoot(), celconfig.PerCallLimit)
 	})
 	return s.rules
 }

@@ -35,6 +35,18 @@ type Schema struct {
 	// one).
 	rulesOnce sync.Once
 	rules     *ruleTree
+
+	// adapted is structural as Kubernetes' CEL value adapters and update
+	// correlation read it, each node's children resolved once; built on
+	// first use.
+	adaptedOnce sync.Once
+	adapted     *celSchema
+}
+
+// celRoot returns the schema's caching adapter.
+func (s *Schema) celRoot() *celSchema {
+	s.adaptedOnce.Do(func() { s.adapted = newCelSchema(s.structural) })
+	return s.adapted
 }
 
 // Compile checks props is structural (as Kubernetes requires for apiextensions.k8s.io/v1) and compiles it.
