@@ -52,17 +52,22 @@ func TestCustomResourceRulesPerVersionAndCRDChange(t *testing.T) {
 		invalidCause("spec.size", "7: v2 allows less than 5")))
 	unchanged(t, kv, key+"g2", nil)
 
-	// Tighten v1's rule.
-	code, body, _ = do(t, s, http.MethodGet, crdPath+"/gizmos.cel.example.com", "", "")
-	if code != http.StatusOK {
-		t.Fatalf("get CRD: %d %s", code, body)
-	}
-	crd := decode[map[string]any](t, body)
+	// Tighten v1's rule (again on a conflict: the CRD's controller writes
+	// its status meanwhile).
 	updated := decode[map[string]any](t, []byte(gizmoCRD("self < 3", "v1 allows less than 3")))
-	crd["spec"] = updated["spec"]
-	if code, body, _ := do(t, s, http.MethodPut, crdPath+"/gizmos.cel.example.com", "application/json", string(mustJSON(t, crd))); code != http.StatusOK {
-		t.Fatalf("update CRD: %d %s", code, body)
-	}
+	waitFor(t, "the CRD updated", func() bool {
+		code, body, _ := do(t, s, http.MethodGet, crdPath+"/gizmos.cel.example.com", "", "")
+		if code != http.StatusOK {
+			t.Fatalf("get CRD: %d %s", code, body)
+		}
+		crd := decode[map[string]any](t, body)
+		crd["spec"] = updated["spec"]
+		code, body, _ = do(t, s, http.MethodPut, crdPath+"/gizmos.cel.example.com", "application/json", string(mustJSON(t, crd)))
+		if code != http.StatusOK && code != http.StatusConflict {
+			t.Fatalf("update CRD: %d %s", code, body)
+		}
+		return code == http.StatusOK
+	})
 	waitFor(t, "the tightened v1 rule served", func() bool {
 		code, body, _ := do(t, s, http.MethodPost, path("v1")+"?dryRun=All", "application/json", gizmo("v1", "probe", 4))
 		return code == http.StatusUnprocessableEntity && strings.Contains(string(body), "v1 allows less than 3")
