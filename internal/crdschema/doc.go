@@ -18,13 +18,18 @@
 //     Kubernetes' validation ratcheting: errors of values equal to their old
 //     values are dropped.
 //   - Schema.ValidateRules evaluates the x-kubernetes-validations (CEL)
-//     rules with Kubernetes' own rule validator
-//     (k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel on
-//     k8s.io/apiserver/pkg/cel and cel-go): its environment and libraries,
-//     transition rules and optionalOldSelf, ratcheting (as warnings through
-//     the context), messages, reasons and field paths, and the runtime cost
-//     limits. RulesBlocked says when earlier errors keep the rules from
-//     running, as in Kubernetes.
+//     rules as Kubernetes' rule validator
+//     (k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel) does, with
+//     its compiled programs (its environment and libraries, cost limits)
+//     and its value adapters (k8s.io/apiserver/pkg/cel/common): transition
+//     rules and optionalOldSelf, ratcheting (as warnings through the
+//     context), messages, reasons and field paths, and the runtime cost
+//     budget. The walk is this package's own (celtree.go, celeval.go) so
+//     that the adapters read the schema through celSchema, which resolves
+//     each node's children once per compiled Schema instead of on every
+//     field access; tests compare it with Kubernetes' validator.
+//     RulesBlocked says when earlier errors keep the rules from running, as
+//     in Kubernetes.
 //   - Schema.OpenAPI renders the schema as Kubernetes publishes it in
 //     /openapi/v3 (package openapi derives the /openapi/v2 form from it).
 //   - ValidateCRD, ValidateCRDUpdate and SetCRDDefaults are the

@@ -12,10 +12,14 @@ import (
 
 const fuzzSchema = `
 type: object
+x-kubernetes-validations:
+- {rule: "!has(self.spec) || !has(self.spec.note) || self.spec.note != self.metadata.name", message: "note must not repeat the name"}
 properties:
   spec:
     type: object
     required: [image]
+    allOf:
+    - x-kubernetes-validations: [{rule: "!has(self.image) || self.image != 'all'", message: "allOf rule"}]
     x-kubernetes-validations:
     - {rule: "!has(self.replicas) || self.replicas <= 5 || self.image != 'x'", messageExpression: "'too many replicas for ' + self.image", fieldPath: ".replicas"}
     - {rule: "!has(self.choice) || self.choice == 'a' || has(self.note)", reason: FieldValueRequired, fieldPath: ".note", message: "b needs a note"}
@@ -24,13 +28,15 @@ properties:
       replicas: {type: integer, minimum: 0, maximum: 10, default: 1, x-kubernetes-validations: [{rule: "self >= oldSelf", message: "no scale-down"}]}
       note: {type: string, nullable: true}
       port: {x-kubernetes-int-or-string: true, default: 80}
-      labels: {type: object, additionalProperties: {type: string, default: "x"}}
+      labels: {type: object, additionalProperties: {type: string, default: "x", maxLength: 20, x-kubernetes-validations: [{rule: "self.size() < 8", messageExpression: "'label ' + self + ' is long'"}]}}
+      born: {type: string, maxLength: 10, x-kubernetes-validations: [{rule: "oldSelf.hasValue() || self != 'bad'", optionalOldSelf: true, message: "born bad"}]}
       any: {type: object, additionalProperties: true}
       raw: {type: object, x-kubernetes-preserve-unknown-fields: true, properties: {typed: {type: object, properties: {a: {type: integer, default: 2}}}}}
-      tpl: {type: object, x-kubernetes-embedded-resource: true, properties: {spec: {type: object, properties: {x: {type: string}}}}}
+      tpl: {type: object, x-kubernetes-embedded-resource: true, x-kubernetes-validations: [{rule: "!has(self.kind) || self.kind != 'Bad'", reason: FieldValueForbidden, message: "bad kind"}], properties: {spec: {type: object, properties: {x: {type: string}}}}}
       items:
         type: array
-        items: {type: object, default: {name: d}, properties: {name: {type: string, default: "n"}, tags: {type: array, x-kubernetes-list-type: set, items: {type: string}}}}
+        maxItems: 8
+        items: {type: object, default: {name: d}, x-kubernetes-validations: [{rule: "!has(self.name) || self.name != 'bad'", fieldPath: ".name", reason: FieldValueDuplicate}], properties: {name: {type: string, default: "n", maxLength: 10}, tags: {type: array, maxItems: 8, x-kubernetes-list-type: set, items: {type: string, maxLength: 10}, x-kubernetes-validations: [{rule: "self.all(t, t != 'bad')", message: "bad tag"}]}}}
       ports:
         type: array
         x-kubernetes-list-type: map
@@ -58,6 +64,7 @@ func FuzzPruneDefaultValidate(f *testing.F) {
 		`{"spec":{"raw":{"typed":{"a":null,"b":1},"free":{"deep":true}},"tpl":{"apiVersion":"v1","kind":"K","metadata":{},"spec":{"x":"1","y":2}}}}`,
 		`{"spec":"string","status":[1,2,{"a":null}],"metadata":{"name":"n"}}`,
 		`{"spec":{"any":{"a":{"b":{"c":1}},"d":[{"e":1}]},"choice":"z","note":null}}`,
+		`{"metadata":{"name":"n"},"spec":{"image":"all","note":"n","born":"bad","labels":{"a":"longlonglong"},"tpl":{"kind":"Bad"},"items":[{"name":"bad","tags":["bad"]}]}}`,
 	} {
 		f.Add(seed)
 	}
@@ -96,6 +103,10 @@ func FuzzPruneDefaultValidate(f *testing.F) {
 			if extra := notIn(s.ValidateRules(context.Background(), obj, same), ruleErrs); len(extra) > 0 {
 				t.Fatalf("an unchanged object has new rule errors on update: %v", extra)
 			}
+		}
+		if RulesBlocked(errs) == nil {
+			sameAsKubernetes(t, s, obj, nil)
+			sameAsKubernetes(t, s, obj, same)
 		}
 		if !reflect.DeepEqual(before, obj) || !reflect.DeepEqual(before, same) {
 			t.Fatalf("update validation mutated the objects")

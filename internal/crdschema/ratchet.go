@@ -3,7 +3,6 @@ package crdschema
 import (
 	"sort"
 
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/cel/common"
@@ -23,7 +22,7 @@ func (s *Schema) ValidateUpdate(obj, old map[string]any) field.ErrorList {
 	if obj == nil {
 		data = map[string]any{}
 	}
-	errs := s.ratchet(nil, s.validation, data, old, common.NewCorrelatedObject(data, old, &model.Structural{Structural: s.structural}))
+	errs := s.ratchet(nil, s.validation, data, old, common.NewCorrelatedObject(data, old, s.celRoot()))
 	return append(errs, s.listTypesOnUpdate(data, old)...)
 }
 
@@ -36,7 +35,7 @@ func (s *Schema) ValidateStatusUpdate(obj, old map[string]any) field.ErrorList {
 	var errs field.ErrorList
 	status, hasStatus := obj["status"]
 	if statusSchema, ok := s.validation.Properties["status"]; ok && hasStatus {
-		corr := common.NewCorrelatedObject(obj, old, &model.Structural{Structural: s.structural}).Key("status")
+		corr := common.NewCorrelatedObject(obj, old, s.celRoot()).Key("status")
 		errs = s.ratchet(field.NewPath("status"), &statusSchema, status, old["status"], corr)
 	}
 	return append(errs, s.listTypesOnUpdate(obj, old)...)

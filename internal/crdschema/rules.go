@@ -7,8 +7,6 @@ import (
 	apiext "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/cel/common"
@@ -44,9 +42,9 @@ func (s *Schema) HasRules() bool { return s.ruleValidator() != nil }
 // ruleValidator returns the compiled rules of the whole object, compiling
 // them on first use (a schema compiled only to check a CRD never pays for
 // it); nil when the schema has no rules.
-func (s *Schema) ruleValidator() *cel.Validator {
+func (s *Schema) ruleValidator() *ruleTree {
 	s.rulesOnce.Do(func() {
-		s.rules = cel.NewValidator(s.structural, true, celconfig.PerCallLimit)
+		s.rules = newRuleTree(s.structural, s.celRoot(), celconfig.PerCallLimit)
 	})
 	return s.rules
 }
@@ -72,12 +70,12 @@ func (s *Schema) ValidateRules(ctx context.Context, obj, old map[string]any) fie
 		return nil
 	}
 	var oldObj any
-	var opts []cel.Option
+	var r ratchet
 	if old != nil {
 		oldObj = old
-		opts = append(opts, cel.WithRatcheting(common.NewCorrelatedObject(obj, old, &model.Structural{Structural: s.structural})))
+		r.current = common.NewCorrelatedObject(obj, old, v.schema)
 	}
-	errs, _ := v.Validate(ctx, nil, s.structural, obj, oldObj, celconfig.RuntimeCELCostBudget, opts...)
+	errs, _ := v.validate(ctx, nil, obj, oldObj, r, celconfig.RuntimeCELCostBudget)
 	return errs
 }
 

@@ -147,6 +147,7 @@ func TestValidateRules(t *testing.T) {
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("errors\n got %q\nwant %q", got, tc.want)
 			}
+			sameAsKubernetes(t, s, object(t, tc.obj), old)
 		})
 	}
 }
@@ -198,6 +199,7 @@ func TestRulesRatchet(t *testing.T) {
 			if !reflect.DeepEqual(got, tc.errs) || !reflect.DeepEqual(w.list, tc.warned) {
 				t.Errorf("errors %q, warnings %q; want %q, %q", got, w.list, tc.errs, tc.warned)
 			}
+			sameAsKubernetes(t, s, object(t, tc.obj), old)
 		})
 	}
 }
@@ -316,6 +318,7 @@ func TestRuleRuntimeCost(t *testing.T) {
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("errors\n got %q\nwant %q", got, tc.want)
 			}
+			sameAsKubernetes(t, s, object(t, tc.obj), nil)
 		})
 	}
 }

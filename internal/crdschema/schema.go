@@ -6,7 +6,6 @@ import (
 
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
@@ -30,10 +29,24 @@ type Schema struct {
 	structural *structuralschema.Structural
 
 	// rules are the compiled x-kubernetes-validations of the whole object
-	// (nil when there are none), built on first use; cel.Validator is safe
-	// for concurrent use.
+	// (nil when there are none), built on first use; a ruleTree is safe for
+	// concurrent use. Its schema adapters cache the children of each node,
+	// so they live and die with this Schema (a CRD change compiles a new
+	// one).
 	rulesOnce sync.Once
-	rules     *cel.Validator
+	rules     *ruleTree
+
+	// adapted is structural as Kubernetes' CEL value adapters and update
+	// correlation read it, each node's children resolved once; built on
+	// first use.
+	adaptedOnce sync.Once
+	adapted     *celSchema
+}
+
+// celRoot returns the schema's caching adapter.
+func (s *Schema) celRoot() *celSchema {
+	s.adaptedOnce.Do(func() { s.adapted = newCelSchema(s.structural) })
+	return s.adapted
 }
 
 // Compile checks props is structural (as Kubernetes requires for apiextensions.k8s.io/v1) and compiles it.
