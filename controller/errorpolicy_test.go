@@ -129,7 +129,7 @@ func TestForbiddenAndNotFoundNotRetriedWhenConfigured(t *testing.T) {
 
 // recorded is an event a fakeRecorder got.
 type recorded struct {
-	ref                          *corev1.ObjectReference
+	ref                        *corev1.ObjectReference
 	eventtype, reason, message string
 }
 
