@@ -12,6 +12,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/setpoint-dev/setpoint/builder"
+	"github.com/setpoint-dev/setpoint/controller"
+	"github.com/setpoint-dev/setpoint/handler"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/predicate"
@@ -115,6 +117,53 @@ func TestSyncPeriodByResourceOverrides(t *testing.T) {
 	if n := cmRec.count("c"); n != 1 {
 		t.Fatalf("configmap reconciled %d times; its resource has no resync", n)
 	}
+	if err := s.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHandlerResyncPeriod: a source with a resync period of its own
+// (controller.WithResyncPeriod, client-go's AddEventHandlerWithResyncPeriod)
+// is replayed at that period although the manager resyncs nothing.
+func TestHandlerResyncPeriod(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	clk := clocktesting.NewFakeClock(time.Now())
+	m := newManager(t, srv.RESTConfig(t), manager.Options{Clock: clk, SyncPeriod: -1})
+	rec := &recorder{}
+	c, err := controller.New("own-period", rec, m.ControllerOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf, _, err := manager.Informer[*corev1.ConfigMap](m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kind := controller.Kind(inf, "v1 configmaps", handler.Object[*corev1.ConfigMap]())
+	if _, err := controller.WithResyncPeriod(kind, -time.Second); err == nil {
+		t.Fatal("negative period accepted")
+	}
+	src, err := controller.WithResyncPeriod(kind, 2*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Watch(src); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Add(c); err != nil {
+		t.Fatal(err)
+	}
+	s := start(m)
+	waitClosed(t, "Elected", m.Elected())
+	cms, err := manager.Resource[*corev1.ConfigMap, *corev1.ConfigMapList](m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cms.Namespace("default").Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "created object reconciled", func() bool { return rec.count("c") == 1 })
+	clk.Step(2 * time.Minute)
+	eventually(t, "the handler's own resync", func() bool { return rec.count("c") == 2 })
 	if err := s.stop(t); err != nil {
 		t.Fatal(err)
 	}
