@@ -30,9 +30,9 @@ const (
 	// DefaultSyncPeriod is kube-controller-manager's
 	// --namespace-sync-period: how often terminating namespaces are
 	// looked at again whatever the events.
-	DefaultSyncPeriod = 5 * time.Minute
-	maxFinalizeAttempts      = 5
-	controllerName           = "namespace"
+	DefaultSyncPeriod   = 5 * time.Minute
+	maxFinalizeAttempts = 5
+	controllerName      = "namespace"
 )
 
 // Options tune the controller. The zero value means Kubernetes' defaults.
