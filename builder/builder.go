@@ -107,7 +107,7 @@ func (b *Builder) Build(r reconcile.Reconciler) (*controller.Controller, error) 
 	if name == "" {
 		name = strings.ToLower(fm.GVR.Resource)
 	}
-	c, err := controller.New(name, r, b.options())
+	c, err := controller.New(name, r, b.errorPolicy(name, fm.GVK, b.options()))
 	if err != nil {
 		return nil, fmt.Errorf("builder: %w", err)
 	}

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
 	"github.com/setpoint-dev/setpoint/reconcile"
+	"github.com/setpoint-dev/setpoint/record"
 	"github.com/setpoint-dev/setpoint/workqueue"
 )
 
@@ -44,6 +47,25 @@ type Options struct {
 	// QueueMetrics, when set, records the workqueue_* metrics of the
 	// controller's queue (named after the controller).
 	QueueMetrics workqueue.MetricsProvider
+	// NotRetried are the error classes (see Classify) that are logged once
+	// and not retried; nil means DefaultNotRetried (ClassInvalid,
+	// ClassBadRequest). Add ClassForbidden or ClassNotFound to give up on
+	// 403 or 404 too; an empty non-nil slice retries every error but
+	// terminal ones. Terminal errors are never retried.
+	NotRetried []ErrorClass
+	// MaxRetries, when positive, bounds the retries of one request: the
+	// failure that follows MaxRetries failed retries drops the request
+	// (its history forgotten), logs it, counts it in
+	// controller_runtime_reconcile_retries_exhausted_total and, with
+	// Recorder and ObjectKind, records a Warning event
+	// (ReasonMaxRetriesExceeded) on the object. The request is reconciled
+	// again on the object's next event or resync. Zero: no bound.
+	MaxRetries int
+	// ObjectKind is the kind of the objects the requests name (the
+	// builder sets its For kind); empty when requests name no object.
+	ObjectKind schema.GroupVersionKind
+	// Recorder records the events of dropped requests; nil records none.
+	Recorder record.Recorder
 }
 
 // Controller runs a Reconciler over a rate-limited workqueue of Requests
@@ -58,6 +80,12 @@ type Controller struct {
 	log      *slog.Logger
 	metrics  ctrlMetrics
 	syncWait time.Duration
+	// notRetried, maxRetries, kind and recorder are the error policy
+	// (Options.NotRetried, MaxRetries, ObjectKind, Recorder).
+	notRetried []ErrorClass
+	maxRetries int
+	kind       schema.GroupVersionKind
+	recorder   record.Recorder
 
 	queueOnce sync.Once
 	// queue is created on first use (Queue or Start), so that a controller
@@ -95,11 +123,16 @@ func New(name string, r reconcile.Reconciler, opts Options) (*Controller, error)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.NotRetried == nil {
+		opts.NotRetried = DefaultNotRetried
+	}
 	return &Controller{
 		name: name, do: r, workers: opts.MaxConcurrentReconciles, limiter: opts.RateLimiter,
 		qcfg:  workqueue.Config{Name: name, Clock: opts.Clock, MetricsProvider: opts.QueueMetrics},
 		clock: opts.Clock, log: opts.Logger.With("controller", name),
 		metrics: opts.Metrics.forController(name, opts.MaxConcurrentReconciles), syncWait: opts.CacheSyncTimeout,
+		notRetried: slices.Clone(opts.NotRetried), maxRetries: opts.MaxRetries, kind: opts.ObjectKind,
+		recorder: opts.Recorder,
 	}, nil
 }
 

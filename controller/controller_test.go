@@ -49,6 +49,13 @@ type harness struct {
 
 func newHarness(t *testing.T, workers int) *harness {
 	t.Helper()
+	return newHarnessWith(t, controller.Options{MaxConcurrentReconciles: workers})
+}
+
+// newHarnessWith runs a controller with opts plus the harness's clock,
+// metrics and logger.
+func newHarnessWith(t *testing.T, opts controller.Options) *harness {
+	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	reg := prometheus.NewRegistry()
 	m, err := controller.NewMetrics(reg)
@@ -56,8 +63,8 @@ func newHarness(t *testing.T, workers int) *harness {
 		t.Fatal(err)
 	}
 	rec := &stepper{calls: make(chan call)}
-	c, err := controller.New("test", rec, controller.Options{MaxConcurrentReconciles: workers, Clock: clk,
-		Metrics: m, Logger: slog.New(slog.DiscardHandler)})
+	opts.Clock, opts.Metrics, opts.Logger = clk, m, slog.New(slog.DiscardHandler)
+	c, err := controller.New("test", rec, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,16 +24,42 @@
 //
 // # Outcomes
 //
-// Each reconcile's outcome is applied as package reconcile documents:
+// Each reconcile's outcome is applied as package reconcile documents. An
+// error is first given a class by Classify (the "class" label of
+// controller_runtime_reconcile_errors_total):
 //
-//   - error wrapped by reconcile.TerminalError: logged, failure history
-//     forgotten, not retried;
-//   - conflict (apierrors.IsConflict): counted as a failure in the rate
-//     limiter and re-added at once, without delay; once a Request has
-//     MaxImmediateConflictRetries failures on record, conflicts back off
-//     like other errors;
-//   - other error, or a panic (recovered, logged with its stack): retried
-//     after the rate limiter's backoff (AddRateLimited);
+//	terminal     wrapped by reconcile.TerminalError
+//	panic        the reconciler panicked (recovered, logged with its stack)
+//	conflict     409 Conflict (apierrors.IsConflict)
+//	invalid      422 Invalid
+//	bad_request  400 BadRequest
+//	forbidden    403 Forbidden
+//	not_found    404 NotFound
+//	other        anything else (429, 5xx, timeouts, transport errors,
+//	             409 AlreadyExists)
+//
+// then:
+//
+//   - terminal, or a class in Options.NotRetried (default
+//     DefaultNotRetried: invalid and bad_request, which the server refused
+//     and will refuse again until something changes — and that change is
+//     an event): logged once with the request's namespace and name, failure
+//     history forgotten, not retried. 403 and 404 are retried by default
+//     (RBAC being granted, a quota freed, a namespace or dependent not yet
+//     cached all pass); add ClassForbidden or ClassNotFound to NotRetried
+//     to give up on them;
+//   - past Options.MaxRetries (when positive) failed retries of the same
+//     request: dropped (history forgotten), logged, counted in
+//     controller_runtime_reconcile_retries_exhausted_total, and, when the
+//     controller knows the kind of its requests' objects
+//     (Options.ObjectKind, set by the builder to its For kind) and has a
+//     Recorder, a Warning event with reason MaxRetriesExceeded on the
+//     object. The next event or resync of the object starts it afresh;
+//   - conflict: counted as a failure in the rate limiter and re-added at
+//     once, without delay; once a Request has MaxImmediateConflictRetries
+//     failures on record, conflicts back off like other errors;
+//   - any other error: retried after the rate limiter's backoff
+//     (AddRateLimited);
 //   - Result.RequeueAfter: history forgotten, re-added after the duration;
 //   - Result.Requeue: re-added after the backoff;
 //   - otherwise: history forgotten.
@@ -43,8 +69,13 @@
 // With Options.Metrics (one NewMetrics per registry, shared by every
 // controller) a controller exports controller-runtime's series:
 // controller_runtime_reconcile_total{controller,result},
-// controller_runtime_reconcile_errors_total,
-// controller_runtime_terminal_reconcile_errors_total,
+// controller_runtime_reconcile_errors_total{controller,class} (class: the
+// values above; controller-runtime has only the controller label, so sum
+// by controller for its dashboards),
+// controller_runtime_terminal_reconcile_errors_total (every error not
+// retried: terminal and the NotRetried classes),
+// controller_runtime_reconcile_retries_exhausted_total (setpoint's: requests
+// dropped by MaxRetries),
 // controller_runtime_reconcile_panics_total,
 // controller_runtime_reconcile_time_seconds,
 // controller_runtime_max_concurrent_reconciles and

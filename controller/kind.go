@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/setpoint-dev/setpoint/handler"
 	"github.com/setpoint-dev/setpoint/informer"
@@ -16,6 +17,9 @@ type kindSource[T informer.Object] struct {
 	inf      *informer.Informer[T]
 	resource string
 	build    func(q handler.Queue) informer.Handler[T]
+	// resync, when set, is the handler's own resync period
+	// (WithResyncPeriod); nil: the informer's.
+	resync *time.Duration
 
 	mu sync.Mutex
 	// reg is the handler's registration, set once by Start; guarded by mu.
@@ -46,13 +50,33 @@ func (s *kindSource[T]) Start(ctx context.Context, controller string, q handler.
 	if s.reg != nil {
 		return fmt.Errorf("source %s started twice", s.resource)
 	}
-	reg, err := s.inf.AddEventHandler(s.build(q), informer.HandlerOptions{Name: controller})
+	reg, err := s.inf.AddEventHandler(s.build(q), informer.HandlerOptions{Name: controller, ResyncPeriod: s.resync})
 	if err != nil {
 		return fmt.Errorf("register handler on %s: %w", s.resource, err)
 	}
 	s.reg = reg
 	context.AfterFunc(ctx, func() { _ = s.inf.RemoveEventHandler(reg) })
 	return nil
+}
+
+// WithResyncPeriod returns src, made by Kind or Informer, with a resync
+// period of its own: its handler is replayed the informer's whole cache
+// every period (0: never) instead of the informer's default (the manager's
+// SyncPeriod), as client-go's AddEventHandlerWithResyncPeriod. Other
+// sources have no handler of their own to resync and are refused.
+func WithResyncPeriod(src Source, period time.Duration) (Source, error) {
+	r, ok := src.(interface{ withResync(time.Duration) Source })
+	if !ok {
+		return nil, fmt.Errorf("source %s: a resync period needs a source made by Kind or Informer", src)
+	}
+	if period < 0 {
+		return nil, fmt.Errorf("source %s: negative resync period %v", src, period)
+	}
+	return r.withResync(period), nil
+}
+
+func (s *kindSource[T]) withResync(period time.Duration) Source {
+	return &kindSource[T]{inf: s.inf, resource: s.resource, build: s.build, resync: &period}
 }
 
 // HasSynced implements Source.

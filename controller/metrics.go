@@ -20,8 +20,9 @@ const (
 // to every controller through Options.Metrics.
 type Metrics struct {
 	total         *prometheus.CounterVec // controller, result
-	errors        *prometheus.CounterVec // controller
+	errors        *prometheus.CounterVec // controller, class
 	terminal      *prometheus.CounterVec // controller
+	dropped       *prometheus.CounterVec // controller
 	panics        *prometheus.CounterVec // controller
 	duration      *prometheus.HistogramVec
 	maxConcurrent *prometheus.GaugeVec
@@ -37,9 +38,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Reconciliations per controller and result (success, error, requeue, requeue_after)."},
 			[]string{"controller", "result"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "controller_runtime_reconcile_errors_total",
-			Help: "Reconciliations that returned an error (terminal, conflict, panic and others)."}, ctrl),
+			Help: "Reconciliations that returned an error, by error class (terminal, panic, conflict, invalid, bad_request, forbidden, not_found, other)."},
+			[]string{"controller", "class"}),
 		terminal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "controller_runtime_terminal_reconcile_errors_total",
-			Help: "Reconciliations that returned a terminal error, which is not retried."}, ctrl),
+			Help: "Reconciliations that returned an error that is not retried (terminal, or a class the controller does not retry)."}, ctrl),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "controller_runtime_reconcile_retries_exhausted_total",
+			Help: "Requests dropped after the controller's MaxRetries failed retries."}, ctrl),
 		panics: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "controller_runtime_reconcile_panics_total",
 			Help: "Reconciliations that panicked; the panic was recovered and retried."}, ctrl),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "controller_runtime_reconcile_time_seconds",
@@ -51,7 +55,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		active: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "controller_runtime_active_workers",
 			Help: "Workers currently reconciling."}, ctrl),
 	}
-	for _, c := range []prometheus.Collector{m.total, m.errors, m.terminal, m.panics, m.duration, m.maxConcurrent, m.active} {
+	for _, c := range []prometheus.Collector{m.total, m.errors, m.terminal, m.dropped, m.panics, m.duration, m.maxConcurrent, m.active} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register controller metrics: %w", err)
 		}
@@ -64,7 +68,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 type ctrlMetrics struct {
 	on                                  bool
 	success, failure, requeue, reqAfter prometheus.Counter
-	errors, terminal, panics            prometheus.Counter
+	terminal, dropped, panics           prometheus.Counter
+	errors                              map[ErrorClass]prometheus.Counter
 	duration                            prometheus.Observer
 	active                              prometheus.Gauge
 }
@@ -76,14 +81,19 @@ func (m *Metrics) forController(name string, workers int) ctrlMetrics {
 		return ctrlMetrics{}
 	}
 	m.maxConcurrent.WithLabelValues(name).Set(float64(workers))
+	errs := make(map[ErrorClass]prometheus.Counter, len(errorClasses))
+	for _, class := range errorClasses {
+		errs[class] = m.errors.WithLabelValues(name, string(class))
+	}
 	return ctrlMetrics{
 		on:       true,
 		success:  m.total.WithLabelValues(name, resultSuccess),
 		failure:  m.total.WithLabelValues(name, resultError),
 		requeue:  m.total.WithLabelValues(name, resultRequeue),
 		reqAfter: m.total.WithLabelValues(name, resultRequeueAfter),
-		errors:   m.errors.WithLabelValues(name),
+		errors:   errs,
 		terminal: m.terminal.WithLabelValues(name),
+		dropped:  m.dropped.WithLabelValues(name),
 		panics:   m.panics.WithLabelValues(name),
 		duration: m.duration.WithLabelValues(name),
 		active:   m.active.WithLabelValues(name),
@@ -93,6 +103,13 @@ func (m *Metrics) forController(name string, workers int) ctrlMetrics {
 func (c ctrlMetrics) inc(counter prometheus.Counter) {
 	if c.on {
 		counter.Inc()
+	}
+}
+
+// countError counts one error of class.
+func (c ctrlMetrics) countError(class ErrorClass) {
+	if c.on {
+		c.errors[class].Inc()
 	}
 }
 

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"runtime/debug"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
 	"github.com/setpoint-dev/setpoint/reconcile"
 )
 
@@ -38,7 +36,7 @@ func (c *Controller) reconcile(ctx context.Context, req reconcile.Request) (res 
 			c.metrics.inc(c.metrics.panics)
 			c.log.Error("reconciler panicked", "namespace", req.Namespace, "name", req.Name,
 				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			res, err = reconcile.Result{}, fmt.Errorf("panic in reconciler: %v [recovered]", p)
+			res, err = reconcile.Result{}, &panicError{value: p}
 		}
 	}()
 	return c.do.Reconcile(ctx, req)
@@ -46,25 +44,9 @@ func (c *Controller) reconcile(ctx context.Context, req reconcile.Request) (res 
 
 // settle applies the retry policy of package reconcile to one outcome.
 func (c *Controller) settle(req reconcile.Request, res reconcile.Result, err error) {
-	log := c.log.With("namespace", req.Namespace, "name", req.Name)
 	switch {
-	case err != nil && reconcile.IsTerminal(err):
-		c.metrics.inc(c.metrics.failure)
-		c.metrics.inc(c.metrics.errors)
-		c.metrics.inc(c.metrics.terminal)
-		c.queue.Forget(req)
-		log.Error("reconcile failed with a terminal error; not retrying", "err", err)
-	case err != nil && apierrors.IsConflict(err) && c.limiter.NumRequeues(req) < MaxImmediateConflictRetries:
-		c.metrics.inc(c.metrics.failure)
-		c.metrics.inc(c.metrics.errors)
-		c.limiter.When(req) // count the failure; retry without waiting
-		c.queue.Add(req)
-		log.Debug("reconcile hit a conflict; retrying at once", "err", err)
 	case err != nil:
-		c.metrics.inc(c.metrics.failure)
-		c.metrics.inc(c.metrics.errors)
-		c.queue.AddRateLimited(req)
-		log.Error("reconcile failed; retrying with backoff", "err", err, "failures", c.queue.NumRequeues(req))
+		c.settleError(req, err)
 	case res.RequeueAfter > 0:
 		c.metrics.inc(c.metrics.reqAfter)
 		c.queue.Forget(req)
@@ -75,5 +57,35 @@ func (c *Controller) settle(req reconcile.Request, res reconcile.Result, err err
 	default:
 		c.metrics.inc(c.metrics.success)
 		c.queue.Forget(req)
+	}
+}
+
+// settleError applies the error policy: not retried (terminal, or a class
+// in NotRetried), dropped (past MaxRetries), retried at once (an early
+// conflict), or retried after the backoff.
+func (c *Controller) settleError(req reconcile.Request, err error) {
+	class := Classify(err)
+	c.metrics.inc(c.metrics.failure)
+	c.metrics.countError(class)
+	log := c.log.With("namespace", req.Namespace, "name", req.Name)
+	failures := c.queue.NumRequeues(req) + 1
+	switch {
+	case !retried(class, c.notRetried):
+		c.metrics.inc(c.metrics.terminal)
+		c.queue.Forget(req)
+		log.Error("reconcile failed; not retrying", "class", class, "err", err)
+	case c.maxRetries > 0 && failures > c.maxRetries:
+		c.metrics.inc(c.metrics.dropped)
+		c.queue.Forget(req)
+		log.Error("reconcile failed too often; dropping the request until its next event",
+			"class", class, "failures", failures, "maxRetries", c.maxRetries, "err", err)
+		c.dropEvent(req, failures, err)
+	case class == ClassConflict && failures <= MaxImmediateConflictRetries:
+		c.limiter.When(req) // count the failure; retry without waiting
+		c.queue.Add(req)
+		log.Debug("reconcile hit a conflict; retrying at once", "err", err)
+	default:
+		c.queue.AddRateLimited(req)
+		log.Error("reconcile failed; retrying with backoff", "class", class, "err", err, "failures", failures)
 	}
 }

@@ -106,6 +106,7 @@ func restClient(t *testing.T, kubeconfig string) *rest.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.QPS = -1 // not paced by the client default of 5 requests per second
 	c, err := rest.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -85,6 +85,7 @@ func TestMultiServerOnEtcd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.QPS = -1 // not paced by the client default of 5 requests per second
 	if cfg.Host != "https://"+a.addr {
 		t.Fatalf("current server %s, want replica A %s", cfg.Host, a.addr)
 	}

@@ -218,7 +218,7 @@ func (s *chaosServer) directClient() *rest.Client {
 	if err != nil {
 		s.t.Fatalf("load kubeconfig: %v", err)
 	}
-	cfg.QPS = 0
+	cfg.QPS = -1
 	c, err := rest.New(cfg)
 	if err != nil {
 		s.t.Fatalf("new direct client: %v", err)
@@ -237,6 +237,7 @@ func (s *chaosServer) proxiedClient(p *chaosProxy) *rest.Client {
 		BearerToken: s.srv.Token,
 		TLS:         rest.TLSConfig{CAData: s.srv.API.CA().CertPEM},
 		MaxRetries:  -1,
+		QPS:         -1,
 	})
 	if err != nil {
 		s.t.Fatalf("new proxied client: %v", err)

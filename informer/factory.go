@@ -27,6 +27,11 @@ type FactoryOptions struct {
 	LabelSelector, FieldSelector string
 	// ResyncPeriod is the informers' default handler resync period.
 	ResyncPeriod time.Duration
+	// ResyncPeriodFor, when set, replaces ResyncPeriod: it is called once
+	// for each new informer with its resource and returns that informer's
+	// default handler resync period (>= 0; 0 means never), so that
+	// informers can be given different, e.g. jittered, periods.
+	ResyncPeriodFor func(gvr schema.GroupVersionResource) time.Duration
 	// Transform is applied to every object before caching; nil means
 	// StripManagedFields. It receives and must return the informer's own
 	// object type; NoTransform[metav1.Object] keeps objects as sent.
@@ -151,8 +156,12 @@ func informerOptions[T Object](fo FactoryOptions, key informerKey) Options[T] {
 	if key.namespace != "" {
 		name = key.namespace + "/" + name
 	}
+	resync := fo.ResyncPeriod
+	if fo.ResyncPeriodFor != nil {
+		resync = max(fo.ResyncPeriodFor(key.gvr), 0)
+	}
 	o := Options[T]{
-		ResyncPeriod: fo.ResyncPeriod,
+		ResyncPeriod: resync,
 		Clock:        fo.Clock,
 		Logger:       fo.Logger,
 		Metrics:      fo.Metrics,

@@ -17,10 +17,30 @@
 // per group version). WebhookServer gives the admission webhook server
 // (package webhook), run on every replica once asked for.
 //
+// # Resync and client limits
+//
+// Every handler registered on the manager's informers (every controller
+// watch) is replayed the informer's whole cache as updates every
+// SyncPeriod (default DefaultSyncPeriod, 10 hours, as controller-runtime),
+// each informer's period drawn once from SyncPeriod × [0.9, 1.1)
+// (SyncPeriodJitter), so that an event lost on the way (a handler or
+// predicate that dropped it, a bug) is corrected by a reconcile at the
+// next resync: level-triggered. SyncPeriodByResource gives one resource
+// its own period (0: never); a negative SyncPeriod turns resync off.
+// Resyncs tick on Options.Clock. Predicates see resyncs as updates whose
+// old and new objects are the same (GenerationChanged drops them).
+//
+// The manager's client and every ClientFor identity have their own token
+// bucket of Options.QPS and Burst (default: Config's when set, else
+// controller-runtime's DefaultQPS 20 and DefaultBurst 30; a negative QPS:
+// no limit), and export client-go's rest_client_requests_total and
+// rest_client_request_duration_seconds on /metrics.
+//
 // # Start
 //
 //  1. Listen on MetricsAddr (/metrics: Go and process collectors,
-//     controller_runtime_*, workqueue_*, informer metrics) and HealthAddr
+//     controller_runtime_*, workqueue_*, informer metrics, rest_client_*)
+//     and HealthAddr
 //     (/healthz, /readyz, /healthz/<check>, ?verbose; "informer-sync" is a
 //     readiness check, the elector's health a liveness check).
 //  2. Start every informer and wait up to CacheSyncTimeout for all of

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/clock"
 
@@ -81,6 +82,27 @@ type Options struct {
 	// Webhook configures the admission webhook server (WebhookServer),
 	// which runs only when something asked for it.
 	Webhook webhook.Options
+	// SyncPeriod is how often every handler registered on the manager's
+	// informers (every controller's watches) is replayed the whole cache
+	// as updates, so that each cached object is reconciled again even if
+	// an event was missed (default DefaultSyncPeriod, 10 hours; negative:
+	// never). Each informer's period is SyncPeriodJitter(SyncPeriod),
+	// drawn once per informer.
+	SyncPeriod time.Duration
+	// SyncPeriodJitter spreads the informers' periods; default
+	// JitterTenPercent (controller-runtime's: SyncPeriod times a factor in
+	// [0.9, 1.1)).
+	SyncPeriodJitter func(time.Duration) time.Duration
+	// SyncPeriodByResource overrides SyncPeriod, exactly (no jitter), for
+	// the informers of one resource; zero or negative: never.
+	SyncPeriodByResource map[schema.GroupResource]time.Duration
+	// QPS and Burst bound the requests per second of the manager's client
+	// and of every ClientFor identity, each with its own token bucket
+	// (defaults DefaultQPS and DefaultBurst, controller-runtime's 20 and
+	// 30; a negative QPS means no limit). They override Config's QPS and
+	// Burst.
+	QPS   float32
+	Burst int
 }
 
 // Runnable is a component the manager runs: Start blocks until ctx ends
@@ -113,6 +135,7 @@ type Manager struct {
 	registry *prometheus.Registry
 	ctrlMet  *controller.Metrics
 	queueMet *workqueue.PrometheusMetricsProvider
+	restMet  *rest.Metrics
 	log      *slog.Logger
 	leHealth *leaderelection.HealthzAdaptor
 	checks   *checks
@@ -151,16 +174,20 @@ func New(opts Options) (*Manager, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	c, err := rest.New(opts.Config)
-	if err != nil {
-		return nil, fmt.Errorf("manager: build client: %w", err)
-	}
 	reg := prometheus.NewRegistry()
 	for _, col := range []prometheus.Collector{collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		if err := reg.Register(col); err != nil {
 			return nil, fmt.Errorf("manager: register collector: %w", err)
 		}
+	}
+	restMet, err := rest.NewMetrics(reg)
+	if err != nil {
+		return nil, fmt.Errorf("manager: %w", err)
+	}
+	c, err := rest.New(opts.throttled(opts.Config, restMet))
+	if err != nil {
+		return nil, fmt.Errorf("manager: build client: %w", err)
 	}
 	ctrlMet, err := controller.NewMetrics(reg)
 	if err != nil {
@@ -178,8 +205,9 @@ func New(opts Options) (*Manager, error) {
 		opts: opts, client: c, scheme: opts.Scheme, mapper: newMapper(c, opts.Scheme), registry: reg,
 		ctrlMet: ctrlMet, queueMet: queueMet, log: opts.Logger,
 		factory: informer.NewFactory(c, informer.FactoryOptions{Namespace: opts.Namespace,
-			Logger: opts.Logger, Clock: opts.Clock, Metrics: infMet}),
+			Logger: opts.Logger, Clock: opts.Clock, Metrics: infMet, ResyncPeriodFor: opts.resyncPeriodFor()}),
 		informers: map[string]*tracked{}, identities: map[string]*identity{}, ready: make(chan struct{}), elected: make(chan struct{}),
+		restMet: restMet,
 	}
 	m.checks = newChecks()
 	m.checks.add(healthz, "ping", func(*http.Request) error { return nil })
@@ -230,6 +258,7 @@ func (o *Options) setDefaults() error {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
+	o.setSyncDefaults()
 	return nil
 }
 

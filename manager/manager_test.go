@@ -111,6 +111,7 @@ func TestHealthAndMetrics(t *testing.T) {
 		t.Fatalf("failing /readyz = %d %q", code, body)
 	}
 
+	host := strings.TrimPrefix(srv.URL, "https://")
 	code, body := get(t, "http://"+m.MetricsAddr()+"/metrics")
 	if code != 200 {
 		t.Fatalf("/metrics = %d", code)
@@ -123,6 +124,14 @@ func TestHealthAndMetrics(t *testing.T) {
 		`workqueue_adds_total{name="configmaps"}`,
 		`setpoint_informer_handler_pending_notifications{`,
 		`go_goroutines`, `process_cpu_seconds_total`,
+		`controller_runtime_reconcile_errors_total{class="invalid",controller="configmaps"} 0`,
+		`controller_runtime_reconcile_retries_exhausted_total{controller="configmaps"} 0`,
+		// client-go's rest client metrics: the create above, the lists and
+		// watches of the informer.
+		`rest_client_requests_total{code="201",host="` + host + `",method="POST"} 1`,
+		`rest_client_requests_total{code="200",host="` + host + `",method="GET"}`,
+		`rest_client_request_duration_seconds_bucket{host="` + host + `",verb="POST",le="0.005"}`,
+		`rest_client_request_duration_seconds_bucket{host="` + host + `",verb="GET",le="60"}`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)

@@ -20,7 +20,12 @@
 //     retried. Use it for errors a retry cannot fix (invalid spec).
 //   - a conflict (apierrors.IsConflict): retried at once, without backoff,
 //     since the cause (a stale read) is usually gone by the next read.
-//   - any other error: retried with per-key exponential backoff.
+//   - an API error retrying cannot fix (422 Invalid, 400 BadRequest; 403
+//     and 404 too when the controller is configured so): logged once, not
+//     retried, as a terminal error (package controller, Classify and
+//     Options.NotRetried).
+//   - any other error: retried with per-key exponential backoff, until the
+//     controller's MaxRetries, if it has one, drops the request.
 //
 // A Result is ignored when the error is non-nil.
 //

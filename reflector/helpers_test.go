@@ -47,7 +47,7 @@ func clientConfig(t *testing.T, srv *testserver.Server) *rest.Config {
 	t.Helper()
 	cfg := srv.RESTConfig(t)
 	cfg.MaxRetries = -1
-	cfg.QPS = 0
+	cfg.QPS = -1
 	return cfg
 }
 

@@ -35,7 +35,8 @@ type Client struct {
 	timeout    time.Duration // Config.Timeout: bounds non-watch requests
 	maxRetries int
 	clock      clock.Clock
-	limiter    *RateLimiter // nil when Config.QPS <= 0: unlimited
+	limiter    *RateLimiter // nil when Config.QPS < 0: unlimited
+	metrics    *Metrics     // nil: no metrics
 	codecs     *scheme.Codecs
 	// protobuf is set when Config.ContentType asks for protobuf; accept
 	// is then the Accept header of requests for built-in kinds.
@@ -77,10 +78,11 @@ func New(cfg *Config) (*Client, error) {
 	if cfg.WrapTransport != nil {
 		rt = cfg.WrapTransport(rt)
 	}
+	qps, burst := cfg.rateLimit()
 	c := &Client{
 		bases: bases, http: &http.Client{Transport: rt}, creds: creds, userAgent: cfg.userAgent(),
 		timeout: cfg.Timeout, maxRetries: cfg.maxRetries(), clock: clk,
-		limiter: NewRateLimiter(cfg.QPS, cfg.Burst, clk), codecs: scheme.New(),
+		limiter: NewRateLimiter(qps, burst, clk), metrics: cfg.Metrics, codecs: scheme.New(),
 	}
 	switch ct := strings.TrimSpace(cfg.ContentType); {
 	case wantsProtobuf(ct):
@@ -144,6 +146,8 @@ func (c *Client) do(ctx context.Context, req *request) (*http.Response, error) {
 	query := req.query.Encode()
 	switched := 0 // servers moved to without backoff in this call
 	refreshed := false
+	start, host := c.clock.Now(), c.bases[c.cur.Load()].Host
+	defer func() { c.metrics.observeLatency(req.method, host, c.clock.Since(start)) }()
 	for attempt := 0; ; attempt++ {
 		if err := c.limiter.Wait(ctx); err != nil {
 			return nil, err
@@ -152,7 +156,9 @@ func (c *Client) do(ctx context.Context, req *request) (*http.Response, error) {
 		u := *c.bases[i]
 		u.Path += req.path
 		u.RawQuery = query
+		host = u.Host
 		resp, used, err := c.send(ctx, req, u.String())
+		c.metrics.countResult(req.method, host, resp, err)
 		if err == nil && resp.StatusCode >= 200 && resp.StatusCode < 300 {
 			return resp, nil
 		}

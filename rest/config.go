@@ -16,6 +16,13 @@ import (
 // DefaultMaxRetries is used when Config.MaxRetries is zero.
 const DefaultMaxRetries = 10
 
+// DefaultQPS and DefaultBurst are the token bucket of a Config whose QPS
+// and Burst are zero: client-go's defaults.
+const (
+	DefaultQPS   float32 = 5
+	DefaultBurst         = 10
+)
+
 // Config describes how to reach and authenticate to an API server. The zero
 // value of every optional field selects the documented default.
 type Config struct {
@@ -47,10 +54,15 @@ type Config struct {
 	// Namespace is the default namespace of the kubeconfig context, or "".
 	// The client does not apply it by itself; callers pass it to Namespace.
 	Namespace string
-	// QPS and Burst configure the client-side token bucket. QPS <= 0
-	// disables limiting; Burst < 1 is treated as 1 when QPS > 0.
+	// QPS and Burst configure the client-side token bucket, as client-go's
+	// rest.Config: QPS 0 means DefaultQPS (5) and Burst 0 DefaultBurst
+	// (10); a negative QPS disables limiting. Burst < 1 is treated as 1.
 	QPS   float32
 	Burst int
+	// Metrics, when set, records every request in client-go's
+	// rest_client_requests_total and rest_client_request_duration_seconds
+	// (see NewMetrics); nil records nothing.
+	Metrics *Metrics
 	// Timeout bounds each non-watch request, including its retries. Zero
 	// means no limit beyond the caller's context. Watches are never bounded
 	// by it (use ListOptions.TimeoutSeconds or the context).
@@ -102,6 +114,19 @@ type TLSConfig struct {
 	CertFile string
 	KeyData  []byte
 	KeyFile  string
+}
+
+// rateLimit returns the effective QPS and burst: the defaults for zero
+// values; a QPS <= 0 (negative in Config) means no limit.
+func (c *Config) rateLimit() (float32, int) {
+	qps, burst := c.QPS, c.Burst
+	if qps == 0 {
+		qps = DefaultQPS
+	}
+	if burst == 0 {
+		burst = DefaultBurst
+	}
+	return qps, burst
 }
 
 func (c *Config) maxRetries() int {

@@ -79,8 +79,12 @@
 //
 // # Retries and limits
 //
-// Every request waits on the client's token bucket (Config.QPS/Burst; off
-// when QPS <= 0) before each attempt, then may be retried up to
+// Every request waits on the client's token bucket before each attempt:
+// Config.QPS and Burst, by default client-go's DefaultQPS 5 and
+// DefaultBurst 10 (a plain client, as kubectl-like tools use; managers set
+// controller-runtime's 20/30, setpoint's components their own, package
+// manager and internal/controllermanager); a negative QPS turns it off.
+// It then may be retried up to
 // Config.MaxRetries times (default 10) with exponential backoff from 100ms
 // to 10s. Which failures are retried is chosen to be safe, like client-go:
 // a 429 or 5xx with Retry-After (waiting at least that long) and a 429
@@ -91,4 +95,14 @@
 // its retries; cancellation of the caller's context stops any call at once.
 // Time is read from Config.Clock, so tests drive backoff and rate limiting
 // with a fake clock.
+//
+// # Metrics
+//
+// With Config.Metrics (NewMetrics, one per Prometheus registry; a manager
+// sets its own) the client exports client-go's series:
+// rest_client_requests_total{code,method,host}, one per attempt (code the
+// HTTP status, "<error>" without an answer), and
+// rest_client_request_duration_seconds{verb,host} (verb the HTTP method),
+// one per call from its start, rate-limiter waits and retries included, in
+// client-go's buckets 5 ms … 60 s.
 package rest

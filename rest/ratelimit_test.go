@@ -3,10 +3,12 @@ package rest_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"runtime"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/setpoint-dev/setpoint/rest"
@@ -61,5 +63,34 @@ func TestRateLimiterDisabled(t *testing.T) {
 	var rl *rest.RateLimiter
 	if err := rl.Wait(context.Background()); err != nil {
 		t.Fatalf("nil limiter: %v", err)
+	}
+}
+
+// TestClientDefaultRateLimit: a Config without QPS and Burst gets
+// client-go's defaults, 5 requests per second with a burst of 10; a
+// negative QPS turns the limit off.
+func TestClientDefaultRateLimit(t *testing.T) {
+	getMany := func(cfg rest.Config) []time.Duration {
+		c, s := fakeClient(t, cfg, func(int) (int, string) { return http.StatusOK, "" })
+		err := run(s.clock, func() error {
+			for range 12 {
+				if _, err := configMaps(c).Get(context.Background(), "a", metav1.GetOptions{}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.times()
+	}
+	want := make([]time.Duration, 12)
+	want[10], want[11] = 200*time.Millisecond, 400*time.Millisecond
+	if got := getMany(rest.Config{}); !equal(got, want) {
+		t.Errorf("default limit: requests at %v, want %v", got, want)
+	}
+	if got := getMany(rest.Config{QPS: -1}); !equal(got, make([]time.Duration, 12)) {
+		t.Errorf("QPS -1: requests at %v, want all at once", got)
 	}
 }

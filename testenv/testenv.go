@@ -62,9 +62,17 @@ type Options struct {
 	Webhooks *WebhookOptions
 }
 
+// TestQPS and TestBurst are Environment.Config's client limits, envtest's:
+// high enough that a test is never paced by its own client.
+const (
+	TestQPS   float32 = 1000
+	TestBurst         = 2000
+)
+
 // Environment is a running control plane.
 type Environment struct {
-	// Config reaches the API server as its admin with setpoint's client.
+	// Config reaches the API server as its admin with setpoint's client,
+	// with QPS TestQPS and Burst TestBurst.
 	Config *rest.Config
 	// Kubeconfig is the path of the admin kubeconfig, for other clients.
 	Kubeconfig string
@@ -150,7 +158,11 @@ func (e *Environment) start() error {
 		return errors.Join(fmt.Errorf("testenv: not ready: %w", err), c.Stop())
 	}
 	e.c = c
-	e.Config, e.Kubeconfig, e.URL = c.Config, c.API.KubeconfigPath(), "https://"+c.API.Addr()
+	cfg := *c.Config
+	// As envtest's: tests are not paced by client-go's default of 5
+	// requests per second.
+	cfg.QPS, cfg.Burst = TestQPS, TestBurst
+	e.Config, e.Kubeconfig, e.URL = &cfg, c.API.KubeconfigPath(), "https://"+c.API.Addr()
 	return nil
 }
 

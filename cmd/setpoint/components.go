@@ -26,6 +26,16 @@ type commonFlags struct {
 	identity                          string
 	leaseDuration, renewDeadline      time.Duration
 	retryPeriod                       time.Duration
+	qps                               float32
+	burst                             int
+}
+
+// registerLimits adds --kube-api-qps and --kube-api-burst, as
+// kube-controller-manager's and kube-scheduler's, with the component's
+// defaults.
+func (f *commonFlags) registerLimits(cmd *cobra.Command, qps float32, burst int) {
+	cmd.Flags().Float32Var(&f.qps, "kube-api-qps", qps, "requests per second each client of the component may send to the API server (negative: no limit)")
+	cmd.Flags().IntVar(&f.burst, "kube-api-burst", burst, "burst of requests each client of the component may send to the API server")
 }
 
 func (f *commonFlags) register(cmd *cobra.Command, election bool) {
@@ -61,7 +71,7 @@ func (f *commonFlags) common() (controllermanager.Common, error) {
 		return controllermanager.Common{}, fmt.Errorf("load kubeconfig: %w", err)
 	}
 	return controllermanager.Common{
-		Config: cfg, Logger: log, MetricsAddr: f.metricsAddr, HealthAddr: f.healthAddr,
+		Config: cfg, Logger: log, MetricsAddr: f.metricsAddr, HealthAddr: f.healthAddr, QPS: f.qps, Burst: f.burst,
 		Election: controllermanager.Election{
 			Disabled: !f.leaderElect, Identity: f.identity,
 			LeaseDuration: f.leaseDuration, RenewDeadline: f.renewDeadline, RetryPeriod: f.retryPeriod,
@@ -121,6 +131,7 @@ func newControllerManagerCommand() *cobra.Command {
 		},
 	}
 	f.register(cmd, true)
+	f.registerLimits(cmd, controllermanager.ControllerManagerQPS, controllermanager.ControllerManagerBurst)
 	cmd.Flags().StringVar(&controllers, "controllers", "*", "comma-separated controllers to run, \"*\" for all")
 	cmd.Flags().BoolVar(&saCredentials, "use-service-account-credentials", true,
 		"run each controller as its own ServiceAccount in kube-system (created, with tokens from the TokenRequest API); "+
@@ -151,6 +162,7 @@ func newSchedulerCommand() *cobra.Command {
 		},
 	}
 	f.register(cmd, true)
+	f.registerLimits(cmd, controllermanager.SchedulerQPS, controllermanager.SchedulerBurst)
 	return cmd
 }
 

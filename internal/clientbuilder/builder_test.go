@@ -37,6 +37,7 @@ func TestServiceAccountClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	root.QPS = -1 // not paced by the client default of 5 requests per second
 	clk := clocktesting.NewFakeClock(time.Now())
 	b, err := New(root, Options{Clock: clk})
 	if err != nil {

@@ -315,7 +315,9 @@ func (c *Cluster) WaitReady(ctx context.Context, progress func(step string, afte
 
 // waitNodes polls until at least c.nodes nodes are Ready.
 func (c *Cluster) waitNodes(ctx context.Context) error {
-	client, err := rest.New(c.Config)
+	cfg := *c.Config
+	cfg.QPS = -1 // polls every 50ms, over client-go's default 5 per second
+	client, err := rest.New(&cfg)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ type SchedulerOptions struct {
 // NewScheduler builds the scheduler on a manager electing on
 // kube-system/kube-scheduler.
 func NewScheduler(opts SchedulerOptions) (*manager.Manager, error) {
-	mgr, err := newManager(opts.Common, "kube-scheduler", nil)
+	mgr, err := newManager(opts.Common, "kube-scheduler", nil, schedulerLimits(opts.Common))
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func NewNodes(opts NodesOptions) (*manager.Manager, error) {
 		}
 		opts.Agent.ClientCA = ca
 	}
-	mgr, err := newManager(opts.Common, "node-agent", nil)
+	mgr, err := newManager(opts.Common, "node-agent", nil, nodeAgentLimits(opts.Common, opts.Agent))
 	if err != nil {
 		return nil, err
 	}

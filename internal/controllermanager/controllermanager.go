@@ -119,6 +119,12 @@ type Common struct {
 	// "" or "0" serves nothing.
 	MetricsAddr, HealthAddr string
 	Election                Election
+	// QPS and Burst bound each of the component's clients (the shared
+	// informers' and each controller's identity, each with its own token
+	// bucket), as --kube-api-qps and --kube-api-burst; zero selects the
+	// component's default (see limits.go), a negative QPS means no limit.
+	QPS   float32
+	Burst int
 }
 
 // ControllerManagerOptions configure NewControllerManager.
@@ -218,15 +224,16 @@ func NewControllerManager(opts ControllerManagerOptions) (*manager.Manager, erro
 		cp.ContentType = rest.ContentTypeJSON
 		opts.Config = &cp
 	}
+	lim := controllerManagerLimits(opts.Common)
 	var cb manager.ClientBuilder
 	if opts.UseServiceAccountCredentials {
-		b, err := clientbuilder.New(ComponentConfig(opts.Config), clientbuilder.Options{Logger: opts.Logger})
+		b, err := clientbuilder.New(lim.apply(ComponentConfig(opts.Config)), clientbuilder.Options{Logger: opts.Logger})
 		if err != nil {
 			return nil, fmt.Errorf("controller manager: %w", err)
 		}
 		cb = b
 	}
-	mgr, err := newManager(opts.Common, "kube-controller-manager", cb)
+	mgr, err := newManager(opts.Common, "kube-controller-manager", cb, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +362,7 @@ func defaultIdentity() (string, error) {
 
 // newManager builds a manager for one component, electing on the Lease
 // kube-system/<leaseName> unless the election is disabled.
-func newManager(c Common, leaseName string, cb manager.ClientBuilder) (*manager.Manager, error) {
+func newManager(c Common, leaseName string, cb manager.ClientBuilder, lim limits) (*manager.Manager, error) {
 	if c.Config == nil {
 		return nil, fmt.Errorf("%s: a rest.Config is required", leaseName)
 	}
@@ -371,6 +378,7 @@ func newManager(c Common, leaseName string, cb manager.ClientBuilder) (*manager.
 		RenewDeadline: c.Election.RenewDeadline, RetryPeriod: c.Election.RetryPeriod,
 		ClientBuilder: cb,
 	}
+	lim.setOn(&mo)
 	mgr, err := manager.New(mo)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", leaseName, err)

@@ -55,6 +55,31 @@
 // requires leader election to be on. The default remains plain leader
 // election: one replica does everything.
 //
+// # Client limits and resync
+//
+// Each component's clients are throttled explicitly (limits.go; Common.QPS
+// and Burst, the --kube-api-qps and --kube-api-burst flags of `setpoint
+// controller-manager` and `setpoint scheduler`, override them):
+//
+//	controller manager  1000 QPS, burst 1000 per client (the shared informers'
+//	                    and each controller's identity); kube-controller-manager's
+//	                    defaults are 20/30
+//	scheduler           1000/1000; kube-scheduler's are 50/100
+//	each node           50/100, the kubelet's (nodeagent.Options.KubeAPIQPS)
+//	node agent's shared 50×N / 100×N for N nodes (its informers, and the
+//	client               writes of nodes without credentials of their own)
+//
+// 1000/1000 is what setpoint's cluster benchmark gives the reference
+// kube-controller-manager and kube-scheduler, so neither side is limited
+// by its client. The controller manager's informers resync every
+// MinResyncPeriod (12 h) × a factor drawn once per process from [1, 2), as
+// kube-controller-manager's shared informer factory; its controllers
+// register no resync of their own: those with a period of their own in
+// kube (the HPA's 15 s, the resource quota's 5 minutes, the
+// persistentvolume binder's 15 s) run it with RequeueAfter or a periodic
+// source. The scheduler and the node agent do not resync, as
+// kube-scheduler's and the kubelet's informers.
+//
 // Nothing here implements a controller: each lives in its own package under
 // internal/controllers, internal/scheduler and internal/nodeagent and
 // exposes Add(mgr, Options).

@@ -125,6 +125,7 @@ func clientFor(t *testing.T, kubeconfig string) *rest.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.QPS = -1 // not paced by the client default of 5 requests per second
 	c, err := rest.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +140,7 @@ func componentConfig(t *testing.T, dir, file string) *rest.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.QPS = -1 // not paced by the client default of 5 requests per second
 	return cfg
 }
 

@@ -193,6 +193,11 @@ func New(mgr *manager.Manager, opts Options) (*Agent, error) {
 				cp.ContentType = rest.ContentTypeProtobuf
 				cfg = &cp
 			}
+			if cfg.QPS == 0 {
+				cp := *cfg
+				cp.QPS, cp.Burst = opts.KubeAPIQPS, opts.KubeAPIBurst
+				cfg = &cp
+			}
 			nc, err := rest.New(cfg)
 			if err != nil {
 				return nil, fmt.Errorf("nodeagent: client of node %s: %w", n.name, err)

@@ -38,6 +38,13 @@ const (
 	DefaultServingAddress = "127.0.0.1:0"
 )
 
+// DefaultKubeAPIQPS and DefaultKubeAPIBurst are each node's client
+// limits, the kubelet's defaults.
+const (
+	DefaultKubeAPIQPS   float32 = 50
+	DefaultKubeAPIBurst         = 100
+)
+
 // Options configure an Agent. The zero value of every field selects the
 // documented default.
 type Options struct {
@@ -62,6 +69,13 @@ type Options struct {
 	// system:node:<name> in system:nodes). Unset, every node writes with
 	// the manager's client.
 	NodeCredentials func(node string) (*rest.Config, error)
+	// KubeAPIQPS and KubeAPIBurst bound each node's own client (with
+	// NodeCredentials, when its configuration sets no QPS), as the
+	// kubelet's --kube-api-qps and --kube-api-burst: default
+	// DefaultKubeAPIQPS and DefaultKubeAPIBurst, the kubelet's 50 and 100;
+	// a negative QPS means no limit.
+	KubeAPIQPS   float32
+	KubeAPIBurst int
 	// StopDelay caps the simulated container stop time of a deleted pod:
 	// it is gone after min(deletionGracePeriodSeconds, StopDelay) (default
 	// 0: at once).
@@ -123,6 +137,12 @@ func (o *Options) setDefaults(mgrClock clock.WithTicker) error {
 	}
 	if o.NamePrefix == "" {
 		o.NamePrefix = DefaultNamePrefix
+	}
+	if o.KubeAPIQPS == 0 {
+		o.KubeAPIQPS = DefaultKubeAPIQPS
+	}
+	if o.KubeAPIBurst == 0 {
+		o.KubeAPIBurst = DefaultKubeAPIBurst
 	}
 	if o.Capacity == nil {
 		o.Capacity = corev1.ResourceList{

@@ -161,15 +161,17 @@ func (s *Server) Stop(t testing.TB) {
 	s.halt(t)
 }
 
-// RESTConfig reads the admin client configuration from s.Kubeconfig. Each
-// call returns a fresh copy, which the caller may modify (Transport, QPS,
-// MaxRetries, Host...).
+// RESTConfig reads the admin client configuration from s.Kubeconfig,
+// without a client-side rate limit (QPS -1: tests are not paced by
+// client-go's default of 5 requests per second). Each call returns a fresh
+// copy, which the caller may modify (Transport, QPS, MaxRetries, Host...).
 func (s *Server) RESTConfig(t testing.TB) *rest.Config {
 	t.Helper()
 	cfg, err := rest.ConfigFromKubeconfig(s.Kubeconfig, "")
 	if err != nil {
 		t.Fatalf("load kubeconfig: %v", err)
 	}
+	cfg.QPS = -1
 	return cfg
 }
 

@@ -33,6 +33,7 @@ func TestNodeRestriction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.QPS = -1 // not paced by the client default of 5 requests per second
 	c, err := rest.New(cfg)
 	if err != nil {
 		t.Fatal(err)

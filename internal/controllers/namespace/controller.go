@@ -12,7 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
-	"github.com/setpoint-dev/setpoint/builder"
+	"github.com/setpoint-dev/setpoint/controller"
+	"github.com/setpoint-dev/setpoint/handler"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/predicate"
 	"github.com/setpoint-dev/setpoint/reconcile"
@@ -26,8 +27,12 @@ const (
 	DefaultFinalizerEstimate = 15 * time.Second
 	defaultRetryBase         = 5 * time.Millisecond
 	defaultRetryMax          = 60 * time.Second
-	maxFinalizeAttempts      = 5
-	controllerName           = "namespace"
+	// DefaultSyncPeriod is kube-controller-manager's
+	// --namespace-sync-period: how often terminating namespaces are
+	// looked at again whatever the events.
+	DefaultSyncPeriod   = 5 * time.Minute
+	maxFinalizeAttempts = 5
+	controllerName      = "namespace"
 )
 
 // Options tune the controller. The zero value means Kubernetes' defaults.
@@ -38,6 +43,9 @@ type Options struct {
 	// expected to take to go; the namespace is looked at again after half
 	// of it plus a second (default 15s, so 8.5s).
 	FinalizerEstimate time.Duration
+	// SyncPeriod is the resync period of the controller's namespace
+	// handler (default DefaultSyncPeriod, 5 minutes).
+	SyncPeriod time.Duration
 }
 
 func (o *Options) setDefaults() {
@@ -46,6 +54,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.FinalizerEstimate <= 0 {
 		o.FinalizerEstimate = DefaultFinalizerEstimate
+	}
+	if o.SyncPeriod <= 0 {
+		o.SyncPeriod = DefaultSyncPeriod
 	}
 }
 
@@ -67,11 +78,25 @@ func Add(mgr *manager.Manager, opts Options) error {
 		workqueue.NewExponentialRateLimiter[reconcile.Request](defaultRetryBase, defaultRetryMax),
 		workqueue.NewBucketRateLimiter[reconcile.Request](10, 100, clockOf(copts.Clock)))
 	r := newReconciler(c, opts, mgr.Logger(), clockOf(copts.Clock))
-	err = builder.ControllerManagedBy(mgr).Named(controllerName).
-		For(builder.Kind[*corev1.Namespace](), predicate.Typed(func(ns *corev1.Namespace) bool { return ns.DeletionTimestamp != nil })).
-		WithOptions(copts).
-		Complete(r)
+	ctrl, err := controller.New(controllerName, r, copts)
 	if err != nil {
+		return fmt.Errorf("namespace controller: %w", err)
+	}
+	inf, _, err := manager.Informer[*corev1.Namespace](mgr)
+	if err != nil {
+		return fmt.Errorf("namespace controller: %w", err)
+	}
+	// Terminating namespaces only, looked at again every SyncPeriod as
+	// kube's controller registers its handler with its own resync.
+	src, err := controller.WithResyncPeriod(controller.Kind(inf, "v1 namespaces", handler.Object[*corev1.Namespace](),
+		predicate.Typed(func(ns *corev1.Namespace) bool { return ns.DeletionTimestamp != nil })), opts.SyncPeriod)
+	if err != nil {
+		return fmt.Errorf("namespace controller: %w", err)
+	}
+	if err := ctrl.Watch(src); err != nil {
+		return fmt.Errorf("namespace controller: %w", err)
+	}
+	if err := mgr.Add(ctrl); err != nil {
 		return fmt.Errorf("namespace controller: %w", err)
 	}
 	return nil
