@@ -57,20 +57,20 @@
 //
 // # Client limits and resync
 //
-// Each component's clients are throttled explicitly (limits.go; Common.QPS
+// Each component's client limits are set explicitly (limits.go; Common.QPS
 // and Burst, the --kube-api-qps and --kube-api-burst flags of `setpoint
 // controller-manager` and `setpoint scheduler`, override them):
 //
-//	controller manager  1000 QPS, burst 1000 per client (the shared informers'
-//	                    and each controller's identity); kube-controller-manager's
-//	                    defaults are 20/30
-//	scheduler           1000/1000; kube-scheduler's are 50/100
+//	controller manager  none (kube-controller-manager's defaults are 20/30)
+//	scheduler           none (kube-scheduler's are 50/100)
 //	each node           50/100, the kubelet's (nodeagent.Options.KubeAPIQPS)
 //	node agent's shared 50×N / 100×N for N nodes (its informers, and the
 //	client               writes of nodes without credentials of their own)
 //
-// 1000/1000 is what setpoint's cluster benchmark gives the reference
-// kube-controller-manager and kube-scheduler, so neither side is limited
+// setpoint's controller manager and scheduler rely on the server's priority
+// and fairness rather than a client-side bucket; setpoint's cluster
+// benchmark runs the reference kube-controller-manager and kube-scheduler
+// with 1000/1000 so that neither side is limited
 // by its client. The controller manager's informers resync every
 // MinResyncPeriod (12 h) × a factor drawn once per process from [1, 2), as
 // kube-controller-manager's shared informer factory; its controllers

@@ -9,17 +9,21 @@ import (
 	"github.com/setpoint-dev/setpoint/rest"
 )
 
-// Client limits of setpoint's own components. Kubernetes' defaults are
-// lower (kube-controller-manager 20/30, kube-scheduler 50/100); setpoint's
-// are those its benchmarks run the reference components with
-// (--kube-api-qps and --kube-api-burst 1000), so that neither side is held
-// back by its own client. Each client has its own bucket: with
+// Client limits of setpoint's own controller manager and scheduler: none
+// (a negative QPS), unless --kube-api-qps/--kube-api-burst (Common.QPS,
+// Burst) set them. Kubernetes' defaults are lower (kube-controller-manager
+// 20/30, kube-scheduler 50/100), and setpoint's benchmarks run the
+// reference components with 1000/1000 so that neither side is held back by
+// its own client; setpoint's components rely on the server's priority and
+// fairness instead, as controller-runtime does since it turned client-side
+// limits off. Each client has its own bucket when limits are set: with
 // --use-service-account-credentials every controller's identity has one.
+// The simulated nodes keep the kubelet's 50/100 each.
 const (
-	ControllerManagerQPS   float32 = 1000
-	ControllerManagerBurst         = 1000
-	SchedulerQPS           float32 = 1000
-	SchedulerBurst                 = 1000
+	ControllerManagerQPS   float32 = -1
+	ControllerManagerBurst         = 0
+	SchedulerQPS           float32 = -1
+	SchedulerBurst                 = 0
 )
 
 // MinResyncPeriod is kube-controller-manager's --min-resync-period: its
