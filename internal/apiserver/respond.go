@@ -21,7 +21,6 @@ import (
 type responder struct {
 	codecs *scheme.Codecs
 	log    *slog.Logger
-	gzip   gzipWriters
 }
 
 // encode renders obj in media type mt (JSON, YAML or protobuf).
@@ -57,12 +56,8 @@ func (rs *responder) writeObject(w http.ResponseWriter, r *http.Request, code in
 	audit.LogResponseObject(r.Context(), obj, rs.auditEncoder)
 	h := w.Header()
 	h.Set("Content-Type", ctype)
-	h.Set("Cache-Control", "no-cache, private")
-	if len(body) > gzipThresholdBytes && r.Method != http.MethodHead && acceptsGzip(r) {
-		rs.gzip.writeGzip(w, code, body)
-		return
-	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(code)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body)
