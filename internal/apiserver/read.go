@@ -196,10 +196,8 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, e *entry, in
 	var list runtime.Object
 	switch {
 	case cont != "" || (limit > 0 && !v.set) || v.match == metav1.ResourceVersionMatchExact || (limit > 0 && v.set && v.rv > 0 && v.match == ""):
-		// Paginated and exact reads come from storage, at one revision.
-		list, err = e.store.List(r.Context(), objects.ListOptions{
-			Namespace: info.Namespace, Label: sel.label, Field: sel.field, Revision: v.rv, Limit: limit, Continue: cont,
-		})
+		// Paginated and exact reads, at one revision.
+		list, err = s.pagedList(r.Context(), e, info, v, sel, limit, cont)
 	default:
 		list, err = s.cachedList(r.Context(), e, info, v, sel)
 	}

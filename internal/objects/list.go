@@ -66,10 +66,7 @@ func decodeContinue(tok string) (continueToken, error) {
 // it keeps reading storage pages until it has Limit matches or storage is
 // exhausted, and returns a continue token bound to the list's revision.
 func (s *Store) List(ctx context.Context, opts ListOptions) (runtime.Object, error) {
-	prefix := s.res.KeyPrefix()
-	if s.res.Namespaced && opts.Namespace != "" {
-		prefix = s.res.NamespacePrefix(opts.Namespace)
-	}
+	prefix := s.ListPrefix(opts.Namespace)
 	rev, start := opts.Revision, ""
 	if opts.Continue != "" {
 		c, err := decodeContinue(opts.Continue)
@@ -157,6 +154,21 @@ func (s *Store) NewListFrom(items []runtime.Object, rev int64, next string) (run
 	return s.newList(items, rev, next)
 }
 
+// NewPageFrom is NewListFrom with the list's remainingItemCount (nil: not
+// given).
+func (s *Store) NewPageFrom(items []runtime.Object, rev int64, next string, remaining *int64) (runtime.Object, error) {
+	list, err := s.newList(items, rev, next)
+	if err != nil || remaining == nil {
+		return list, err
+	}
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	lm.SetRemainingItemCount(remaining)
+	return list, nil
+}
+
 func (s *Store) newList(items []runtime.Object, rev int64, next string) (runtime.Object, error) {
 	list := s.res.NewList()
 	if err := meta.SetList(list, items); err != nil {
@@ -187,4 +199,30 @@ func (s *Store) newList(items []runtime.Object, rev int64, next string) (runtime
 // converting its objects in one exchange.
 func (s *Store) decodeConvertedPage(ctx context.Context, kvs []storage.KeyValue) ([]runtime.Object, error) {
 	return s.decodeConverted(ctx, kvs)
+}
+
+// ListPrefix is the storage prefix a list of namespace ("" = all) reads,
+// which continue tokens' start keys are relative to.
+func (s *Store) ListPrefix(namespace string) string {
+	if s.res.Namespaced && namespace != "" {
+		return s.res.NamespacePrefix(namespace)
+	}
+	return s.res.KeyPrefix()
+}
+
+// ParseContinue decodes a continue token of a list of namespace: the
+// revision it is bound to and the first storage key of the next page. An
+// invalid token is a BadRequest, as List answers it.
+func (s *Store) ParseContinue(namespace, token string) (int64, string, error) {
+	c, err := decodeContinue(token)
+	if err != nil {
+		return 0, "", apierrors.NewBadRequest("invalid continue token: " + err.Error())
+	}
+	return c.ResourceVersion, s.ListPrefix(namespace) + c.StartKey, nil
+}
+
+// ContinueAfter is the continue token of a list of namespace at revision
+// rev whose page ended with the object under storage key last.
+func (s *Store) ContinueAfter(namespace string, rev int64, last string) string {
+	return encodeContinue(rev, strings.TrimPrefix(last, s.ListPrefix(namespace))+"\x00")
 }
