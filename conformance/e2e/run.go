@@ -53,13 +53,31 @@ func (r *runner) suiteArgs(s spec, reportDir string) []string {
 	}
 }
 
-// runAll runs specs, r.parallel at a time, calling done after each.
+// runAll runs specs, r.parallel at a time, then the [Serial] ones alone
+// (they use the whole cluster: preemption fills the nodes), calling done
+// after each; the results are in the order of specs.
 func (r *runner) runAll(ctx context.Context, specs []spec, done func(result)) []result {
+	var shared, serial []int
+	for i, s := range specs {
+		if s.Serial() {
+			serial = append(serial, i)
+		} else {
+			shared = append(shared, i)
+		}
+	}
 	results := make([]result, len(specs))
+	r.runSome(ctx, specs, shared, r.parallel, results, done)
+	r.runSome(ctx, specs, serial, 1, results, done)
+	return results
+}
+
+// runSome runs specs[i] for each i of which, parallel at a time, into
+// results[i].
+func (r *runner) runSome(ctx context.Context, specs []spec, which []int, parallel int, results []result, done func(result)) {
 	work := make(chan int)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for range r.parallel {
+	for range parallel {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -72,12 +90,11 @@ func (r *runner) runAll(ctx context.Context, specs []spec, done func(result)) []
 			}
 		}()
 	}
-	for i := range specs {
+	for _, i := range which {
 		work <- i
 	}
 	close(work)
 	wg.Wait()
-	return results
 }
 
 var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)

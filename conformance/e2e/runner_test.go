@@ -145,3 +145,19 @@ func TestReportAndSummary(t *testing.T) {
 		t.Errorf("JUnit report:\n%s", b)
 	}
 }
+
+func TestSerialSpecs(t *testing.T) {
+	specs, err := readSpecs("specs-v1.37.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial := 0
+	for _, s := range specs {
+		if s.Serial() {
+			serial++
+		}
+	}
+	if serial == 0 || serial == len(specs) {
+		t.Errorf("%d of %d specs are [Serial]", serial, len(specs))
+	}
+}

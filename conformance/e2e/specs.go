@@ -26,6 +26,9 @@ func (s spec) SIG() string {
 	return "other"
 }
 
+// Serial reports whether the spec must run alone ([Serial] in its name).
+func (s spec) Serial() bool { return strings.Contains(s.Name, "[Serial]") }
+
 // readSpecs parses a spec list: one spec a line, tab-separated file:line
 // and name (further columns are ignored); blank lines and lines starting
 // with # are comments.
