@@ -2,12 +2,12 @@
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: test vet unit compat e2e fuzz bench bench-cluster bench-versus build
+.PHONY: test vet unit compat conformance-fast conformance e2e fuzz bench bench-cluster bench-versus build
 
 build:
 	$(GO) build -o setpoint ./cmd/setpoint
 
-test: vet unit compat fuzz
+test: vet unit compat conformance-fast fuzz
 
 vet:
 	$(GO) vet ./...
@@ -18,6 +18,7 @@ vet:
 	cd conformance && $(GO) vet ./...
 	cd compat && $(GO) vet ./...
 	cd tests/sampleapiserver && $(GO) vet ./...
+	cd conformance/e2e && $(GO) vet ./...
 
 # Unit, integration and end-to-end tests (e2e drives the real binary with
 # kubectl), then the conformance module (client-go, controller-runtime and
@@ -38,6 +39,24 @@ compat:
 	cd compat && $(GO) run ./cmd/refcluster -binaries
 	cd compat && $(GO) test -race -count=1 -timeout 20m ./...
 	cd tests/sampleapiserver && $(GO) test -race -count=1 -timeout 20m ./...
+
+# Kubernetes' own conformance suite (e2e.test v1.37.2, built from the Go
+# module proxy by tools/e2e into .bin/, keyed by a hash of its go.sum: keep
+# .bin/ between CI runs) against a fresh `setpoint up --nodes 3`. The build
+# is a step of its own (many minutes the first time) so that no run's time
+# has to cover it. conformance-fast runs the CI subset (the specs of
+# conformance/e2e/fast-v1.37.txt, which finish in seconds); conformance runs
+# the whole list of conformance/e2e/specs-v1.37.txt, the API-level specs the
+# real control plane passes on simulated nodes (not part of make test).
+CONFORMANCE_FLAGS ?=
+conformance-fast:
+	cd conformance/e2e && $(GO) run . -build-only
+	cd conformance/e2e && $(GO) test -race -count=1 ./...
+	cd conformance/e2e && $(GO) run . -subset fast-v1.37.txt -parallel 2 -timeout 2m $(CONFORMANCE_FLAGS)
+
+conformance:
+	cd conformance/e2e && $(GO) run . -build-only
+	cd conformance/e2e && $(GO) run . $(CONFORMANCE_FLAGS)
 
 # Brief fuzzing of request-body decoding (every kind), selector parsing, kind
 # sniffing, custom-resource schemas (prune, default, validate, CEL rules) and

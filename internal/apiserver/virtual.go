@@ -19,6 +19,11 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request, e *entry,
 	v := e.res.Virtual
 	req := s.hookRequest(r, info, false)
 	switch {
+	case mt.As == "Table" && e.res.Table == nil:
+		// As kube-apiserver: a resource whose storage renders no Table
+		// (the reviews) cannot be negotiated as one.
+		s.resp.writeError(w, r, newStatusError(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+			"only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"))
 	case info.Subresource != "", info.Name != "" && v.Get == nil:
 		s.resp.writeError(w, r, resourceNotFound())
 	case info.Verb == "watch" && v.List != nil:

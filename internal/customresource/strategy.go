@@ -67,6 +67,12 @@ func (s *strategy) Prune(obj runtime.Object) []string { return s.schema.Prune(co
 // Default applies the schema's defaults.
 func (s *strategy) Default(obj runtime.Object) { s.schema.Default(content(obj)) }
 
+// DefaultStored applies the schema's defaults to an object read from
+// storage (registry.StoredDefaulter), as Kubernetes defaults custom
+// objects on every read: a default added to the schema after an object
+// was stored shows on the object from then on.
+func (s *strategy) DefaultStored(obj runtime.Object) { s.schema.Default(content(obj)) }
+
 // Validate checks metadata, the schema and its validation rules.
 func (s *strategy) Validate(obj runtime.Object) field.ErrorList {
 	return s.ValidateContext(context.Background(), obj)

@@ -49,6 +49,9 @@ func (s *Store) decodeAt(ctx context.Context, value []byte, rev int64) (runtime.
 				return nil, err
 			}
 		}
+		if d, ok := s.res.Strategy.(registry.StoredDefaulter); ok && err == nil {
+			d.DefaultStored(out)
+		}
 	case s.res.View != nil:
 		// A view: decode the stored form, then convert it.
 		var stored runtime.Object

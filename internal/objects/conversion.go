@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/setpoint-dev/setpoint/internal/registry"
 	"github.com/setpoint-dev/setpoint/internal/storage"
 )
 
@@ -76,8 +77,12 @@ func (s *Store) decodeConverted(ctx context.Context, kvs []storage.KeyValue) ([]
 		return nil, undecodable(kvs[max(first, 0)], err)
 	}
 	out := make([]runtime.Object, len(converted))
+	d, defaults := s.res.Strategy.(registry.StoredDefaulter)
 	for i, u := range converted {
 		u.SetGroupVersionKind(s.gvk)
+		if defaults {
+			d.DefaultStored(u)
+		}
 		if err := setRV(u, kvs[i].ModRevision); err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +15,9 @@ import (
 
 	"github.com/setpoint-dev/setpoint/rest"
 )
+
+// podsResource is deleted before every other resource of a namespace.
+var podsResource = schema.GroupResource{Resource: "pods"}
 
 // leftover is what remains of one resource after a deletion pass.
 type leftover struct {
@@ -44,7 +48,30 @@ func (r *reconciler) deleteAllContent(ctx context.Context, ns *corev1.Namespace)
 	objects := map[schema.GroupResource]int{}
 	finalizers := map[string]int{}
 	var estimate time.Duration
-	for _, res := range found.resources {
+	// Pods go first, and the rest only once no pod is left, as Kubernetes'
+	// namespace controller does (OrderedNamespaceDeletion): a pod never
+	// outlives the ConfigMaps, Secrets and ServiceAccounts it uses.
+	resources := found.resources
+	for i, res := range found.resources {
+		if res.gvr.GroupResource() != podsResource {
+			continue
+		}
+		resources = append(slices.Clone(found.resources[:i]), found.resources[i+1:]...)
+		left, err := r.deleteResource(ctx, res, ns.Name)
+		if err != nil {
+			deleteErrs = append(deleteErrs, err)
+		}
+		estimate = left.estimate
+		if left.count > 0 {
+			objects[podsResource] = left.count
+			for f, n := range left.finalizers {
+				finalizers[f] += n
+			}
+			resources = nil // the rest waits for the pods
+		}
+		break
+	}
+	for _, res := range resources {
 		left, err := r.deleteResource(ctx, res, ns.Name)
 		if err != nil {
 			deleteErrs = append(deleteErrs, err)

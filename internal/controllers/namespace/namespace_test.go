@@ -250,3 +250,42 @@ func TestNamespaceWaitsForBoundPods(t *testing.T) {
 	}
 	waitNamespaceGone(t, c, "bound", 30*time.Second)
 }
+
+// Pods are deleted before anything else: while a pod is held by a
+// finalizer, the namespace's ConfigMaps stay and the pod is reported as
+// remaining; once the pod is gone, the rest goes (as Kubernetes'
+// OrderedNamespaceDeletion).
+func TestNamespaceDeletesPodsFirst(t *testing.T) {
+	c := startManager(t, namespace.Options{FinalizerEstimate: time.Second})
+	createNamespace(t, c, "ordered")
+	podGVR := corev1.SchemeGroupVersion.WithResource("pods")
+	cmGVR := corev1.SchemeGroupVersion.WithResource("configmaps")
+	create(t, c, podGVR, "ordered", map[string]any{"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "p", "finalizers": []any{"e2e.example.com/finalizer"}},
+		"spec":     map[string]any{"containers": []any{map[string]any{"name": "c", "image": "nginx"}}}})
+	create(t, c, cmGVR, "ordered", map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta("cm")})
+	deleteNamespace(t, c, "ordered")
+
+	nss := rest.For[*corev1.Namespace, *corev1.NamespaceList](c, nsGVR, false)
+	pods := rest.Dynamic(c, podGVR, true).Namespace("ordered")
+	eventually(t, 20*time.Second, func() (bool, string) {
+		ns, err := nss.Get(context.Background(), "ordered", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		rem := condition(ns, corev1.NamespaceContentRemaining)
+		p, err := pods.Get(context.Background(), "p", metav1.GetOptions{})
+		ok := err == nil && p.GetDeletionTimestamp() != nil && rem != nil && rem.Status == corev1.ConditionTrue &&
+			strings.Contains(rem.Message, "pods. has 1 resource instances") && condition(ns, corev1.NamespaceDeletionContentFailure) != nil
+		return ok, fmt.Sprintf("status %+v, pod err %v", ns.Status, err)
+	})
+	time.Sleep(2 * time.Second) // a few more passes of the controller
+	cms := rest.Dynamic(c, cmGVR, true).Namespace("ordered")
+	if _, err := cms.Get(context.Background(), "cm", metav1.GetOptions{}); err != nil {
+		t.Fatalf("config map deleted while a pod remained: %v", err)
+	}
+	if _, err := pods.Patch(context.Background(), "p", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitNamespaceGone(t, c, "ordered", 30*time.Second)
+}

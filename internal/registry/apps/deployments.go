@@ -29,12 +29,10 @@ func deploymentsResource() *registry.Resource {
 		Status: strategy.TypedStatus[*appsv1.Deployment]{
 			PrepareUpdate: func(d, old *appsv1.Deployment) {
 				d.Spec = old.Spec
-				// Like Kubernetes, a deployment's status update may change its
-				// annotations: the deployment controller writes its revision
-				// annotation with UpdateStatus.
-				ann := d.Annotations
-				strategy.ResetMetaForStatus(&d.ObjectMeta, &old.ObjectMeta)
-				d.Annotations = ann
+				// Like kube-apiserver, a deployment's status update keeps its
+				// metadata changes but labels (the deployment controller
+				// writes its revision annotation with UpdateStatus).
+				d.Labels = old.Labels
 			},
 			ValidateChange: validateDeploymentStatusUpdate,
 		},

@@ -28,7 +28,8 @@ func replicaSetsResource() *registry.Resource {
 		Status: strategy.TypedStatus[*appsv1.ReplicaSet]{
 			PrepareUpdate: func(rs, old *appsv1.ReplicaSet) {
 				rs.Spec = old.Spec
-				strategy.ResetMetaForStatus(&rs.ObjectMeta, &old.ObjectMeta)
+				// metadata changes stay, as in kube-apiserver: its status
+				// strategy for the kind resets the spec only
 			},
 			ValidateChange: validateReplicaSetStatusUpdate,
 		},

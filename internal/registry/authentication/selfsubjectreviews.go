@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/setpoint-dev/setpoint/internal/printers"
 	"github.com/setpoint-dev/setpoint/internal/registry"
 	"github.com/setpoint-dev/setpoint/internal/registry/strategy"
 )
@@ -21,7 +20,6 @@ func selfSubjectReviewsResource() *registry.Resource {
 		New:      func() runtime.Object { return &authenticationv1.SelfSubjectReview{} },
 		Virtual:  &registry.Virtual{Create: createSelfSubjectReview},
 		Attrs:    strategy.Attrs[*authenticationv1.SelfSubjectReview](false, nil),
-		Table:    printers.For(group, "SelfSubjectReview"),
 	}
 }
 

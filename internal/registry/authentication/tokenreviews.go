@@ -8,7 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/setpoint-dev/setpoint/internal/printers"
 	"github.com/setpoint-dev/setpoint/internal/registry"
 	"github.com/setpoint-dev/setpoint/internal/registry/strategy"
 )
@@ -26,7 +25,6 @@ func tokenReviewsResource() *registry.Resource {
 		New:     func() runtime.Object { return &authenticationv1.TokenReview{} },
 		Virtual: &registry.Virtual{Create: createTokenReview},
 		Attrs:   strategy.Attrs[*authenticationv1.TokenReview](false, nil),
-		Table:   printers.For(group, "TokenReview"),
 	}
 }
 

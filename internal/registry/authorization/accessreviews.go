@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
-	"github.com/setpoint-dev/setpoint/internal/printers"
 	"github.com/setpoint-dev/setpoint/internal/registry"
 	"github.com/setpoint-dev/setpoint/internal/registry/strategy"
 )
@@ -24,7 +23,6 @@ func subjectAccessReviewsResource() *registry.Resource {
 		New:      func() runtime.Object { return &authorizationv1.SubjectAccessReview{} },
 		Virtual:  &registry.Virtual{Create: createSubjectAccessReview},
 		Attrs:    strategy.Attrs[*authorizationv1.SubjectAccessReview](false, nil),
-		Table:    printers.For(group, "SubjectAccessReview"),
 	}
 }
 
@@ -35,7 +33,6 @@ func localSubjectAccessReviewsResource() *registry.Resource {
 		New:     func() runtime.Object { return &authorizationv1.LocalSubjectAccessReview{} },
 		Virtual: &registry.Virtual{Create: createLocalSubjectAccessReview},
 		Attrs:   strategy.Attrs[*authorizationv1.LocalSubjectAccessReview](true, nil),
-		Table:   printers.For(group, "LocalSubjectAccessReview"),
 	}
 }
 
@@ -46,7 +43,6 @@ func selfSubjectAccessReviewsResource() *registry.Resource {
 		New:      func() runtime.Object { return &authorizationv1.SelfSubjectAccessReview{} },
 		Virtual:  &registry.Virtual{Create: createSelfSubjectAccessReview},
 		Attrs:    strategy.Attrs[*authorizationv1.SelfSubjectAccessReview](false, nil),
-		Table:    printers.For(group, "SelfSubjectAccessReview"),
 	}
 }
 

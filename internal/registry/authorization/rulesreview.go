@@ -8,7 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/setpoint-dev/setpoint/internal/printers"
 	"github.com/setpoint-dev/setpoint/internal/registry"
 	"github.com/setpoint-dev/setpoint/internal/registry/strategy"
 )
@@ -20,7 +19,6 @@ func selfSubjectRulesReviewsResource() *registry.Resource {
 		New:      func() runtime.Object { return &authorizationv1.SelfSubjectRulesReview{} },
 		Virtual:  &registry.Virtual{Create: createSelfSubjectRulesReview},
 		Attrs:    strategy.Attrs[*authorizationv1.SelfSubjectRulesReview](false, nil),
-		Table:    printers.For(group, "SelfSubjectRulesReview"),
 	}
 }
 

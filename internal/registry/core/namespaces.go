@@ -38,7 +38,8 @@ func namespacesResource() *registry.Resource {
 		Status: strategy.TypedStatus[*corev1.Namespace]{
 			PrepareUpdate: func(ns, old *corev1.Namespace) {
 				ns.Spec = old.Spec
-				strategy.ResetMetaForStatus(&ns.ObjectMeta, &old.ObjectMeta)
+				// metadata changes stay, as in kube-apiserver: its status
+				// strategy for the kind resets the spec only
 			},
 			ValidateChange: validateNamespaceStatusUpdate,
 		},

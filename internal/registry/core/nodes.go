@@ -38,7 +38,8 @@ func nodesResource() *registry.Resource {
 		Status: strategy.TypedStatus[*corev1.Node]{
 			PrepareUpdate: func(n, old *corev1.Node) {
 				n.Spec = old.Spec
-				strategy.ResetMetaForStatus(&n.ObjectMeta, &old.ObjectMeta)
+				// metadata changes stay, as in kube-apiserver: its status
+				// strategy for the kind resets the spec only
 				defaultNodeStatus(&n.Status)
 			},
 			ValidateChange: func(n, old *corev1.Node) field.ErrorList {

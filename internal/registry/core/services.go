@@ -32,7 +32,8 @@ func servicesResource() *registry.Resource {
 		Status: strategy.TypedStatus[*corev1.Service]{
 			PrepareUpdate: func(s, old *corev1.Service) {
 				s.Spec = old.Spec
-				strategy.ResetMetaForStatus(&s.ObjectMeta, &old.ObjectMeta)
+				// metadata changes stay, as in kube-apiserver: its status
+				// strategy for the kind resets the spec only
 			},
 			ValidateChange: validateServiceStatusUpdate,
 		},

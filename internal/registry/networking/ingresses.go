@@ -42,7 +42,8 @@ func ingressesResource() *registry.Resource {
 		Status: strategy.TypedStatus[*networkingv1.Ingress]{
 			PrepareUpdate: func(i, old *networkingv1.Ingress) {
 				i.Spec = old.Spec
-				strategy.ResetMetaForStatus(&i.ObjectMeta, &old.ObjectMeta)
+				// metadata changes stay, as in kube-apiserver: its status
+				// strategy for the kind resets the spec only
 			},
 			ValidateChange: func(i, old *networkingv1.Ingress) field.ErrorList {
 				errs := strategy.ValidateMetaUpdate(&i.ObjectMeta, &old.ObjectMeta)

@@ -64,6 +64,12 @@ func TestIngressStatusKeptAndReset(t *testing.T) {
 	if len(upd.Status.LoadBalancer.Ingress) != 1 {
 		t.Error("update dropped the status")
 	}
+	kept := ing.DeepCopy()
+	kept.Annotations = map[string]string{"status-patched": "yes"}
+	expectValid(t, updateStatus(r, kept, ing))
+	if kept.Annotations["status-patched"] != "yes" {
+		t.Error("status update dropped an annotation (kube-apiserver keeps metadata changes)")
+	}
 	st := ing.DeepCopy()
 	st.Spec.DefaultBackend = nil
 	st.Status.LoadBalancer.Ingress[0].IP = "1.2.3"
