@@ -33,13 +33,15 @@ import (
 
 // The streaming-sync benchmark serves streamObjects ConfigMaps of about
 // 1 KiB each, in one namespace, from a `setpoint apiserver` process (bolt
-// storage, durable as etcd is) and
-// from the reference (etcd + kube-apiserver v1.37.2, package refcluster),
-// and measures against both, in one run, alternating:
+// storage, durable as etcd is) and from the reference (etcd +
+// kube-apiserver v1.37.2, package refcluster), and measures against both,
+// in one run, alternating, the wall time and the CPU time of the server's
+// processes and of the client (the steadier figure on a loaded machine):
 //
 //   - informer: a client-go ConfigMap informer with client-go's defaults
-//     (JSON, HTTP/2, the streaming list sendInitialEvents=true), started
-//     until HasSynced;
+//     (protobuf, HTTP/2, gzip accepted, the streaming list
+//     sendInitialEvents=true), from its start until HasSynced (which
+//     client-go polls every 100 ms);
 //   - watchlist: the same streaming list through client-go's typed Watch,
 //     read until the initial-events-end bookmark (transport and client-go's
 //     decoding, no informer store);
