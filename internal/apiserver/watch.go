@@ -158,7 +158,6 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, e *entry, i
 	for {
 		select {
 		case <-ctx.Done():
-			_ = out.Flush() // end a compressed stream's member cleanly
 			return
 		case f, ok := <-frames:
 			if !ok {
