@@ -71,6 +71,7 @@ func TestMain(m *testing.M) {
 		}
 		os.RemoveAll(s.dir)
 	}
+	stopStreamTargets()
 	os.Exit(code)
 }
 
@@ -84,23 +85,12 @@ func (s *syncServer) start() error {
 }
 
 func startLoadedServer(s *syncServer) (string, error) {
-	dir := s.dir
-	bin := filepath.Join(dir, "setpoint")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/setpoint")
-	build.Dir = "../.." // the main module
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return "", fmt.Errorf("build setpoint: %w", err)
-	}
-	cmd := exec.Command(bin, "apiserver", "--data-dir", filepath.Join(dir, "data"), "--listen", "127.0.0.1:0",
-		"--storage", "memory", "--log-level", "warn")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	// The server dies with the benchmark binary, however that ends.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("start setpoint: %w", err)
+	cmd, err := startSetpointProcess(s.dir, "memory", "")
+	if err != nil {
+		return "", err
 	}
 	s.cmd = cmd
+	dir := s.dir
 	kubeconfig := filepath.Join(dir, "data", "kubeconfig")
 	cfg, err := waitReady(kubeconfig)
 	if err != nil {
@@ -110,6 +100,31 @@ func startLoadedServer(s *syncServer) (string, error) {
 		return "", err
 	}
 	return kubeconfig, nil
+}
+
+// startSetpointProcess builds the setpoint binary into dir (unless bin
+// names one) and starts `setpoint apiserver` on a free port with its data
+// in dir/data, on storage ("memory" or "bolt"); the admin kubeconfig
+// appears there once the server is ready.
+func startSetpointProcess(dir, storage, bin string) (*exec.Cmd, error) {
+	if bin == "" {
+		bin = filepath.Join(dir, "setpoint")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/setpoint")
+		build.Dir = "../.." // the main module
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return nil, fmt.Errorf("build setpoint: %w", err)
+		}
+	}
+	cmd := exec.Command(bin, "apiserver", "--data-dir", filepath.Join(dir, "data"), "--listen", "127.0.0.1:0",
+		"--storage", storage, "--log-level", "warn")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	// The server dies with the benchmark binary, however that ends.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start setpoint: %w", err)
+	}
+	return cmd, nil
 }
 
 func waitReady(kubeconfig string) (*sprest.Config, error) {

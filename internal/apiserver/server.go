@@ -236,6 +236,8 @@ type Server struct {
 	ready     chan struct{}
 	readyOnce sync.Once
 	addr      atomic.Value // string: the bound address
+	// watchWriters pools the buffers of watch responses (watchstream.go).
+	watchWriters watchWriters
 	// startedWatches tracks watch handlers so shutdown can end them.
 	watchCtx    context.Context
 	cancelWatch context.CancelFunc

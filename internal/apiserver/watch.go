@@ -113,8 +113,8 @@ func (s *Server) watchOptions(r *http.Request, e *entry, info requestInfo) (watc
 
 // handleWatch streams watch events: newline-delimited JSON, or for a client
 // that asks for protobuf and a kind that has it, kube-apiserver's
-// length-prefixed protobuf frames; it flushes whenever the watcher's queue is
-// momentarily empty.
+// length-prefixed protobuf frames; it writes queued frames in chunks and
+// flushes whenever the watcher's queue is momentarily empty (watchStream).
 func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
 	if mt.Type != mimeJSON && !(mt.Type == mimeProtobuf && mt.As == "") {
 		if mt, _ = negotiateWatch(r.Header.Get("Accept")); mt.Type != mimeJSON {
@@ -142,11 +142,17 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, e *entry, i
 		return
 	}
 	defer watcher.Stop()
-	rc := http.NewResponseController(w)
+	compress := acceptsGzip(r, queryBool(r.URL.Query(), "sendInitialEvents"))
 	w.Header().Set("Content-Type", watchContentType(mt))
 	w.Header().Set("Cache-Control", "no-cache, private")
+	if compress {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Add("Vary", "Accept-Encoding")
+	}
 	w.WriteHeader(http.StatusOK)
-	_ = rc.Flush()
+	_ = http.NewResponseController(w).Flush()
+	out := newWatchStream(w, &s.watchWriters, compress)
+	defer out.Close()
 	events := s.metrics.watchEvents.WithLabelValues(e.res.Group, e.res.Version, e.res.Kind)
 	frames := watcher.Frames()
 	for {
@@ -155,6 +161,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, e *entry, i
 			return
 		case f, ok := <-frames:
 			if !ok {
+				_ = out.Flush()
 				return
 			}
 			b, err := s.frameBytes(r, mt, e, f)
@@ -162,12 +169,12 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, e *entry, i
 				s.log.Error("encode watch event", "resource", e.res.Resource, "err", err)
 				return
 			}
-			if _, err := w.Write(b); err != nil {
+			if err := out.Write(b); err != nil {
 				return // the client went away
 			}
 			events.Inc()
 			if len(frames) == 0 {
-				if err := rc.Flush(); err != nil {
+				if err := out.Flush(); err != nil {
 					return
 				}
 			}
