@@ -75,7 +75,7 @@ func (m *Manager) identity(name string) (*identity, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manager: client of %s: %w", name, err)
 	}
-	c, err := rest.New(cfg)
+	c, err := rest.NewWithScheme(cfg, m.scheme)
 	if err != nil {
 		return nil, fmt.Errorf("manager: client of %s: %w", name, err)
 	}
