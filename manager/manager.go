@@ -38,7 +38,10 @@ const (
 type Options struct {
 	// Config reaches the API server (required).
 	Config *rest.Config
-	// Scheme maps Go types to kinds; default NewScheme().
+	// Scheme maps Go types to kinds; default NewScheme(). It is the one
+	// scheme of the manager: its client (rest), informers, builder and
+	// Client encode, decode and name kinds with it, so your own Go types
+	// need only their AddToScheme applied to it.
 	Scheme *runtime.Scheme
 	// MetricsAddr is where /metrics is served (default ":8080"; "0"
 	// disables it). HealthAddr likewise serves /healthz and /readyz
@@ -139,6 +142,8 @@ type Manager struct {
 	// webhook is the admission webhook server once asked for; guarded by
 	// mu.
 	webhook *webhook.Server
+	// clients are GetClient's client, its cache and the API reader.
+	clients *clients
 }
 
 // New builds a manager: a client, a metrics registry with the Go and
@@ -151,7 +156,7 @@ func New(opts Options) (*Manager, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	c, err := rest.New(opts.Config)
+	c, err := rest.NewWithScheme(opts.Config, opts.Scheme)
 	if err != nil {
 		return nil, fmt.Errorf("manager: build client: %w", err)
 	}
@@ -180,6 +185,9 @@ func New(opts Options) (*Manager, error) {
 		factory: informer.NewFactory(c, informer.FactoryOptions{Namespace: opts.Namespace,
 			Logger: opts.Logger, Clock: opts.Clock, Metrics: infMet}),
 		informers: map[string]*tracked{}, identities: map[string]*identity{}, ready: make(chan struct{}), elected: make(chan struct{}),
+	}
+	if m.clients, err = m.newClients(); err != nil {
+		return nil, err
 	}
 	m.checks = newChecks()
 	m.checks.add(healthz, "ping", func(*http.Request) error { return nil })
