@@ -70,6 +70,8 @@ type informerKey struct {
 	gvr                          schema.GroupVersionResource
 	namespace                    string
 	labelSelector, fieldSelector string
+	// untyped marks the informers ForType builds (cached as Object).
+	untyped bool
 }
 
 // managed is a factory informer, whatever its object type.

@@ -75,7 +75,7 @@ func (m *Manager) identity(name string) (*identity, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manager: client of %s: %w", name, err)
 	}
-	c, err := rest.New(m.opts.throttled(cfg, m.restMet))
+	c, err := rest.NewWithScheme(m.opts.throttled(cfg, m.restMet), m.scheme)
 	if err != nil {
 		return nil, fmt.Errorf("manager: client of %s: %w", name, err)
 	}

@@ -27,6 +27,8 @@ type tracked struct {
 	resource  string
 	hasSynced func() bool
 	lastError func() error
+	// mutations checks the cache for objects modified in place.
+	mutations func() error
 }
 
 func (t *tracked) Start(context.Context, string, handler.Queue) error { return nil }
@@ -103,7 +105,8 @@ func InformerFor[T informer.Object](m *Manager, gvr schema.GroupVersionResource,
 	key := fmt.Sprintf("%s|%s", reflect.TypeFor[T](), gvr)
 	m.mu.Lock()
 	if _, ok := m.informers[key]; !ok {
-		m.informers[key] = &tracked{resource: describe(gvr), hasSynced: inf.HasSynced, lastError: inf.LastError}
+		m.informers[key] = &tracked{resource: describe(gvr), hasSynced: inf.HasSynced, lastError: inf.LastError,
+			mutations: inf.Indexer().CheckMutations}
 	}
 	infCtx := m.infCtx
 	m.mu.Unlock()
@@ -115,9 +118,12 @@ func InformerFor[T informer.Object](m *Manager, gvr schema.GroupVersionResource,
 
 // Resource returns the typed accessor of T's resource (found like
 // Informer does), with L its list type, e.g.
-// Resource[*corev1.Secret, *corev1.SecretList](m). It writes T's kind from
-// the manager's scheme into objects sent without one (rest.WithKind), so
-// your own types for custom resources need no TypeMeta set.
+// Resource[*corev1.Secret, *corev1.SecretList](m). The manager's client
+// encodes with the manager's scheme, so your own types for custom
+// resources need no TypeMeta set.
+//
+// Deprecated: use the manager's Client (GetClient), which reads from the
+// cache and writes to the server for every type of the scheme.
 func Resource[T, L runtime.Object](m *Manager) (*rest.Resource[T, L], error) {
 	ctx, cancel := context.WithTimeout(context.Background(), discoveryTimeout)
 	defer cancel()
@@ -126,7 +132,7 @@ func Resource[T, L runtime.Object](m *Manager) (*rest.Resource[T, L], error) {
 	if err != nil {
 		return nil, fmt.Errorf("resource for %T: %w", zero, err)
 	}
-	return rest.For[T, L](m.client, mp.GVR, mp.Namespaced).WithKind(mp.GVK), nil
+	return rest.For[T, L](m.client, mp.GVR, mp.Namespaced), nil
 }
 
 // trackedInformers returns the informers to wait for.

@@ -39,7 +39,10 @@ const (
 type Options struct {
 	// Config reaches the API server (required).
 	Config *rest.Config
-	// Scheme maps Go types to kinds; default NewScheme().
+	// Scheme maps Go types to kinds; default NewScheme(). It is the one
+	// scheme of the manager: its client (rest), informers, builder and
+	// Client encode, decode and name kinds with it, so your own Go types
+	// need only their AddToScheme applied to it.
 	Scheme *runtime.Scheme
 	// MetricsAddr is where /metrics is served (default ":8080"; "0"
 	// disables it). HealthAddr likewise serves /healthz and /readyz
@@ -162,6 +165,8 @@ type Manager struct {
 	// webhook is the admission webhook server once asked for; guarded by
 	// mu.
 	webhook *webhook.Server
+	// clients are GetClient's client, its cache and the API reader.
+	clients *clients
 }
 
 // New builds a manager: a client, a metrics registry with the Go and
@@ -185,7 +190,7 @@ func New(opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manager: %w", err)
 	}
-	c, err := rest.New(opts.throttled(opts.Config, restMet))
+	c, err := rest.NewWithScheme(opts.throttled(opts.Config, restMet), opts.Scheme)
 	if err != nil {
 		return nil, fmt.Errorf("manager: build client: %w", err)
 	}
@@ -208,6 +213,9 @@ func New(opts Options) (*Manager, error) {
 			Logger: opts.Logger, Clock: opts.Clock, Metrics: infMet, ResyncPeriodFor: opts.resyncPeriodFor()}),
 		informers: map[string]*tracked{}, identities: map[string]*identity{}, ready: make(chan struct{}), elected: make(chan struct{}),
 		restMet: restMet,
+	}
+	if m.clients, err = m.newClients(); err != nil {
+		return nil, err
 	}
 	m.checks = newChecks()
 	m.checks.add(healthz, "ping", func(*http.Request) error { return nil })

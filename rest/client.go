@@ -10,11 +10,13 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
@@ -42,11 +44,17 @@ type Client struct {
 	// is then the Accept header of requests for built-in kinds.
 	protobuf bool
 	accept   string
+	// builtin is NewScheme(), built on first need by kindOf.
+	builtinOnce sync.Once
+	builtin     *runtime.Scheme
 }
 
 // New builds a client from cfg. It validates Host and the TLS material and
-// reads BearerTokenFile when BearerToken is empty.
-func New(cfg *Config) (*Client, error) {
+// reads BearerTokenFile when BearerToken is empty. Its scheme is
+// NewScheme(); NewWithScheme takes one of yours.
+func New(cfg *Config) (*Client, error) { return NewWithScheme(cfg, nil) }
+
+func newClient(cfg *Config, codecs *scheme.Codecs) (*Client, error) {
 	var bases []*url.URL
 	for _, h := range append([]string{cfg.Host}, cfg.Hosts...) {
 		base, err := parseHost(h)
@@ -82,7 +90,7 @@ func New(cfg *Config) (*Client, error) {
 	c := &Client{
 		bases: bases, http: &http.Client{Transport: rt}, creds: creds, userAgent: cfg.userAgent(),
 		timeout: cfg.Timeout, maxRetries: cfg.maxRetries(), clock: clk,
-		limiter: NewRateLimiter(qps, burst, clk), metrics: cfg.Metrics, codecs: scheme.New(),
+		limiter: NewRateLimiter(qps, burst, clk), metrics: cfg.Metrics, codecs: codecs,
 	}
 	switch ct := strings.TrimSpace(cfg.ContentType); {
 	case wantsProtobuf(ct):

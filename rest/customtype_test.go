@@ -124,3 +124,47 @@ func TestWithKindForUnknownTypes(t *testing.T) {
 		t.Fatalf("create with own TypeMeta: %v", err)
 	}
 }
+
+// TestSchemeNamesUserTypes: a client built with NewWithScheme over a scheme
+// holding the user's type (its AddToScheme, nothing else) sends the kind
+// of objects without TypeMeta, decodes them, and leaves the caller's
+// object untouched; the default scheme holds every built-in kind.
+func TestSchemeNamesUserTypes(t *testing.T) {
+	ctx := context.Background()
+	srv, c := start(t, nil)
+	s, err := rest.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kind := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Note"}
+	s.AddKnownTypeWithName(kind, &note{})
+	s.AddKnownTypeWithName(kind.GroupVersion().WithKind("NoteList"), &noteList{})
+	sc, err := rest.NewWithScheme(srv.RESTConfig(t), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sc.CloseIdleConnections)
+	if sc.Scheme() != s {
+		t.Fatal("Scheme() is not the scheme given")
+	}
+	notes := rest.For[*note, *noteList](sc, serveNotes(t, c), true).Namespace("default")
+	n := &note{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Data: map[string]string{"k": "v"}}
+	got, err := notes.Create(ctx, n, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create through the scheme: %v", err)
+	}
+	if got.Data["k"] != "v" || got.GroupVersionKind() != kind || !n.GroupVersionKind().Empty() {
+		t.Fatalf("created %+v from %+v", got, n)
+	}
+	list, err := notes.List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 1 || list.Items[0].Name != "n1" {
+		t.Fatalf("list: %+v, %v", list, err)
+	}
+	for _, k := range []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("Pod"),
+		{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"},
+		{Group: "apps", Version: "v1beta2", Kind: "Deployment"}} {
+		if !c.Scheme().Recognizes(k) {
+			t.Errorf("the default scheme lacks %s", k)
+		}
+	}
+}

@@ -49,10 +49,11 @@
 // For[T, L](client, gvr, namespaced) returns a *Resource for one resource,
 // with T the object and L the list type (e.g. *corev1.Pod, *corev1.PodList);
 // Dynamic returns the same accessor over *unstructured.Unstructured for any
-// resource, custom ones included. WithKind(gvk) names the kind to send
-// for Go types the client's scheme does not know (your own types for
-// custom resources, which the server refuses without apiVersion and
-// kind). Namespace(ns) binds a namespace; on an
+// resource, custom ones included. The client's scheme (NewScheme, every
+// kind of k8s.io/api; NewWithScheme takes yours, with your own types added
+// by their AddToScheme) names the kind sent for objects without
+// apiVersion and kind, and decodes answers; it is the one scheme of a
+// manager, its informers and its Client. Namespace(ns) binds a namespace; on an
 // unbound namespaced Resource, List and Watch span all namespaces. Options
 // are the standard metav1 option structs, sent as query parameters (or, for
 // deletes, as a DeleteOptions body).

@@ -41,6 +41,12 @@ type Resource[T, L runtime.Object] struct {
 	// request bodies whose object has none and whose type the client's
 	// built-in scheme does not know.
 	kind schema.GroupVersionKind
+	// newObj and newList make the fresh objects answers are decoded into.
+	newObj  func() T
+	newList func() L
+	// accepts, when set (WithAccept), replaces the Accept header of
+	// reads and watches.
+	accepts string
 }
 
 // For returns the typed accessor of gvr. namespaced says whether the
@@ -50,14 +56,40 @@ type Resource[T, L runtime.Object] struct {
 //	cms := rest.For[*corev1.ConfigMap, *corev1.ConfigMapList](c, corev1.SchemeGroupVersion.WithResource("configmaps"), true)
 //	cm, err := cms.Namespace("default").Get(ctx, "settings", metav1.GetOptions{})
 func For[T, L runtime.Object](c *Client, gvr schema.GroupVersionResource, namespaced bool) *Resource[T, L] {
+	return ForNew(c, gvr, namespaced, newOf[T], newOf[L])
+}
+
+// ForNew is For for object and list types known only at run time: T and
+// L may be interfaces (runtime.Object), and newObj and newList return a
+// fresh object and list of the concrete types answers are decoded into
+// (e.g. func() runtime.Object { return &corev1.Pod{} }). The package
+// client builds its accessors with it.
+func ForNew[T, L runtime.Object](c *Client, gvr schema.GroupVersionResource, namespaced bool, newObj func() T, newList func() L) *Resource[T, L] {
 	var dec runtime.Decoder = c.codecs.JSON
-	var zero T
-	if _, ok := any(zero).(*unstructured.Unstructured); ok {
+	obj, list := newObj(), newList()
+	if _, ok := any(obj).(*unstructured.Unstructured); ok {
+		dec = unstructured.UnstructuredJSONScheme
+	} else if _, ok := any(list).(*unstructured.UnstructuredList); ok {
 		dec = unstructured.UnstructuredJSONScheme
 	}
-	proto := c.protobuf && protoCapable(c.codecs, newOf[T]()) && protoCapable(c.codecs, newOf[L]())
-	return &Resource[T, L]{c: c, gvr: gvr, namespaced: namespaced, decoder: dec, proto: proto}
+	proto := c.protobuf && protoCapable(c.codecs, obj) && protoCapable(c.codecs, list)
+	return &Resource[T, L]{c: c, gvr: gvr, namespaced: namespaced, decoder: dec, proto: proto,
+		newObj: newObj, newList: newList}
 }
+
+// WithAccept returns a copy of r whose reads and watches send accept as
+// their Accept header, in JSON: for the metadata-only views of the server,
+// e.g. AcceptPartialObjectMetadata with T *metav1.PartialObjectMetadata
+// and L *metav1.PartialObjectMetadataList.
+func (r *Resource[T, L]) WithAccept(accept string) *Resource[T, L] {
+	cp := *r
+	cp.accepts, cp.proto, cp.decoder = accept, false, r.c.codecs.JSON
+	return &cp
+}
+
+// AcceptPartialObjectMetadata asks for objects as meta.k8s.io/v1
+// PartialObjectMetadata (lists as PartialObjectMetadataList): metadata only.
+const AcceptPartialObjectMetadata = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 // Dynamic returns the accessor of any resource, built-in or custom, whose
 // objects are *unstructured.Unstructured.
@@ -79,7 +111,9 @@ func (r *Resource[T, L]) Namespace(ns string) *Resource[T, L] {
 // of objects that carry none and whose Go type the client's built-in
 // scheme does not know: your own types for custom resources, which the
 // server refuses without a kind. An object's own TypeMeta always wins.
-// manager.Resource sets it from the manager's scheme.
+//
+// Deprecated: build the client with a scheme holding your types
+// (NewWithScheme, manager.Options.Scheme); it then names their kind.
 func (r *Resource[T, L]) WithKind(gvk schema.GroupVersionKind) *Resource[T, L] {
 	cp := *r
 	cp.kind = gvk
@@ -93,7 +127,8 @@ func (r *Resource[T, L]) Get(ctx context.Context, name string, opts metav1.GetOp
 	if err != nil {
 		return zeroOf[T](), err
 	}
-	return decodeNew[T](r, ctx, &request{method: http.MethodGet, path: r.path(name), query: q, name: name})
+	return decodeNew(r, ctx, &request{method: http.MethodGet, path: r.path(name), query: q, name: name,
+		accept: r.accepts}, r.newObj)
 }
 
 // List reads the collection, honouring every ListOptions field (selectors,
@@ -106,7 +141,7 @@ func (r *Resource[T, L]) List(ctx context.Context, opts metav1.ListOptions) (L, 
 	if err != nil {
 		return zeroOf[L](), err
 	}
-	return decodeNew[L](r, ctx, &request{method: http.MethodGet, path: r.path(""), query: q})
+	return decodeNew(r, ctx, &request{method: http.MethodGet, path: r.path(""), query: q, accept: r.accepts}, r.newList)
 }
 
 // Create posts obj and returns the object as stored. An existing name is
@@ -146,8 +181,8 @@ func (r *Resource[T, L]) Patch(ctx context.Context, name string, pt types.PatchT
 	if len(subresource) > 0 {
 		p = path.Join(append([]string{p}, subresource...)...)
 	}
-	return decodeNew[T](r, ctx, &request{method: http.MethodPatch, path: p, query: q, body: data,
-		contentType: string(pt), accept: r.accept(), name: name})
+	return decodeNew(r, ctx, &request{method: http.MethodPatch, path: p, query: q, body: data,
+		contentType: string(pt), accept: r.accept(), name: name}, r.newObj)
 }
 
 // Delete removes the named object. opts carries the propagation policy,
@@ -187,7 +222,11 @@ func (r *Resource[T, L]) Watch(ctx context.Context, opts metav1.ListOptions) (wa
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	resp, err := r.c.do(ctx, &request{method: http.MethodGet, path: r.path(""), query: q, accept: r.accept(),
+	accept := r.accept()
+	if r.accepts != "" {
+		accept = r.accepts
+	}
+	resp, err := r.c.do(ctx, &request{method: http.MethodGet, path: r.path(""), query: q, accept: accept,
 		gr: r.gvr.GroupResource()})
 	if err != nil {
 		cancel()
@@ -196,7 +235,7 @@ func (r *Resource[T, L]) Watch(ctx context.Context, opts metav1.ListOptions) (wa
 	ctype := resp.Header.Get("Content-Type")
 	proto := isProtobuf(ctype)
 	return newStreamWatcher(ctx, cancel, resp.Body, proto, func(raw []byte) (runtime.Object, error) {
-		return decodeInto[T](r.decoderFor(ctype), raw)
+		return decodeInto(r.decoderFor(ctype), raw, r.newObj)
 	}, func(raw []byte) (*metav1.Status, error) {
 		st := &metav1.Status{}
 		if err := r.c.decodeStatus(ctype, raw, st); err != nil {
@@ -219,26 +258,26 @@ func (r *Resource[T, L]) write(ctx context.Context, method, name, sub string, ob
 	if sub != "" {
 		p += "/" + sub
 	}
-	return decodeNew[T](r, ctx, &request{method: method, path: p, query: q, body: body,
-		contentType: ctype, accept: r.accept(), name: name})
+	return decodeNew(r, ctx, &request{method: method, path: p, query: q, body: body,
+		contentType: ctype, accept: r.accept(), name: name}, r.newObj)
 }
 
 // encode marshals obj, in protobuf when the resource uses it, else as JSON,
 // with apiVersion and kind set: taken from the object when present, else
 // from the scheme (typed kinds), else from WithKind, without mutating the
 // caller's object. It returns the body and its Content-Type.
-func (r *Resource[T, L]) encode(obj T) ([]byte, string, error) {
+func (r *Resource[T, L]) encode(obj runtime.Object) ([]byte, string, error) {
 	var out runtime.Object = obj
 	if out.GetObjectKind().GroupVersionKind().Empty() {
-		if kinds, _, err := r.c.codecs.Scheme.ObjectKinds(obj); err == nil && len(kinds) > 0 {
+		if gvk, ok := r.c.kindOf(obj); ok {
 			out = obj.DeepCopyObject()
-			out.GetObjectKind().SetGroupVersionKind(kinds[0])
+			out.GetObjectKind().SetGroupVersionKind(gvk)
 		} else if !r.kind.Empty() {
 			out = obj.DeepCopyObject()
 			out.GetObjectKind().SetGroupVersionKind(r.kind)
 		}
 	}
-	if r.proto {
+	if r.proto && protoCapable(r.c.codecs, out) {
 		var buf bytes.Buffer
 		if err := r.c.codecs.Proto.Encode(out, &buf); err != nil {
 			return nil, "", fmt.Errorf("encode %s: %w", r.gvr.Resource, err)
@@ -312,24 +351,25 @@ func (r *Resource[T, L]) discard(ctx context.Context, req *request) error {
 	return err
 }
 
-func decodeNew[O runtime.Object, T, L runtime.Object](r *Resource[T, L], ctx context.Context, req *request) (O, error) {
-	if req.accept == "" && r.proto && protoCapable(r.c.codecs, newOf[O]()) {
+// decodeNew sends req and decodes the answer into mk().
+func decodeNew[O runtime.Object, T, L runtime.Object](r *Resource[T, L], ctx context.Context, req *request, mk func() O) (O, error) {
+	if req.accept == "" && r.proto && protoCapable(r.c.codecs, mk()) {
 		req.accept = r.c.accept
 	}
 	b, ctype, err := r.call(ctx, req)
 	if err != nil {
 		return zeroOf[O](), err
 	}
-	out, err := decodeInto[O](r.decoderFor(ctype), b)
+	out, err := decodeInto(r.decoderFor(ctype), b, mk)
 	if err != nil {
 		return zeroOf[O](), fmt.Errorf("%s %s: %w", req.method, req.path, err)
 	}
 	return out, nil
 }
 
-// decodeInto decodes raw (JSON or protobuf, as dec reads) into a fresh O.
-func decodeInto[O runtime.Object](dec runtime.Decoder, raw []byte) (O, error) {
-	into := newOf[O]()
+// decodeInto decodes raw (JSON or protobuf, as dec reads) into mk().
+func decodeInto[O runtime.Object](dec runtime.Decoder, raw []byte, mk func() O) (O, error) {
+	into := mk()
 	if _, _, err := dec.Decode(raw, nil, into); err != nil {
 		return zeroOf[O](), fmt.Errorf("decode %T: %w", into, err)
 	}

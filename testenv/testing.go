@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -12,14 +13,24 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/setpoint-dev/setpoint/cache"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
 
 // StartT starts an environment for the test t and stops it when the test
-// ends (a failed start or stop fails the test).
+// ends (a failed start or stop fails the test). It turns the cache's
+// mutation detector on for the process (cache.MutationDetectorEnv=true)
+// unless that variable is set: informers built afterwards fingerprint what
+// they cache, and RunManager fails the test when an object of the
+// manager's cache was modified in place.
 func StartT(t testing.TB, opts Options) *Environment {
 	t.Helper()
+	if _, set := os.LookupEnv(cache.MutationDetectorEnv); !set {
+		if err := os.Setenv(cache.MutationDetectorEnv, "true"); err != nil {
+			t.Fatalf("testenv: %v", err)
+		}
+	}
 	env, err := Start(opts)
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
@@ -34,7 +45,8 @@ func StartT(t testing.TB, opts Options) *Environment {
 
 // RunManager starts mgr for the test t and returns once it runs its
 // controllers (it leads, or needs no election). When the test ends the
-// manager is stopped before anything registered earlier with t.Cleanup
+// manager is stopped, its cache checked for objects modified in place
+// (Manager.CheckCacheMutations; a finding fails the test), before anything registered earlier with t.Cleanup
 // (the environment, typically); a Start that fails fails the test, and so
 // does a manager that is not running within 30 s. logs, when not nil, is
 // printed if the test failed.
@@ -47,6 +59,9 @@ func RunManager(t testing.TB, mgr *manager.Manager, logs *LogBuffer) {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("manager: %v", err)
+		}
+		if err := mgr.CheckCacheMutations(); err != nil {
+			t.Errorf("manager: cached objects modified in place (deep-copy them first): %v", err)
 		}
 		mgr.Client().CloseIdleConnections()
 		if logs != nil && t.Failed() {

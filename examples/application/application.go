@@ -1,8 +1,10 @@
 package application
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -10,12 +12,11 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/setpoint-dev/setpoint/builder"
-	"github.com/setpoint-dev/setpoint/cache"
+	"github.com/setpoint-dev/setpoint/client"
 	"github.com/setpoint-dev/setpoint/controller"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/predicate"
 	"github.com/setpoint-dev/setpoint/record"
-	"github.com/setpoint-dev/setpoint/rest"
 )
 
 // Defaults of Options.
@@ -45,21 +46,14 @@ func (o *Options) setDefaults() {
 }
 
 // Reconciler converges each Application to its Deployment, Service,
-// record and status. Build one with NewReconciler; its fields are fixed
+// record and status. Build one with NewReconciler (over a manager) or New
+// (over any client, the fake one in unit tests); its fields are fixed
 // after that and it is safe for concurrent use by the controller's
 // workers.
 type Reconciler struct {
-	// apps reads the manager's shared Application cache; its objects are
-	// shared and never modified here (copies are).
-	apps *cache.Lister[*Application]
-	// appAPI writes Applications (finalizers; status through the status
-	// subresource). deployAPI, serviceAPI, configMapAPI and namespaceAPI
-	// write the objects the operator owns.
-	appAPI       *rest.Resource[*Application, *ApplicationList]
-	deployAPI    *rest.Resource[*appsv1.Deployment, *appsv1.DeploymentList]
-	serviceAPI   *rest.Resource[*corev1.Service, *corev1.ServiceList]
-	configMapAPI *rest.Resource[*corev1.ConfigMap, *corev1.ConfigMapList]
-	namespaceAPI *rest.Resource[*corev1.Namespace, *corev1.NamespaceList]
+	// client reads Applications and the objects the operator owns from
+	// the manager's cache (deep copies) and writes them to the server.
+	client client.Client
 	// scheme knows Application (checked by NewReconciler), for owner
 	// references.
 	scheme   *runtime.Scheme
@@ -68,43 +62,35 @@ type Reconciler struct {
 	log      *slog.Logger
 }
 
-// NewReconciler builds the Reconciler over mgr's shared Application
-// informer (which mgr starts) and an event recorder named opts.Name. The
-// manager's scheme must hold Application (AddToScheme), and the server
-// must serve it (the CRD established): both are checked here.
+// New builds the Reconciler over c (whose scheme must hold Application),
+// recording events with recorder and reading the time from clk.
+func New(c client.Client, recorder record.Recorder, clk clock.PassiveClock, log *slog.Logger) *Reconciler {
+	return &Reconciler{client: c, scheme: c.Scheme(), recorder: recorder, clock: clk, log: log}
+}
+
+// NewReconciler builds the Reconciler over mgr's client and an event
+// recorder named opts.Name. The manager's scheme must hold Application
+// (AddToScheme), and the server must serve it (the CRD established): both
+// are checked here.
 func NewReconciler(mgr *manager.Manager, opts Options) (*Reconciler, error) {
 	opts.setDefaults()
 	if _, err := mgr.KindFor(&Application{}); err != nil {
 		return nil, fmt.Errorf("application: the manager's scheme lacks Application (pass a scheme with application.AddToScheme applied in manager.Options.Scheme): %w", err)
 	}
-	apps, _, err := manager.Informer[*Application](mgr)
-	if err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := mgr.MappingFor(ctx, &Application{}); err != nil {
 		return nil, fmt.Errorf("application: is the CRD %s applied and established? %w", CRDName, err)
 	}
-	r := &Reconciler{apps: apps.Lister(), scheme: mgr.Scheme(), log: mgr.Logger().With("controller", opts.Name)}
-	if r.appAPI, err = manager.Resource[*Application, *ApplicationList](mgr); err != nil {
+	recorder, err := mgr.GetEventRecorderFor(opts.Name)
+	if err != nil {
 		return nil, fmt.Errorf("application: %w", err)
 	}
-	if r.deployAPI, err = manager.Resource[*appsv1.Deployment, *appsv1.DeploymentList](mgr); err != nil {
-		return nil, fmt.Errorf("application: %w", err)
-	}
-	if r.serviceAPI, err = manager.Resource[*corev1.Service, *corev1.ServiceList](mgr); err != nil {
-		return nil, fmt.Errorf("application: %w", err)
-	}
-	if r.configMapAPI, err = manager.Resource[*corev1.ConfigMap, *corev1.ConfigMapList](mgr); err != nil {
-		return nil, fmt.Errorf("application: %w", err)
-	}
-	if r.namespaceAPI, err = manager.Resource[*corev1.Namespace, *corev1.NamespaceList](mgr); err != nil {
-		return nil, fmt.Errorf("application: %w", err)
-	}
-	if r.recorder, err = mgr.GetEventRecorderFor(opts.Name); err != nil {
-		return nil, fmt.Errorf("application: %w", err)
-	}
-	r.clock = clock.RealClock{}
+	var clk clock.PassiveClock = clock.RealClock{}
 	if c := mgr.ControllerOptions().Clock; c != nil {
-		r.clock = c
+		clk = c
 	}
-	return r, nil
+	return New(mgr.GetClient(), recorder, clk, mgr.Logger().With("controller", opts.Name)), nil
 }
 
 // Add registers the Application controller with mgr: it reconciles

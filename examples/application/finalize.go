@@ -25,7 +25,8 @@ func (r *Reconciler) finalize(ctx context.Context, log *slog.Logger, app *Applic
 		return err
 	}
 	name := RecordName(app.Namespace, app.Name)
-	err := r.configMapAPI.Namespace(RecordNamespace).Delete(ctx, name, metav1.DeleteOptions{})
+	record := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: RecordNamespace, Name: name}}
+	err := r.client.Delete(ctx, record)
 	switch {
 	case err == nil:
 		log.Info("deleted record", "record", RecordNamespace+"/"+name)
@@ -36,7 +37,7 @@ func (r *Reconciler) finalize(ctx context.Context, log *slog.Logger, app *Applic
 		return r.failed(app, fmt.Errorf("delete record %s/%s: %w", RecordNamespace, name, err))
 	}
 	controllerutil.RemoveFinalizer(app, Finalizer)
-	if _, err := r.appAPI.Namespace(app.Namespace).Update(ctx, app, metav1.UpdateOptions{}); err != nil {
+	if err := r.client.Update(ctx, app); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}

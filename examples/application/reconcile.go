@@ -67,14 +67,12 @@ func metadataChanged() predicate.Predicate {
 //     the Deployment and the Service (controller references to the
 //     Application), and write the status the Deployment's readiness gives.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	cached, err := r.apps.Namespace(req.Namespace).Get(req.Name)
-	if apierrors.IsNotFound(err) {
+	app := &Application{}
+	if err := r.client.Get(ctx, req.NamespacedName, app); apierrors.IsNotFound(err) {
 		return reconcile.Result{}, nil
-	}
-	if err != nil {
+	} else if err != nil {
 		return reconcile.Result{}, fmt.Errorf("read application %s: %w", req, err)
 	}
-	app := cached.DeepCopy()
 	log := r.log.With("namespace", app.Namespace, "application", app.Name, "generation", app.Generation)
 	if app.DeletionTimestamp != nil {
 		return reconcile.Result{}, r.finalize(ctx, log, app)
@@ -87,11 +85,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, reconcile.TerminalError(err)
 	}
 	if controllerutil.AddFinalizer(app, Finalizer) {
-		updated, err := r.appAPI.Namespace(app.Namespace).Update(ctx, app, metav1.UpdateOptions{})
-		if err != nil {
+		if err := r.client.Update(ctx, app); err != nil {
 			return reconcile.Result{}, fmt.Errorf("add finalizer to application %s: %w", req, err)
 		}
-		app = updated
 		log.Debug("added finalizer", "finalizer", Finalizer)
 	}
 	if err := r.ensureRecord(ctx, log, app); err != nil {
@@ -137,11 +133,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, log *slog.Logger, app *App
 	}
 	before := app.Status.Phase
 	app.Status = st
-	updated, err := r.appAPI.Namespace(app.Namespace).UpdateStatus(ctx, app, metav1.UpdateOptions{})
-	if err != nil {
+	if err := r.client.Status().Update(ctx, app); err != nil {
 		return fmt.Errorf("write status of application %s/%s: %w", app.Namespace, app.Name, err)
 	}
-	*app = *updated
 	if st.Phase != before {
 		log.Info("phase changed", "from", before, "to", st.Phase, "ready", st.ReadyReplicas)
 		if st.Phase == PhaseRunning {
@@ -157,13 +151,13 @@ func (r *Reconciler) writeStatus(ctx context.Context, log *slog.Logger, app *App
 func (r *Reconciler) ensureRecord(ctx context.Context, log *slog.Logger, app *Application) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: RecordNamespace,
 		Labels: map[string]string{ManagedByLabel: ManagedBy}}}
-	if _, err := r.namespaceAPI.Create(ctx, ns, metav1.CreateOptions{}); err == nil {
+	if err := r.client.Create(ctx, ns); err == nil {
 		log.Info("created the record namespace", "recordNamespace", RecordNamespace)
 	} else if !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create namespace %s: %w", RecordNamespace, err)
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: RecordNamespace, Name: RecordName(app.Namespace, app.Name)}}
-	op, err := controllerutil.CreateOrUpdate(ctx, r.configMapAPI.Namespace(RecordNamespace), cm, func() error {
+	op, err := controllerutil.CreateOrUpdateObject(ctx, r.client, cm, func() error {
 		MutateRecord(cm, app)
 		return nil
 	})
@@ -206,7 +200,7 @@ func (r *Reconciler) own(app *Application, kind string, obj metav1.Object) error
 // taken.
 func (r *Reconciler) ensureDeployment(ctx context.Context, log *slog.Logger, app *Application) (*appsv1.Deployment, error) {
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
-	op, err := controllerutil.CreateOrUpdate(ctx, r.deployAPI.Namespace(app.Namespace), d, func() error {
+	op, err := controllerutil.CreateOrUpdateObject(ctx, r.client, d, func() error {
 		if err := r.own(app, "Deployment", d); err != nil {
 			return err
 		}
@@ -228,7 +222,7 @@ func (r *Reconciler) ensureDeployment(ctx context.Context, log *slog.Logger, app
 // ensureDeployment's.
 func (r *Reconciler) ensureService(ctx context.Context, log *slog.Logger, app *Application) error {
 	s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
-	op, err := controllerutil.CreateOrUpdate(ctx, r.serviceAPI.Namespace(app.Namespace), s, func() error {
+	op, err := controllerutil.CreateOrUpdateObject(ctx, r.client, s, func() error {
 		if err := r.own(app, "Service", s); err != nil {
 			return err
 		}

@@ -71,6 +71,10 @@ func New() *Codecs {
 	return newCodecs(s)
 }
 
+// CodecsFor builds the codecs of s (a client's scheme, which may hold
+// kinds of its own).
+func CodecsFor(s *runtime.Scheme) *Codecs { return newCodecs(s) }
+
 func newCodecs(s *runtime.Scheme) *Codecs {
 	opts := func(yaml, strict bool) json.SerializerOptions {
 		return json.SerializerOptions{Yaml: yaml, Strict: strict}
