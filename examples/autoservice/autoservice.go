@@ -9,12 +9,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/setpoint-dev/setpoint/builder"
-	"github.com/setpoint-dev/setpoint/cache"
+	"github.com/setpoint-dev/setpoint/client"
 	"github.com/setpoint-dev/setpoint/controller"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/predicate"
 	"github.com/setpoint-dev/setpoint/record"
-	"github.com/setpoint-dev/setpoint/rest"
 )
 
 // Defaults of Options.
@@ -39,42 +38,31 @@ type Options struct {
 // Build one with NewReconciler; its fields are fixed after that and it is
 // safe for concurrent use by the controller's workers.
 type Reconciler struct {
-	// deployments and services read the manager's shared caches; the
-	// objects they return are shared and never modified here.
-	deployments *cache.Lister[*appsv1.Deployment]
-	services    *cache.Lister[*corev1.Service]
-	// serviceAPI writes (and, through CreateOrUpdate, reads) Services on
-	// the API server.
-	serviceAPI *rest.Resource[*corev1.Service, *corev1.ServiceList]
+	// client reads Deployments and Services from the manager's caches
+	// (deep copies) and writes Services to the API server.
+	client client.Client
 	// scheme gives the Deployment's kind for owner references.
 	scheme   *runtime.Scheme
 	recorder record.Recorder
 	log      *slog.Logger
 }
 
-// NewReconciler builds the Reconciler over mgr's shared Deployment and
-// Service informers (which mgr starts) and an event recorder named
-// opts.Name. It reaches discovery to resolve the two kinds.
+// New returns a Reconciler on c (the manager's client, or a fake one in
+// unit tests), recording events with recorder.
+func New(c client.Client, recorder record.Recorder, log *slog.Logger) *Reconciler {
+	return &Reconciler{client: c, scheme: c.Scheme(), recorder: recorder, log: log}
+}
+
+// NewReconciler builds the Reconciler on mgr's client (whose reads start
+// the manager's Deployment and Service informers) and an event recorder
+// named opts.Name.
 func NewReconciler(mgr *manager.Manager, opts Options) (*Reconciler, error) {
 	opts.setDefaults()
-	deploys, _, err := manager.Informer[*appsv1.Deployment](mgr)
-	if err != nil {
-		return nil, fmt.Errorf("autoservice: %w", err)
-	}
-	svcs, _, err := manager.Informer[*corev1.Service](mgr)
-	if err != nil {
-		return nil, fmt.Errorf("autoservice: %w", err)
-	}
-	api, err := manager.Resource[*corev1.Service, *corev1.ServiceList](mgr)
-	if err != nil {
-		return nil, fmt.Errorf("autoservice: %w", err)
-	}
 	rec, err := mgr.GetEventRecorderFor(opts.Name)
 	if err != nil {
 		return nil, fmt.Errorf("autoservice: %w", err)
 	}
-	return &Reconciler{deployments: deploys.Lister(), services: svcs.Lister(), serviceAPI: api,
-		scheme: mgr.Scheme(), recorder: rec, log: mgr.Logger().With("controller", opts.Name)}, nil
+	return New(mgr.GetClient(), rec, mgr.Logger().With("controller", opts.Name)), nil
 }
 
 // Add registers the auto-service controller with mgr: it reconciles

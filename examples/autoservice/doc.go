@@ -43,9 +43,9 @@
 // counterpart here that the library provides:
 //
 //   - SharedInformerFactory with Deployment and Service informers, the
-//     listers and HasSynced: the manager's shared informers
-//     (manager.Informer), started by mgr.Start, which waits for their
-//     initial lists before any controller runs.
+//     listers and HasSynced: the manager's client (mgr.GetClient), whose
+//     reads come from the manager's shared informers (deep copies),
+//     started on first use and synced before a read answers.
 //   - enqueueDeployment on add, update and delete: builder's For(Deployment)
 //     with handler.Object; a predicate drops updates that change neither
 //     spec (generation) nor annotations, so status churn of a rollout costs

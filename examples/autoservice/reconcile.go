@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/setpoint-dev/setpoint/client"
 	"github.com/setpoint-dev/setpoint/controllerutil"
 	"github.com/setpoint-dev/setpoint/reconcile"
 )
@@ -54,7 +55,8 @@ var errTerminating = errors.New("service is being deleted")
 //     a controller reference), adopting an orphan that carries our label;
 //   - otherwise: delete the Service if this Deployment controls it.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	d, err := r.deployments.Namespace(req.Namespace).Get(req.Name)
+	d := &appsv1.Deployment{}
+	err := r.client.Get(ctx, req.NamespacedName, d)
 	if apierrors.IsNotFound(err) || (err == nil && d.DeletionTimestamp != nil) {
 		return reconcile.Result{}, nil
 	}
@@ -76,7 +78,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // applyService creates or updates the Service to want, owned by d.
 func (r *Reconciler) applyService(ctx context.Context, log *slog.Logger, d *appsv1.Deployment, want *corev1.Service) error {
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: want.Namespace, Name: want.Name}}
-	op, err := controllerutil.CreateOrUpdate(ctx, r.serviceAPI, svc, func() error {
+	op, err := controllerutil.CreateOrUpdateObject(ctx, r.client, svc, func() error {
 		if svc.DeletionTimestamp != nil {
 			return errTerminating
 		}
@@ -136,7 +138,8 @@ func adoptable(svc *corev1.Service) error {
 // Service recreated meanwhile by someone else is not touched.
 func (r *Reconciler) deleteService(ctx context.Context, log *slog.Logger, d *appsv1.Deployment) error {
 	name := ServiceName(d.Name)
-	svc, err := r.services.Namespace(d.Namespace).Get(name)
+	svc := &corev1.Service{}
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: name}, svc)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -147,7 +150,7 @@ func (r *Reconciler) deleteService(ctx context.Context, log *slog.Logger, d *app
 		return nil
 	}
 	uid := svc.UID
-	err = r.serviceAPI.Namespace(d.Namespace).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	err = r.client.Delete(ctx, svc, client.Preconditions{UID: &uid})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

@@ -45,7 +45,8 @@ const (
 //   - Failed: back to Pending after the retry backoff, or at once when the
 //     spec changed since the failed attempt.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	db, err := r.api.Namespace(req.Namespace).Get(ctx, req.Name, metav1.GetOptions{})
+	db := &dbv1.Database{}
+	err := r.reader.Get(ctx, req.NamespacedName, db)
 	if apierrors.IsNotFound(err) {
 		return reconcile.Result{}, nil
 	}
@@ -57,7 +58,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return r.terminate(ctx, log, db)
 	}
 	if controllerutil.AddFinalizer(db, Finalizer) {
-		if db, err = r.api.Namespace(db.Namespace).Update(ctx, db, metav1.UpdateOptions{}); err != nil {
+		if err = r.client.Update(ctx, db); err != nil {
 			return reconcile.Result{}, fmt.Errorf("add finalizer to database %s: %w", req, err)
 		}
 		log.Info("added finalizer", "finalizer", Finalizer)
@@ -142,7 +143,7 @@ func (r *Reconciler) terminate(ctx context.Context, log *slog.Logger, db *dbv1.D
 		return reconcile.Result{RequeueAfter: left}, nil
 	}
 	controllerutil.RemoveFinalizer(db, Finalizer)
-	if _, err := r.api.Namespace(db.Namespace).Update(ctx, db, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := r.client.Update(ctx, db); err != nil && !apierrors.IsNotFound(err) {
 		return reconcile.Result{}, fmt.Errorf("remove finalizer from database %s/%s: %w", db.Namespace, db.Name, err)
 	}
 	log.Info("teardown complete; finalizer removed", "finalizer", Finalizer)
@@ -166,12 +167,11 @@ func (r *Reconciler) to(ctx context.Context, log *slog.Logger, db *dbv1.Database
 		ready.Status = metav1.ConditionTrue
 	}
 	meta.SetStatusCondition(&st.Conditions, ready)
-	updated, err := r.api.Namespace(db.Namespace).UpdateStatus(ctx, db, metav1.UpdateOptions{})
-	if err != nil {
+	if err := r.client.Status().Update(ctx, db); err != nil {
 		return reconcile.Result{}, fmt.Errorf("move database %s/%s from %q to %s: %w", db.Namespace, db.Name, from, phase, err)
 	}
 	log.Info("phase changed", "from", string(from), "to", string(phase), "retries", st.Retries, "message", msg)
-	r.recorder.Event(updated, eventType, reason, msg)
+	r.recorder.Event(db, eventType, reason, msg)
 	return reconcile.Result{RequeueAfter: wait}, nil
 }
 

@@ -1,6 +1,7 @@
 package statemachine
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -8,11 +9,11 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/setpoint-dev/setpoint/builder"
+	"github.com/setpoint-dev/setpoint/client"
 	"github.com/setpoint-dev/setpoint/controller"
 	dbv1 "github.com/setpoint-dev/setpoint/examples/statemachine/api/v1"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/record"
-	"github.com/setpoint-dev/setpoint/rest"
 )
 
 // Defaults of Options.
@@ -91,19 +92,29 @@ func (o *Options) retryDelay(n int32) time.Duration {
 // NewReconciler; its fields are fixed afterwards and it is safe for
 // concurrent use by the controller's workers.
 type Reconciler struct {
-	// api reads Databases from the API server (not the cache: every
-	// decision is taken on the latest state) and writes them.
-	api      *rest.Resource[*dbv1.Database, *dbv1.DatabaseList]
+	// reader reads Databases from the API server (not the cache: every
+	// decision is taken on the latest state); client writes them.
+	reader   client.Reader
+	client   client.Client
 	clock    clock.PassiveClock
 	recorder record.Recorder
 	log      *slog.Logger
 	opts     Options
 }
 
-// NewReconciler builds the Reconciler over mgr's client, clock
-// (manager.Options.Clock) and an event recorder named opts.Name. mgr's
-// scheme must know Database (dbv1.AddToScheme) and the API server must
-// serve databases.demo.setpoint.dev (see InstallCRD).
+// New returns a Reconciler that reads with reader and writes with c (the
+// manager's API reader and client, or one fake client in unit tests).
+func New(c client.Client, reader client.Reader, clk clock.PassiveClock, recorder record.Recorder, log *slog.Logger, opts Options) (*Reconciler, error) {
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
+	}
+	return &Reconciler{reader: reader, client: c, clock: clk, recorder: recorder, log: log, opts: opts}, nil
+}
+
+// NewReconciler builds the Reconciler over mgr's client and API reader,
+// clock (manager.Options.Clock) and an event recorder named opts.Name.
+// mgr's scheme must know Database (dbv1.AddToScheme) and the API server
+// must serve databases.demo.setpoint.dev (see InstallCRD).
 func NewReconciler(mgr *manager.Manager, opts Options) (*Reconciler, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
@@ -111,16 +122,17 @@ func NewReconciler(mgr *manager.Manager, opts Options) (*Reconciler, error) {
 	if _, err := mgr.KindFor(&dbv1.Database{}); err != nil {
 		return nil, fmt.Errorf("statemachine: the manager's scheme does not know Database; register it with v1.AddToScheme: %w", err)
 	}
-	api, err := manager.Resource[*dbv1.Database, *dbv1.DatabaseList](mgr)
-	if err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := mgr.MappingFor(ctx, &dbv1.Database{}); err != nil {
 		return nil, fmt.Errorf("statemachine: is the CRD %s installed and established? %w", CRDName, err)
 	}
 	rec, err := mgr.GetEventRecorderFor(opts.Name)
 	if err != nil {
 		return nil, fmt.Errorf("statemachine: %w", err)
 	}
-	return &Reconciler{api: api, clock: mgr.ControllerOptions().Clock, recorder: rec,
-		log: mgr.Logger().With("controller", opts.Name), opts: opts}, nil
+	return New(mgr.GetClient(), mgr.GetAPIReader(), mgr.ControllerOptions().Clock, rec,
+		mgr.Logger().With("controller", opts.Name), opts)
 }
 
 // Add registers the controller with mgr. It reconciles Databases on every
