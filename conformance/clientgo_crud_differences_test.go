@@ -17,14 +17,10 @@ import (
 
 // statusLabelsDiffer: kube-apiserver writes the labels sent to the status
 // subresource of these kinds (their status strategies reset the spec
-// only); setpoint keeps the stored labels.
+// only); setpoint keeps the stored labels. (Namespaces, nodes, Services,
+// ReplicaSets and Ingresses keep the sent metadata as kube-apiserver's do.)
 var statusLabelsDiffer = map[string]string{
-	"v1/namespaces":                  "kube-apiserver writes the labels sent to namespaces/status; setpoint keeps the stored ones",
-	"v1/pods":                        "kube-apiserver writes the labels sent to pods/status; setpoint keeps the stored ones",
-	"v1/nodes":                       "kube-apiserver writes the labels sent to nodes/status; setpoint keeps the stored ones",
-	"v1/services":                    "kube-apiserver writes the labels sent to services/status; setpoint keeps the stored ones",
-	"apps/v1/replicasets":            "kube-apiserver writes the labels sent to replicasets/status; setpoint keeps the stored ones",
-	"networking.k8s.io/v1/ingresses": "kube-apiserver writes the labels sent to ingresses/status; setpoint keeps the stored ones",
+	"v1/pods": "kube-apiserver writes the labels sent to pods/status; setpoint keeps the stored ones",
 }
 
 // finalizerDiffers: kube-apiserver's StorageObjectInUseProtection
