@@ -162,5 +162,8 @@ func (b *Builder) options() controller.Options {
 	if o.QueueMetrics == nil {
 		o.QueueMetrics = def.QueueMetrics
 	}
+	if o.NotRetried == nil {
+		o.NotRetried = def.NotRetried
+	}
 	return o
 }

@@ -68,6 +68,11 @@ type Options struct {
 	// CacheSyncTimeout bounds the wait for the informers' initial lists,
 	// at Start and in each controller (default 2 minutes).
 	CacheSyncTimeout time.Duration
+	// NotRetried is the default controller.Options.NotRetried of the
+	// manager's controllers (ControllerOptions, the builder): nil leaves
+	// the controller package's default (422 and 400 not retried); an empty
+	// slice retries every error, as kube-controller-manager's controllers.
+	NotRetried []controller.ErrorClass
 	// GracefulShutdownTimeout bounds the shutdown that follows the end of
 	// Start's context (default 30s; negative means no bound).
 	GracefulShutdownTimeout time.Duration
@@ -308,7 +313,7 @@ func (m *Manager) Logger() *slog.Logger { return m.log }
 // hand (the builder uses it).
 func (m *Manager) ControllerOptions() controller.Options {
 	return controller.Options{CacheSyncTimeout: m.opts.CacheSyncTimeout, Clock: m.opts.Clock,
-		Logger: m.log, Metrics: m.ctrlMet, QueueMetrics: m.queueMet}
+		Logger: m.log, Metrics: m.ctrlMet, QueueMetrics: m.queueMet, NotRetried: m.opts.NotRetried}
 }
 
 // Ready is closed once Start has synced the caches and started the

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/rand"
 
+	"github.com/setpoint-dev/setpoint/controller"
 	"github.com/setpoint-dev/setpoint/internal/clientbuilder"
 	"github.com/setpoint-dev/setpoint/internal/controllers/clusterroleaggregation"
 	"github.com/setpoint-dev/setpoint/internal/controllers/cronjob"
@@ -377,6 +378,10 @@ func newManager(c Common, leaseName string, cb manager.ClientBuilder, lim limits
 		LeaderElectionIdentity: c.Election.Identity, LeaseDuration: c.Election.LeaseDuration,
 		RenewDeadline: c.Election.RenewDeadline, RetryPeriod: c.Election.RetryPeriod,
 		ClientBuilder: cb,
+		// Every error is retried with back-off, as kube-controller-manager's
+		// controllers do (a 422 on a pod create is a template to fix, and
+		// the ReplicaFailure condition and events say so).
+		NotRetried: []controller.ErrorClass{},
 	}
 	lim.setOn(&mo)
 	mgr, err := manager.New(mo)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/setpoint-dev/setpoint/controller"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
@@ -30,7 +31,7 @@ func Start(t testing.TB, add func(*Env) error) *Env {
 	t.Helper()
 	srv := testserver.Start(t, testserver.Options{MetricsAPI: true})
 	mgr, err := manager.New(manager.Options{Config: srv.RESTConfig(t), MetricsAddr: "0", HealthAddr: "0",
-		Logger: slog.New(slog.DiscardHandler)})
+		Logger: slog.New(slog.DiscardHandler), NotRetried: []controller.ErrorClass{}}) // as the controller manager
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/setpoint-dev/setpoint/controller"
 	"github.com/setpoint-dev/setpoint/internal/controllers/podutil"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 	"github.com/setpoint-dev/setpoint/manager"
@@ -95,7 +96,7 @@ func newHarness(t *testing.T, opts Options, watchDelay time.Duration) *harness {
 	mcfg := srv.RESTConfig(t)
 	mcfg.Transport = tc
 	mgr, err := manager.New(manager.Options{Config: mcfg, MetricsAddr: "0", HealthAddr: "0",
-		Logger: slog.New(slog.DiscardHandler)})
+		Logger: slog.New(slog.DiscardHandler), NotRetried: []controller.ErrorClass{}}) // as the controller manager
 	if err != nil {
 		t.Fatal(err)
 	}
