@@ -42,7 +42,9 @@ func TestDiscovery(t *testing.T) {
 		if r.Singular != strings.ToLower(r.Kind) || (r.Virtual == nil && r.ListKind != r.Kind+"List") {
 			t.Errorf("%s %s: singular %q, listKind %q", gv, r.Resource, r.Singular, r.ListKind)
 		}
-		if r.Table == nil || r.Attrs == nil {
+		// The reviews render no Table (kube's review storages are no
+		// TableConvertors: a Table request gets 406).
+		if (r.Table == nil && r.Virtual == nil) || r.Attrs == nil {
 			t.Errorf("%s %s: missing table or attrs", gv, r.Resource)
 		}
 		if r.Virtual == nil && r.Strategy == nil {
@@ -113,6 +115,9 @@ func TestNewTypes(t *testing.T) {
 			if got, want := fmt.Sprintf("%T", r.NewList()), fmt.Sprintf("%TList", a); got != want {
 				t.Errorf("%s: NewList is %s, want %s", r.Resource, got, want)
 			}
+		}
+		if r.Table == nil {
+			continue // a review: see TestDiscovery
 		}
 		cols := r.Table.Columns()
 		format := "name"
