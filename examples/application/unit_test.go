@@ -3,9 +3,7 @@ package application_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,28 +20,9 @@ import (
 	"github.com/setpoint-dev/setpoint/client/interceptor"
 	"github.com/setpoint-dev/setpoint/examples/application"
 	"github.com/setpoint-dev/setpoint/reconcile"
+	"github.com/setpoint-dev/setpoint/record"
 	"github.com/setpoint-dev/setpoint/rest"
 )
-
-// events records events in memory.
-type events struct {
-	mu   sync.Mutex
-	list []string
-}
-
-func (e *events) Event(_ runtime.Object, typ, reason, msg string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.list = append(e.list, typ+" "+reason+": "+msg)
-}
-
-func (e *events) Eventf(o runtime.Object, typ, reason, f string, args ...any) {
-	e.Event(o, typ, reason, fmt.Sprintf(f, args...))
-}
-
-func (e *events) AnnotatedEventf(o runtime.Object, _ map[string]string, typ, reason, f string, args ...any) {
-	e.Eventf(o, typ, reason, f, args...)
-}
 
 func unitScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
@@ -76,7 +55,7 @@ func TestUnitReconcileCreatesOwnedObjects(t *testing.T) {
 	ctx := context.Background()
 	c := fake.NewClientBuilder().WithScheme(unitScheme(t)).WithObjects(webApp()).
 		WithStatusSubresource(&application.Application{}).Build()
-	ev := &events{}
+	ev := &record.FakeRecorder{}
 	r := application.New(c, ev, clocktesting.NewFakePassiveClock(time.Unix(1e9, 0)), slog.New(slog.DiscardHandler))
 	if err := reconcileWeb(t, r); err != nil {
 		t.Fatal(err)
@@ -105,8 +84,8 @@ func TestUnitReconcileCreatesOwnedObjects(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: application.RecordNamespace, Name: application.RecordName("default", "web")}, rec); err != nil {
 		t.Errorf("record: %v", err)
 	}
-	if len(ev.list) < 3 {
-		t.Errorf("events %v", ev.list)
+	if len(ev.Events()) < 3 {
+		t.Errorf("events %v", ev.Events())
 	}
 }
 
@@ -117,7 +96,7 @@ func TestUnitFinalizeDeletesRecord(t *testing.T) {
 	ctx := context.Background()
 	c := fake.NewClientBuilder().WithScheme(unitScheme(t)).WithObjects(webApp()).
 		WithStatusSubresource(&application.Application{}).Build()
-	r := application.New(c, &events{}, clocktesting.NewFakePassiveClock(time.Unix(1e9, 0)), slog.New(slog.DiscardHandler))
+	r := application.New(c, &record.FakeRecorder{}, clocktesting.NewFakePassiveClock(time.Unix(1e9, 0)), slog.New(slog.DiscardHandler))
 	if err := reconcileWeb(t, r); err != nil {
 		t.Fatal(err)
 	}
@@ -148,18 +127,18 @@ func TestUnitWriteErrorsAreReturned(t *testing.T) {
 			}
 			return c.Create(ctx, obj, opts...)
 		}}).Build()
-	ev := &events{}
+	ev := &record.FakeRecorder{}
 	r := application.New(c, ev, clocktesting.NewFakePassiveClock(time.Unix(1e9, 0)), slog.New(slog.DiscardHandler))
 	if err := reconcileWeb(t, r); !errors.Is(err, boom) {
 		t.Fatalf("reconcile: %v, want the injected error", err)
 	}
 	found := false
-	for _, e := range ev.list {
+	for _, e := range ev.Events() {
 		if len(e) > 7 && e[:7] == "Warning" {
 			found = true
 		}
 	}
 	if !found {
-		t.Errorf("no Warning event: %v", ev.list)
+		t.Errorf("no Warning event: %v", ev.Events())
 	}
 }

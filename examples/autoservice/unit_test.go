@@ -3,49 +3,27 @@ package autoservice_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/setpoint-dev/setpoint/client"
 	"github.com/setpoint-dev/setpoint/client/fake"
 	"github.com/setpoint-dev/setpoint/examples/autoservice"
 	"github.com/setpoint-dev/setpoint/reconcile"
+	"github.com/setpoint-dev/setpoint/record"
 )
 
-// recorded keeps the events a reconciler records, in memory.
-type recorded struct {
-	mu   sync.Mutex
-	list []string
-}
-
-func (e *recorded) Event(_ runtime.Object, typ, reason, msg string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.list = append(e.list, typ+" "+reason+": "+msg)
-}
-
-func (e *recorded) Eventf(o runtime.Object, typ, reason, f string, args ...any) {
-	e.Event(o, typ, reason, fmt.Sprintf(f, args...))
-}
-
-func (e *recorded) AnnotatedEventf(o runtime.Object, _ map[string]string, typ, reason, f string, args ...any) {
-	e.Eventf(o, typ, reason, f, args...)
-}
-
-func (e *recorded) has(prefix string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, ev := range e.list {
+// has reports whether rec recorded an event starting with prefix
+// ("<type> <reason>").
+func has(rec *record.FakeRecorder, prefix string) bool {
+	for _, ev := range rec.Events() {
 		if strings.HasPrefix(ev, prefix) {
 			return true
 		}
@@ -54,9 +32,9 @@ func (e *recorded) has(prefix string) bool {
 }
 
 // unit is a Reconciler on a fake client holding objs.
-func unit(objs ...client.Object) (*autoservice.Reconciler, client.Client, *recorded) {
+func unit(objs ...client.Object) (*autoservice.Reconciler, client.Client, *record.FakeRecorder) {
 	c := fake.NewClientBuilder().WithObjects(objs...).Build()
-	ev := &recorded{}
+	ev := &record.FakeRecorder{}
 	return autoservice.New(c, ev, slog.New(slog.DiscardHandler)), c, ev
 }
 
@@ -86,8 +64,8 @@ func TestUnitCreatesAndDeletesService(t *testing.T) {
 	if !metav1.IsControlledBy(svc, d) || svc.Spec.Selector["app"] != "web" || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort.IntValue() != 8080 {
 		t.Errorf("the Service: owners %v selector %v ports %v", svc.OwnerReferences, svc.Spec.Selector, svc.Spec.Ports)
 	}
-	if !ev.has("Normal " + autoservice.ReasonCreated) {
-		t.Errorf("events: %v", ev.list)
+	if !has(ev, "Normal "+autoservice.ReasonCreated) {
+		t.Errorf("events: %v", ev.Events())
 	}
 
 	cur := &appsv1.Deployment{}
@@ -104,8 +82,8 @@ func TestUnitCreatesAndDeletesService(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(svc), &corev1.Service{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the Service outlived the annotation: %v", err)
 	}
-	if !ev.has("Normal " + autoservice.ReasonDeleted) {
-		t.Errorf("events: %v", ev.list)
+	if !has(ev, "Normal "+autoservice.ReasonDeleted) {
+		t.Errorf("events: %v", ev.Events())
 	}
 }
 
@@ -129,7 +107,7 @@ func TestUnitLeavesForeignService(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(foreign), got); err != nil || got.Spec.Ports[0].Port != 1 {
 		t.Errorf("the foreign Service was changed: %v %v", err, got.Spec.Ports)
 	}
-	if !ev.has("Warning " + autoservice.ReasonNotOwned) {
-		t.Errorf("events: %v", ev.list)
+	if !has(ev, "Warning "+autoservice.ReasonNotOwned) {
+		t.Errorf("events: %v", ev.Events())
 	}
 }

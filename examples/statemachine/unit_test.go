@@ -8,7 +8,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -20,16 +19,6 @@ import (
 	"github.com/setpoint-dev/setpoint/record"
 	"github.com/setpoint-dev/setpoint/rest"
 )
-
-// noEvents drops events.
-type noEvents struct{}
-
-func (noEvents) Event(runtime.Object, string, string, string)          {}
-func (noEvents) Eventf(runtime.Object, string, string, string, ...any) {}
-func (noEvents) AnnotatedEventf(runtime.Object, map[string]string, string, string, string, ...any) {
-}
-
-var _ record.Recorder = noEvents{}
 
 // TestUnitPhases: on a fake client and a fake clock, a Database goes
 // Pending → Provisioning → Running (the finalizer added first), and, once
@@ -46,7 +35,7 @@ func TestUnitPhases(t *testing.T) {
 		Spec: dbv1.DatabaseSpec{Engine: "postgres", StorageGB: 10}}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(db).WithStatusSubresource(&dbv1.Database{}).Build()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
-	r, err := statemachine.New(c, c, clk, noEvents{}, slog.New(slog.DiscardHandler),
+	r, err := statemachine.New(c, c, clk, &record.FakeRecorder{}, slog.New(slog.DiscardHandler),
 		statemachine.Options{ProvisionTime: 2 * time.Second, TeardownTime: time.Second})
 	if err != nil {
 		t.Fatal(err)
