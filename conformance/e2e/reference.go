@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/setpoint-dev/setpoint/bench/cluster/proc"
 	"github.com/setpoint-dev/setpoint/compat/refcluster"
 )
 
@@ -43,7 +44,7 @@ func startReference(ctx context.Context, root, dir, kubectl string, n int) (*clu
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := proc.FreePort()
 	if err != nil {
 		return nil, errors.Join(err, ref.Stop())
 	}
@@ -53,11 +54,11 @@ func startReference(ctx context.Context, root, dir, kubectl string, n int) (*clu
 	for _, s := range stages {
 		args = append(args, "--config="+s)
 	}
-	kw, err := startChild("kwok", filepath.Join(dir, "kwok.log"), args...)
+	kw, err := proc.Start("kwok", filepath.Join(dir, "kwok.log"), args...)
 	if err != nil {
 		return nil, errors.Join(err, ref.Stop())
 	}
-	c := &cluster{kubeconfig: ref.Kubeconfig(), stop: func() { kw.stop(15 * time.Second); _ = ref.Stop() }}
+	c := &cluster{kubeconfig: ref.Kubeconfig(), stop: func() { kw.Stop(15 * time.Second); _ = ref.Stop() }}
 	upCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	if err := createKWOKNodes(upCtx, kubectl, c.kubeconfig, n); err != nil {

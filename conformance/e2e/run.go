@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/setpoint-dev/setpoint/bench/cluster/proc"
 )
 
 // result is how one spec ended.
@@ -135,7 +137,7 @@ func (r *runner) verdict(dir string, s spec, runErr, ctxErr error) (status, mess
 		if errors.Is(ctxErr, context.DeadlineExceeded) {
 			return "timedout", fmt.Sprintf("e2e.test did not end within %s", r.timeout+time.Minute)
 		}
-		return "error", fmt.Sprintf("no JUnit report (%v); e2e.test: %v; its output ends:\n%s", err, runErr, tailFile(filepath.Join(dir, "output.txt"), 20))
+		return "error", fmt.Sprintf("no JUnit report (%v); e2e.test: %v; its output ends:\n%s", err, runErr, proc.TailFile(filepath.Join(dir, "output.txt"), 20))
 	}
 	var ran []junitCase
 	for _, c := range cases {
@@ -153,7 +155,7 @@ func (r *runner) verdict(dir string, s spec, runErr, ctxErr error) (status, mess
 	case len(ran) == 0:
 		return "error", "the spec did not run (no spec at " + s.Location + " matched the focus); e2e.test: " + fmt.Sprint(runErr)
 	case runErr != nil:
-		return "failed", fmt.Sprintf("e2e.test: %v; its output ends:\n%s", runErr, tailFile(filepath.Join(dir, "output.txt"), 20))
+		return "failed", fmt.Sprintf("e2e.test: %v; its output ends:\n%s", runErr, proc.TailFile(filepath.Join(dir, "output.txt"), 20))
 	}
 	return "passed", ""
 }
