@@ -122,7 +122,7 @@ func buildReference(root string) ([]string, error) {
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
 		return nil, fmt.Errorf("refcluster: %w", err)
 	}
-	unlock, err := lock(filepath.Join(binDir, "reference.lock"))
+	unlock, err := Lock(filepath.Join(binDir, "reference.lock"))
 	if err != nil {
 		return nil, err
 	}
@@ -162,8 +162,10 @@ func allExist(paths []string) bool {
 	return true
 }
 
-// lock takes an exclusive advisory lock on path, waiting for it.
-func lock(path string) (unlock func(), err error) {
+// Lock takes an exclusive advisory lock on path (created if missing),
+// waiting for it: builders of .bin/ (this package, conformance/e2e) hold one
+// so that concurrent processes build once.
+func Lock(path string) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("refcluster: %w", err)

@@ -9,7 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"github.com/setpoint-dev/setpoint/compat/refcluster"
 )
 
 // suiteVersion is the Kubernetes release e2e.test is built from (tools/e2e
@@ -57,7 +58,7 @@ func buildE2ETest(root string) (string, error) {
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
 		return "", err
 	}
-	unlock, err := lock(filepath.Join(binDir, "e2e.lock"))
+	unlock, err := refcluster.Lock(filepath.Join(binDir, "e2e.lock"))
 	if err != nil {
 		return "", err
 	}
@@ -99,25 +100,6 @@ func buildSetpoint(root, dir string) (string, error) {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
-}
-
-// lock takes an exclusive advisory lock on path, waiting for it.
-func lock(path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	return func() { f.Close() }, nil
 }
 
 // repoRoot walks up from the working directory to the directory holding
