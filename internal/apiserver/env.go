@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"slices"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
-	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/utils/clock"
 
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
@@ -149,20 +146,14 @@ func (e serverEnv) TypeConverterFor(gvr schema.GroupVersionResource) managedfiel
 
 // EquivalentResources returns the served resources stored as res's objects
 // are (registry.EquivalentResolver), res excluded, that serve subresource.
+// The grouping by storage prefix is built once per table snapshot: admission
+// asks on every write a webhook or policy does not match directly.
 func (e serverEnv) EquivalentResources(res *registry.Resource, subresource string) []*registry.Resource {
-	prefix := res.KeyPrefix()
 	var out []*registry.Resource
-	for gvr, en := range e.s.table.load() {
-		if en.store == nil || gvr == res.GVR() || en.res.KeyPrefix() != prefix || !en.res.HasSubresource(subresource) {
-			continue
+	for _, r := range e.s.table.equivalents()[res.KeyPrefix()] {
+		if r.GVR() != res.GVR() && r.HasSubresource(subresource) {
+			out = append(out, r)
 		}
-		out = append(out, en.res)
 	}
-	slices.SortFunc(out, func(a, b *registry.Resource) int {
-		if c := strings.Compare(a.Group, b.Group); c != 0 {
-			return c
-		}
-		return -version.CompareKubeAwareVersionStrings(a.Version, b.Version)
-	})
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -46,6 +47,44 @@ type resourceTable struct {
 	cacheCtx context.Context
 	// caches counts running watch caches; Run waits for it on shutdown.
 	caches sync.WaitGroup
+	// equiv groups the stored resources of the snapshot it was built from
+	// by storage prefix (equivalents).
+	equiv atomic.Pointer[equivIndex]
+}
+
+// equivIndex is the stored resources of one table snapshot by storage
+// prefix, each group by group name, then version priority.
+type equivIndex struct {
+	of       *entryMap
+	byPrefix map[string][]*registry.Resource
+}
+
+// equivalents returns the current snapshot's resources by storage prefix,
+// built on first use after each change of the table.
+func (t *resourceTable) equivalents() map[string][]*registry.Resource {
+	cur := t.current.Load()
+	if idx := t.equiv.Load(); idx != nil && idx.of == cur {
+		return idx.byPrefix
+	}
+	idx := &equivIndex{of: cur, byPrefix: map[string][]*registry.Resource{}}
+	if cur != nil {
+		for _, en := range *cur {
+			if en.store != nil {
+				p := en.res.KeyPrefix()
+				idx.byPrefix[p] = append(idx.byPrefix[p], en.res)
+			}
+		}
+	}
+	for _, rs := range idx.byPrefix {
+		slices.SortFunc(rs, func(a, b *registry.Resource) int {
+			if c := strings.Compare(a.Group, b.Group); c != 0 {
+				return c
+			}
+			return -version.CompareKubeAwareVersionStrings(a.Version, b.Version)
+		})
+	}
+	t.equiv.Store(idx)
+	return idx.byPrefix
 }
 
 func (t *resourceTable) load() entryMap {
