@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -31,6 +32,8 @@ type apiFlags struct {
 	notReadySeconds, unreachableSecs   int64
 	requestHeader                      apiserver.RequestHeaderConfig
 	proxyClientCert, proxyClientKey    string
+	requestTimeout                     time.Duration
+	minRequestTimeout                  int
 }
 
 // register adds the flags; a whole cluster (`up`, defaultDir set) serves
@@ -55,6 +58,8 @@ func (f *apiFlags) register(cmd *cobra.Command, defaultDir string) {
 	cmd.Flags().IntVar(&f.maxInflight, "max-requests-inflight", 400, "the maximum number of non-mutating requests in flight at a given time; with priority and fairness, this and --max-mutating-requests-inflight together are the server's total concurrency")
 	cmd.Flags().IntVar(&f.maxMutatingInflight, "max-mutating-requests-inflight", 200, "the maximum number of mutating requests in flight at a given time; with priority and fairness, this and --max-requests-inflight together are the server's total concurrency")
 	cmd.Flags().BoolVar(&f.enableAPF, "enable-priority-and-fairness", true, "if true, replace the max-in-flight handler with an enhanced one that queues and dispatches with priority and fairness")
+	cmd.Flags().DurationVar(&f.requestTimeout, "request-timeout", time.Minute, "an optional field indicating the duration a handler must keep a request open before timing it out; the default for requests other than watches, which a request's ?timeout= may only shorten")
+	cmd.Flags().IntVar(&f.minRequestTimeout, "min-request-timeout", 1800, "an optional field indicating the minimum number of seconds a handler must keep a request open before timing it out; currently only honored by the watch request handler, which picks a randomized value above this number as the connection timeout, to spread out load")
 	cmd.Flags().BoolVar(&f.profiling, "profiling", true, "enable profiling via web interface host:port/debug/pprof/ (for identities RBAC allows the path, e.g. cluster-admin)")
 	f.registerAudit(cmd)
 	f.registerAggregation(cmd)
@@ -95,6 +100,13 @@ func (f *apiFlags) options() (controlplane.Options, error) {
 	if f.dataDir == "" {
 		return controlplane.Options{}, errors.New("--data-dir is required")
 	}
+	// kube-apiserver's checks and words.
+	if f.requestTimeout < 0 {
+		return controlplane.Options{}, errors.New("--request-timeout can not be negative value")
+	}
+	if f.minRequestTimeout < 0 {
+		return controlplane.Options{}, errors.New("--min-request-timeout can not be negative value")
+	}
 	dir, err := filepath.Abs(f.dataDir)
 	if err != nil {
 		return controlplane.Options{}, err
@@ -113,7 +125,8 @@ func (f *apiFlags) options() (controlplane.Options, error) {
 		DisablePriorityAndFairness: !f.enableAPF, Profiling: f.profiling,
 		EnableAdmissionPlugins: f.enableAdmission, DisableAdmissionPlugins: f.disableAdmission,
 		DefaultNotReadyTolerationSeconds: f.notReadySeconds, DefaultUnreachableTolerationSeconds: f.unreachableSecs,
-		RequestHeader: f.requestHeader, ProxyClientCertFile: f.proxyClientCert, ProxyClientKeyFile: f.proxyClientKey}, nil
+		RequestHeader: f.requestHeader, ProxyClientCertFile: f.proxyClientCert, ProxyClientKeyFile: f.proxyClientKey,
+		RequestTimeout: f.requestTimeout, MinRequestTimeout: time.Duration(f.minRequestTimeout) * time.Second}, nil
 }
 
 func newAPIServerCommand() *cobra.Command {

@@ -7,6 +7,9 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
+
+	"github.com/setpoint-dev/setpoint/internal/apiserver"
 )
 
 // TestBooleanQueryParameters checks that every spelling kube-apiserver reads
@@ -82,5 +85,24 @@ func TestTimeoutQueryParameter(t *testing.T) {
 		if code, out, _ := s.Do(t, http.MethodGet, cmPath+"?timeout="+v, "", nil); code != http.StatusOK {
 			t.Errorf("timeout=%s: %d %s", v, code, out)
 		}
+	}
+}
+
+// TestWatchWithoutTimeoutEndsAfterMinRequestTimeout: a watch that names no
+// timeoutSeconds is closed by the server after a random time between the
+// minimum request timeout (--min-request-timeout) and twice it.
+func TestWatchWithoutTimeoutEndsAfterMinRequestTimeout(t *testing.T) {
+	s, _ := start(t, func(c *apiserver.Config) { c.MinRequestTimeout = time.Second })
+	createCM(t, s, "one", nil)
+	began := time.Now()
+	code, body, _ := s.Do(t, http.MethodGet, cmPath+"?watch=true", "", nil)
+	took := time.Since(began)
+	if code != http.StatusOK || !bytes.Contains(body, []byte(`"type":"ADDED"`)) {
+		t.Fatalf("watch: %d %s", code, body)
+	}
+	// The upper bound leaves room for a loaded machine: without the
+	// setting the watch would stay open for 30 minutes.
+	if took < time.Second || took > 10*time.Second {
+		t.Errorf("the watch ended after %s, want between 1 s and 2 s", took)
 	}
 }

@@ -84,8 +84,14 @@ type Config struct {
 	Profiling bool
 	// MaxBodyBytes bounds request bodies (default 3 MiB).
 	MaxBodyBytes int64
-	// RequestTimeout bounds non-watch requests (default 60 s).
+	// RequestTimeout bounds non-watch requests (default 60 s;
+	// kube-apiserver's --request-timeout).
 	RequestTimeout time.Duration
+	// MinRequestTimeout is the shortest time a watch without timeoutSeconds
+	// is kept open; each such watch gets a random timeout between it and
+	// twice it, so that watches end spread out (default 30 minutes;
+	// kube-apiserver's --min-request-timeout).
+	MinRequestTimeout time.Duration
 	// CompactionInterval is how often history is compacted, to the revision
 	// seen one interval earlier (default 5 minutes, as Kubernetes compacts
 	// etcd). Negative disables compaction.
@@ -149,6 +155,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = time.Minute
+	}
+	if c.MinRequestTimeout <= 0 {
+		c.MinRequestTimeout = 30 * time.Minute
 	}
 	if c.CompactionInterval == 0 {
 		c.CompactionInterval = 5 * time.Minute

@@ -24,10 +24,6 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/watchcache"
 )
 
-// Kubernetes gives watches without timeoutSeconds a random timeout between
-// the minimum request timeout (30 minutes) and twice that.
-const minWatchTimeout = 30 * time.Minute
-
 // watchOptions parses and validates a watch request's parameters.
 func (s *Server) watchOptions(r *http.Request, e *entry, info requestInfo) (watchcache.WatchOptions, time.Duration, error) {
 	q := r.URL.Query()
@@ -94,7 +90,10 @@ func (s *Server) watchOptions(r *http.Request, e *entry, info requestInfo) (watc
 		// sendInitialEvents=false from "0": start at any recent state.
 		opts.ResourceVersion = e.cache.Revision()
 	}
-	timeout := time.Duration(minWatchTimeout.Seconds()*(1+rand.Float64())) * time.Second
+	// Kubernetes gives watches without timeoutSeconds a random timeout
+	// between the minimum request timeout and twice that.
+	min := s.cfg.MinRequestTimeout
+	timeout := time.Duration(min.Seconds()*(1+rand.Float64())) * time.Second
 	if t := q.Get("timeoutSeconds"); t != "" {
 		n, err := strconv.ParseInt(t, 10, 64)
 		if err != nil {

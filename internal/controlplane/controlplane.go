@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -84,6 +85,10 @@ type Options struct {
 	// presented to aggregated API servers.
 	RequestHeader                           apiserver.RequestHeaderConfig
 	ProxyClientCertFile, ProxyClientKeyFile string
+	// RequestTimeout and MinRequestTimeout are kube-apiserver's
+	// --request-timeout and --min-request-timeout (see apiserver.Config;
+	// 0: 1 minute and 30 minutes).
+	RequestTimeout, MinRequestTimeout time.Duration
 	// Tune lets tests adjust the API server configuration before start.
 	Tune func(*apiserver.Config)
 }
@@ -155,6 +160,8 @@ func NewAPIServer(opts Options) (*apiserver.Server, error) {
 		RequestHeader:              opts.RequestHeader,
 		ProxyClientCertFile:        opts.ProxyClientCertFile,
 		ProxyClientKeyFile:         opts.ProxyClientKeyFile,
+		RequestTimeout:             opts.RequestTimeout,
+		MinRequestTimeout:          opts.MinRequestTimeout,
 	}
 	if opts.MetricsAPI {
 		cfg.Resources = append(cfg.Resources, metrics.Resources()...)
