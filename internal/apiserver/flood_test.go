@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/setpoint-dev/setpoint/internal/apfflood"
 	"github.com/setpoint-dev/setpoint/internal/apiserver"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 )
@@ -97,7 +98,7 @@ func between(s, from, to string) string {
 
 // floodResult is what one flood run measured.
 type floodResult struct {
-	counts                      floodCounts
+	counts                      apfflood.Counts
 	quietRead, quietElect       []time.Duration // sorted
 	floodRead, floodElect       []time.Duration // sorted
 	readFailures, electFailures int

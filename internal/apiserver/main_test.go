@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/setpoint-dev/setpoint/internal/apfflood"
 )
 
 // TestMain fails the package if any test leaves a goroutine behind: every
@@ -14,7 +16,7 @@ import (
 // binary floods and exits instead.
 func TestMain(m *testing.M) {
 	if order := os.Getenv(floodEnv); order != "" {
-		os.Exit(floodChild(order))
+		os.Exit(apfflood.Child(order))
 	}
 	goleak.VerifyTestMain(m)
 }

@@ -37,11 +37,17 @@ import (
 	"time"
 
 	"github.com/setpoint-dev/setpoint/compat/refcluster"
+	"github.com/setpoint-dev/setpoint/internal/apfflood"
 )
+
+// floodEnv, when set, makes this executable the flooding child (package
+// apfflood, the same flood as setpoint's benchmark); the value is the JSON
+// of an apfflood.Order.
+const floodEnv = "APFFLOOD_CHILD"
 
 func main() {
 	if order := os.Getenv(floodEnv); order != "" {
-		os.Exit(floodChild(order))
+		os.Exit(apfflood.Child(order))
 	}
 	runs := flag.Int("runs", 3, "how many runs, each on a new cluster")
 	samples := flag.Int("samples", 300, "timed reads and renewals, quiet and then flooded")
@@ -86,7 +92,15 @@ func run(samples, workers int, warmup time.Duration) error {
 	if err != nil {
 		return err
 	}
-	stop, err := startFlood(floodOrder{URL: s.url, CAFile: s.caFile, Token: flooder.token,
+	ca, err := os.ReadFile(s.caFile)
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	stop, err := apfflood.Start([]string{self}, floodEnv, apfflood.Order{URL: s.url, CA: ca, Token: flooder.token,
 		Path: "/api/v1/namespaces/flood/configmaps", Workers: workers})
 	if err != nil {
 		return err

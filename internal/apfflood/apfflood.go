@@ -1,8 +1,10 @@
-package main
+package apfflood
 
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,31 +19,35 @@ import (
 	"time"
 )
 
-// The flooding client runs in a process of its own at the lowest CPU
-// priority (nice 19), as in setpoint's benchmark: a tenant elsewhere,
-// whose requests still cost the server what they cost.
-
-// floodEnv, when set, makes this executable the flooding child; the value
-// is the JSON of floodOrder.
-const floodEnv = "APFFLOOD_CHILD"
-
-type floodOrder struct {
-	URL, CAFile, Token, Path string
-	Workers                  int
+// Order is what the flooding child is told.
+type Order struct {
+	// URL is the server's base URL; CA the PEM of the CA that signed its
+	// serving certificate.
+	URL string
+	CA  []byte
+	// Token is the flooding identity's bearer token; Path what it GETs.
+	Token, Path string
+	// Workers is the number of concurrent request loops.
+	Workers int
 }
 
-type floodCounts struct{ OK, Rejected, Other int64 }
+// Counts are the answers the flood got, by kind.
+type Counts struct{ OK, Rejected, Other int64 }
 
-// startFlood starts the flooding child and returns once it got its first
-// 429; stop ends it and returns its counts.
-func startFlood(o floodOrder) (stop func() (floodCounts, error), err error) {
-	self, err := os.Executable()
+// firstWait bounds how long Start waits for the flood's first 429.
+const firstWait = 30 * time.Second
+
+// Start runs argv (the caller's own executable, at nice 19) as the
+// flooding child with env set to the Order, and returns once the flood got
+// its first 429 — its queues overflow. stop ends the flood and returns its
+// counts.
+func Start(argv []string, env string, o Order) (stop func() (Counts, error), err error) {
+	order, err := json.Marshal(o)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("apfflood: %w", err)
 	}
-	order, _ := json.Marshal(o)
-	cmd := exec.Command("nice", "-n", "19", self)
-	cmd.Env = append(os.Environ(), floodEnv+"="+string(order))
+	cmd := exec.Command("nice", append([]string{"-n", "19"}, argv...)...)
+	cmd.Env = append(os.Environ(), env+"="+string(order))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -68,12 +74,12 @@ func startFlood(o floodOrder) (stop func() (floodCounts, error), err error) {
 		if !ok {
 			return nil, fail("the flood ended before its first 429")
 		}
-	case <-time.After(30 * time.Second):
-		return nil, fail("the flood got no 429 in 30 s")
+	case <-time.After(firstWait):
+		return nil, fail(fmt.Sprintf("the flood got no 429 in %s", firstWait))
 	}
-	return func() (floodCounts, error) {
+	return func() (Counts, error) {
 		stdin.Close() // the child stops on EOF and prints its counts
-		var c floodCounts
+		var c Counts
 		if !lines.Scan() || json.Unmarshal(lines.Bytes(), &c) != nil {
 			_ = cmd.Wait()
 			return c, fmt.Errorf("the flood's counts: %q %s", lines.Text(), stderr.String())
@@ -85,30 +91,38 @@ func startFlood(o floodOrder) (stop func() (floodCounts, error), err error) {
 	}, nil
 }
 
-// floodChild is the flooding process: o.Workers loops of GETs of o.Path,
-// each honouring Retry-After on a 429 as client-go does, until stdin
-// closes. It prints "rejected" at its first 429 and its counts at the end.
-func floodChild(raw string) int {
-	var o floodOrder
+// Child is the flooding process, given the JSON of its Order; it returns
+// the process's exit code.
+func Child(raw string) int {
+	var o Order
 	if err := json.Unmarshal([]byte(raw), &o); err != nil {
 		fmt.Fprintln(os.Stderr, "flood order:", err)
 		return 2
 	}
-	tr, err := transport(o.CAFile)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(o.CA) {
+		fmt.Fprintln(os.Stderr, "flood order: no CA certificate")
 		return 2
 	}
-	client := &http.Client{Transport: tr}
+	client := &http.Client{Transport: &http.Transport{ForceAttemptHTTP2: true,
+		TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
 	ctx, stop := context.WithCancel(context.Background())
 	go func() { _, _ = io.Copy(io.Discard, os.Stdin); stop() }()
+	c := flood(ctx, client, o)
+	out, _ := json.Marshal(c)
+	fmt.Println(string(out))
+	return 0
+}
+
+// flood runs o.Workers request loops until ctx ends.
+func flood(ctx context.Context, client *http.Client, o Order) Counts {
 	var okN, rejN, otherN atomic.Int64
 	var first sync.Once
 	var wg sync.WaitGroup
 	for range o.Workers {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				code, after := floodOnce(ctx, client, o.URL+o.Path, o.Token)
+				code, after := once(ctx, client, o.URL+o.Path, o.Token)
 				switch code {
 				case 0:
 				case http.StatusOK:
@@ -127,14 +141,12 @@ func floodChild(raw string) int {
 		})
 	}
 	wg.Wait()
-	out, _ := json.Marshal(floodCounts{OK: okN.Load(), Rejected: rejN.Load(), Other: otherN.Load()})
-	fmt.Println(string(out))
-	return 0
+	return Counts{OK: okN.Load(), Rejected: rejN.Load(), Other: otherN.Load()}
 }
 
-// floodOnce sends one request; it returns the status (0 on a transport
-// error) and the Retry-After (at least a second).
-func floodOnce(ctx context.Context, client *http.Client, url, token string) (int, time.Duration) {
+// once sends one request; it returns the status (0 on a transport error)
+// and the Retry-After (at least a second).
+func once(ctx context.Context, client *http.Client, url, token string) (int, time.Duration) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := client.Do(req)
