@@ -1,0 +1,216 @@
+package crdschema
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+	"k8s.io/apiserver/pkg/cel/common"
+)
+
+// This file adapts arrays as Kubernetes' adapter does (see celvalues.go):
+// atomic lists, and set and map lists, whose equality ignores order and
+// whose concatenation merges.
+
+// listVal is an array (x-kubernetes-list-type atomic or unset).
+type listVal struct {
+	elements []any
+	// schema is the array's schema, items that of its elements.
+	schema, items *celSchema
+}
+
+var _ traits.Lister = (*listVal)(nil)
+
+// ConvertToNative converts to a slice; the elements of a list of strings
+// become a []string (Kubernetes' workaround for cel-go's conversion).
+func (t *listVal) ConvertToNative(typeDesc reflect.Type) (any, error) {
+	if typeDesc.Kind() != reflect.Slice {
+		return nil, fmt.Errorf("type conversion error from '%s' to '%s'", t.Type(), typeDesc)
+	}
+	if t.items.Type() != "string" {
+		return t.elements, nil
+	}
+	var out []string
+	for _, e := range t.elements {
+		s, ok := e.(string)
+		if !ok {
+			return nil, fmt.Errorf("expected all elements to be of type string, but got %T", e)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (t *listVal) ConvertToType(typeValue ref.Type) ref.Val {
+	switch typeValue {
+	case types.ListType:
+		return t
+	case types.TypeType:
+		return types.ListType
+	}
+	return types.NewErr("type conversion error from '%s' to '%s'", t.Type(), typeValue.TypeName())
+}
+
+// Equal compares element by element, in order.
+func (t *listVal) Equal(other ref.Val) ref.Val {
+	oList, ok := other.(traits.Lister)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(other)
+	}
+	n := types.Int(len(t.elements))
+	if n != oList.Size() {
+		return types.False
+	}
+	for i := types.Int(0); i < n; i++ {
+		if eq := t.Get(i).Equal(oList.Get(i)); eq != types.True {
+			return eq // false or an error
+		}
+	}
+	return types.True
+}
+
+func (t *listVal) Type() ref.Type { return types.ListType }
+
+func (t *listVal) Value() any { return t.elements }
+
+// Add concatenates: the elements, then other's.
+func (t *listVal) Add(other ref.Val) ref.Val {
+	oList, ok := other.(traits.Lister)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(other)
+	}
+	oSize, _ := oList.Size().(types.Int)
+	out := make([]ref.Val, 0, len(t.elements)+int(oSize))
+	for _, e := range t.elements {
+		out = append(out, toVal(e, t.items))
+	}
+	for it := oList.Iterator(); it.HasNext() == types.True; {
+		out = append(out, it.Next())
+	}
+	return types.NewRefValList(types.DefaultTypeAdapter, out)
+}
+
+// Contains reports whether an element equals val; an element that cannot
+// be compared makes it an error unless another one is equal.
+func (t *listVal) Contains(val ref.Val) ref.Val {
+	if types.IsUnknownOrError(val) {
+		return val
+	}
+	var err ref.Val
+	for _, e := range t.elements {
+		cmp := toVal(e, t.items).Equal(val)
+		b, ok := cmp.(types.Bool)
+		if !ok && err == nil {
+			err = types.MaybeNoSuchOverloadErr(cmp)
+		}
+		if b == types.True {
+			return types.True
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return types.False
+}
+
+func (t *listVal) Get(idx ref.Val) ref.Val {
+	iv, ok := idx.(types.Int)
+	if !ok {
+		return types.ValOrErr(idx, "unsupported index: %v", idx)
+	}
+	i := int(iv)
+	if i < 0 || i >= len(t.elements) {
+		return types.NewErr("index out of bounds: %v", idx)
+	}
+	return toVal(t.elements[i], t.items)
+}
+
+func (t *listVal) Iterator() traits.Iterator {
+	items := make([]ref.Val, len(t.elements))
+	for i, e := range t.elements {
+		items[i] = toVal(e, t.items)
+	}
+	return &valIterator{Val: t, items: items}
+}
+
+func (t *listVal) Size() ref.Val { return types.Int(len(t.elements)) }
+
+// kubeList is the list as Kubernetes' adapter builds it, for the
+// operations of set and map lists left to it.
+func (t *listVal) kubeList() ref.Val { return common.UnstructuredToVal(t.elements, t.schema) }
+
+// setListVal is an array with x-kubernetes-list-type set. Its equality
+// (order ignored) and concatenation (a union) are Kubernetes' adapter's:
+// set elements are scalars, which both adapters give the same values.
+type setListVal struct {
+	listVal
+}
+
+func (t *setListVal) Equal(other ref.Val) ref.Val { return t.kubeList().Equal(other) }
+
+func (t *setListVal) Add(other ref.Val) ref.Val { return t.kubeList().(traits.Adder).Add(other) }
+
+// mapListVal is an array with x-kubernetes-list-type map: elements are
+// identified by their key fields.
+type mapListVal struct {
+	listVal
+	escapedKeys []string
+}
+
+// key is a comparable Go value identifying element, as Kubernetes'
+// adapter builds it (up to three key fields in an array, more printed).
+func (t *mapListVal) key(element any) any {
+	obj, ok := element.(map[string]any)
+	if !ok {
+		return types.NewErr("unexpected data format for element of array with x-kubernetes-list-type=map: %T", element)
+	}
+	switch len(t.escapedKeys) {
+	case 1:
+		return obj[t.escapedKeys[0]]
+	case 2:
+		return [2]any{obj[t.escapedKeys[0]], obj[t.escapedKeys[1]]}
+	case 3:
+		return [3]any{obj[t.escapedKeys[0]], obj[t.escapedKeys[1]], obj[t.escapedKeys[2]]}
+	}
+	key := make([]any, len(t.escapedKeys))
+	for i, k := range t.escapedKeys {
+		key[i] = obj[k]
+	}
+	return fmt.Sprintf("%#v", key)
+}
+
+// Equal matches elements by key, ignoring order.
+func (t *mapListVal) Equal(other ref.Val) ref.Val {
+	oList, ok := other.(traits.Lister)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(other)
+	}
+	if types.Int(len(t.elements)) != oList.Size() {
+		return types.False
+	}
+	byKey := make(map[any]any, len(t.elements))
+	for _, e := range t.elements {
+		byKey[t.key(e)] = e
+	}
+	seen := make(map[any]struct{}, len(byKey))
+	for it := oList.Iterator(); it.HasNext() == types.True; {
+		v := it.Next()
+		k := t.key(v.Value())
+		e, ok := byKey[k]
+		if !ok {
+			return types.False
+		}
+		if eq := toVal(e, t.items).Equal(v); eq != types.True {
+			return eq // false or an error
+		}
+		seen[k] = struct{}{}
+	}
+	return types.Bool(len(seen) == len(byKey))
+}
+
+// Add merges: other's elements replace those with the same key in place,
+// the others are appended. It is Kubernetes' adapter's, whose result holds
+// that adapter's elements.
+func (t *mapListVal) Add(other ref.Val) ref.Val { return t.kubeList().(traits.Adder).Add(other) }
