@@ -35,7 +35,7 @@ type celShape struct {
 	obj        *celSchema
 	hasProps   bool
 	mode       objectMode
-	props      map[string]*celSchema
+	props      map[string]propEntry
 	additional *celSchema
 
 	// Arrays: the items schema, the list type and, for a map list, its
@@ -52,6 +52,13 @@ const (
 	shapeObject
 	shapeArray
 )
+
+// propEntry is a property's schema and its position among the
+// properties (where an object keeps the property's adapted value).
+type propEntry struct {
+	schema *celSchema
+	index  int
+}
 
 // objectMode is where an object's values take their schema from.
 type objectMode int
@@ -82,9 +89,9 @@ func (s *celSchema) buildShape() *celShape {
 		switch {
 		case s.IsXEmbeddedResource() || s.Properties() != nil:
 			sh.mode = objectProperties
-			sh.props = make(map[string]*celSchema, len(sh.obj.Properties()))
+			sh.props = make(map[string]propEntry, len(sh.obj.Properties()))
 			for name, prop := range sh.obj.Properties() {
-				sh.props[name] = prop.(*celSchema)
+				sh.props[name] = propEntry{schema: prop.(*celSchema), index: len(sh.props)}
 			}
 		case s.AdditionalProperties() != nil && s.AdditionalProperties().Schema() != nil:
 			sh.mode, sh.additional = objectAdditional, s.AdditionalProperties().Schema().(*celSchema)
@@ -140,10 +147,13 @@ func toVal(v any, s *celSchema) ref.Val {
 }
 
 // objectVal is an object: a map whose values take their schema from the
-// object's properties or additionalProperties.
+// object's properties or additionalProperties. The values of properties
+// are adapted once, on first access, and kept: every rule of a node reads
+// the same self, and the value does not change while rules run.
 type objectVal struct {
 	value map[string]any
 	shape *celShape
+	props []ref.Val // by propEntry.index; nil until a property is read
 }
 
 var _ traits.Mapper = (*objectVal)(nil)
@@ -152,8 +162,8 @@ var _ traits.Mapper = (*objectVal)(nil)
 func (t *objectVal) propSchema(key string) (*celSchema, bool) {
 	switch t.shape.mode {
 	case objectProperties:
-		s, ok := t.shape.props[key]
-		return s, ok
+		p, ok := t.shape.props[key]
+		return p.schema, ok
 	case objectAdditional:
 		return t.shape.additional, true
 	}
@@ -296,10 +306,23 @@ func (t *objectVal) Find(key ref.Val) (ref.Val, bool) {
 	if !ok || (t.shape.hasProps && v == nil) {
 		return nil, false
 	}
-	if s, ok := t.propSchema(k); ok {
-		return toVal(v, s), true
+	if t.shape.mode != objectProperties {
+		if s, ok := t.propSchema(k); ok {
+			return toVal(v, s), true
+		}
+		return nil, false
 	}
-	return nil, false
+	p, ok := t.shape.props[k]
+	if !ok {
+		return nil, false
+	}
+	if t.props == nil {
+		t.props = make([]ref.Val, len(t.shape.props))
+	}
+	if t.props[p.index] == nil {
+		t.props[p.index] = toVal(v, p.schema)
+	}
+	return t.props[p.index], true
 }
 
 // valIterator ranges over items.

@@ -14,11 +14,32 @@ import (
 // atomic lists, and set and map lists, whose equality ignores order and
 // whose concatenation merges.
 
-// listVal is an array (x-kubernetes-list-type atomic or unset).
+// listVal is an array (x-kubernetes-list-type atomic or unset). Its
+// elements are adapted once, on first access, and kept.
 type listVal struct {
 	elements []any
 	// schema is the array's schema, items that of its elements.
 	schema, items *celSchema
+	adapted       []ref.Val
+}
+
+// elem is element i adapted.
+func (t *listVal) elem(i int) ref.Val {
+	if t.adapted == nil {
+		t.adapted = make([]ref.Val, len(t.elements))
+	}
+	if t.adapted[i] == nil {
+		t.adapted[i] = toVal(t.elements[i], t.items)
+	}
+	return t.adapted[i]
+}
+
+// all is every element adapted.
+func (t *listVal) all() []ref.Val {
+	for i := range t.elements {
+		t.elem(i)
+	}
+	return t.adapted
 }
 
 var _ traits.Lister = (*listVal)(nil)
@@ -83,9 +104,7 @@ func (t *listVal) Add(other ref.Val) ref.Val {
 	}
 	oSize, _ := oList.Size().(types.Int)
 	out := make([]ref.Val, 0, len(t.elements)+int(oSize))
-	for _, e := range t.elements {
-		out = append(out, toVal(e, t.items))
-	}
+	out = append(out, t.all()...)
 	for it := oList.Iterator(); it.HasNext() == types.True; {
 		out = append(out, it.Next())
 	}
@@ -99,8 +118,8 @@ func (t *listVal) Contains(val ref.Val) ref.Val {
 		return val
 	}
 	var err ref.Val
-	for _, e := range t.elements {
-		cmp := toVal(e, t.items).Equal(val)
+	for i := range t.elements {
+		cmp := t.elem(i).Equal(val)
 		b, ok := cmp.(types.Bool)
 		if !ok && err == nil {
 			err = types.MaybeNoSuchOverloadErr(cmp)
@@ -124,15 +143,11 @@ func (t *listVal) Get(idx ref.Val) ref.Val {
 	if i < 0 || i >= len(t.elements) {
 		return types.NewErr("index out of bounds: %v", idx)
 	}
-	return toVal(t.elements[i], t.items)
+	return t.elem(i)
 }
 
 func (t *listVal) Iterator() traits.Iterator {
-	items := make([]ref.Val, len(t.elements))
-	for i, e := range t.elements {
-		items[i] = toVal(e, t.items)
-	}
-	return &valIterator{Val: t, items: items}
+	return &valIterator{Val: t, items: t.all()}
 }
 
 func (t *listVal) Size() ref.Val { return types.Int(len(t.elements)) }
