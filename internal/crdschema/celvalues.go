@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"sync"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
-	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/apiserver/pkg/cel/common"
@@ -223,25 +221,13 @@ func (t *objectVal) Equal(other ref.Val) ref.Val {
 	return types.True
 }
 
-// kubeObjectType is the type of Kubernetes' adapter's objects, which an
-// objectVal can meet in a list Kubernetes' adapter built (see
-// mapListVal.Add).
-var kubeObjectType = sync.OnceValue(func() reflect.Type {
-	s := newCelSchema(&structuralschema.Structural{Generic: structuralschema.Generic{Type: "object"}})
-	return reflect.TypeOf(common.UnstructuredToVal(map[string]any{}, s))
-})
-
-// rawObject returns the map an adapted object holds: ours, or one of
-// Kubernetes' adapter's.
+// rawObject returns the map an adapted object holds.
 func rawObject(v ref.Val) (map[string]any, bool) {
-	if o, ok := v.(*objectVal); ok {
-		return o.value, true
+	o, ok := v.(*objectVal)
+	if !ok {
+		return nil, false
 	}
-	if reflect.TypeOf(v) == kubeObjectType() {
-		m, ok := v.Value().(map[string]any)
-		return m, ok
-	}
-	return nil, false
+	return o.value, true
 }
 
 func (t *objectVal) Type() ref.Type { return types.MapType }

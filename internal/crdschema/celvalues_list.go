@@ -157,8 +157,10 @@ func (t *listVal) Size() ref.Val { return types.Int(len(t.elements)) }
 func (t *listVal) kubeList() ref.Val { return common.UnstructuredToVal(t.elements, t.schema) }
 
 // setListVal is an array with x-kubernetes-list-type set. Its equality
-// (order ignored) and concatenation (a union) are Kubernetes' adapter's:
-// set elements are scalars, which both adapters give the same values.
+// (order ignored) and concatenation (a union) are Kubernetes' adapter's,
+// on the list as that adapter builds it: set elements are scalars, which
+// both adapters adapt alike, so no value of Kubernetes' adapter meets one
+// of ours.
 type setListVal struct {
 	listVal
 }
@@ -225,7 +227,127 @@ func (t *mapListVal) Equal(other ref.Val) ref.Val {
 	return types.Bool(len(seen) == len(byKey))
 }
 
-// Add merges: other's elements replace those with the same key in place,
-// the others are appended. It is Kubernetes' adapter's, whose result holds
-// that adapter's elements.
-func (t *mapListVal) Add(other ref.Val) ref.Val { return t.kubeList().(traits.Adder).Add(other) }
+// Add merges: the elements of other replace those with the same key in
+// place, the others are appended in their order.
+func (t *mapListVal) Add(other ref.Val) ref.Val {
+	oList, ok := other.(traits.Lister)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(other)
+	}
+	return mergeMapList(append([]ref.Val(nil), t.all()...), oList, t.escapedKeys)
+}
+
+// mergeMapList merges other into elements (which it may change) by the
+// keys escapedKeys name.
+func mergeMapList(elements []ref.Val, other traits.Lister, escapedKeys []string) ref.Val {
+	at := make(map[any]int, len(elements))
+	for i, e := range elements {
+		at[adaptedMapKey(e, escapedKeys)] = i
+	}
+	for it := other.Iterator(); it.HasNext() == types.True; {
+		v := it.Next()
+		if i, ok := at[adaptedMapKey(v, escapedKeys)]; ok {
+			elements[i] = v
+		} else {
+			elements = append(elements, v)
+		}
+	}
+	return &mergedMapList{Lister: types.NewRefValList(types.DefaultTypeAdapter, elements), escapedKeys: escapedKeys}
+}
+
+// adaptedMapKey is a comparable Go value identifying an adapted element of
+// a map list by its key fields, as Kubernetes' adapter builds it: a missing
+// or erroneous field is nil, a value Go cannot compare is printed.
+func adaptedMapKey(element ref.Val, escapedKeys []string) any {
+	field := func(name string) any {
+		key := types.String(name)
+		var v ref.Val
+		var found bool
+		switch e := element.(type) {
+		case traits.Mapper:
+			v, found = e.Find(key)
+		case traits.Indexer:
+			if tester, ok := element.(traits.FieldTester); ok {
+				found = tester.IsSet(key) == types.True
+			}
+			if found {
+				v = e.Get(key)
+			}
+		}
+		if !found || v == nil || types.IsUnknownOrError(v) {
+			return nil
+		}
+		raw := v.Value()
+		if raw != nil && !reflect.TypeOf(raw).Comparable() {
+			return fmt.Sprintf("%#v", raw)
+		}
+		return raw
+	}
+	switch len(escapedKeys) {
+	case 1:
+		return field(escapedKeys[0])
+	case 2:
+		return [2]any{field(escapedKeys[0]), field(escapedKeys[1])}
+	case 3:
+		return [3]any{field(escapedKeys[0]), field(escapedKeys[1]), field(escapedKeys[2])}
+	}
+	key := make([]any, len(escapedKeys))
+	for i, k := range escapedKeys {
+		key[i] = field(k)
+	}
+	return fmt.Sprintf("%#v", key)
+}
+
+// mergedMapList is the result of adding to a map list: still a map list
+// (its equality ignores order, adding to it merges).
+type mergedMapList struct {
+	traits.Lister
+	escapedKeys []string
+}
+
+func (l *mergedMapList) elements() []ref.Val {
+	n, _ := l.Size().(types.Int)
+	out := make([]ref.Val, int(n))
+	for i := range n {
+		out[i] = l.Get(i)
+	}
+	return out
+}
+
+func (l *mergedMapList) Add(other ref.Val) ref.Val {
+	oList, ok := other.(traits.Lister)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(other)
+	}
+	return mergeMapList(l.elements(), oList, l.escapedKeys)
+}
+
+// Equal matches elements by key, ignoring order.
+func (l *mergedMapList) Equal(other ref.Val) ref.Val {
+	oList, ok := other.(traits.Lister)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(other)
+	}
+	elements := l.elements()
+	if types.Int(len(elements)) != oList.Size() {
+		return types.False
+	}
+	byKey := make(map[any]ref.Val, len(elements))
+	for _, e := range elements {
+		byKey[adaptedMapKey(e, l.escapedKeys)] = e
+	}
+	seen := make(map[any]struct{}, len(byKey))
+	for it := oList.Iterator(); it.HasNext() == types.True; {
+		v := it.Next()
+		k := adaptedMapKey(v, l.escapedKeys)
+		e, ok := byKey[k]
+		if !ok {
+			return types.False
+		}
+		if eq := e.Equal(v); eq != types.True {
+			return eq // false or an error
+		}
+		seen[k] = struct{}{}
+	}
+	return types.Bool(len(seen) == len(byKey))
+}

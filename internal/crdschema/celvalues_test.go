@@ -41,6 +41,7 @@ properties:
       ml1: {type: array, maxItems: 4, x-kubernetes-list-type: map, x-kubernetes-list-map-keys: [name], items: {type: object, required: [name], properties: {name: {type: string, maxLength: 8}, v: {type: integer}}}}
       mk1: {type: array, maxItems: 4, x-kubernetes-list-type: map, x-kubernetes-list-map-keys: [a, b], items: {type: object, required: [a, b], properties: {a: {type: string, maxLength: 8}, b: {type: integer}, c: {type: string, maxLength: 8}}}}
       objs: {type: array, maxItems: 4, items: {type: object, properties: {name: {type: string, maxLength: 8}}}}
+      mlf: {type: array, maxItems: 4, x-kubernetes-list-type: map, x-kubernetes-list-map-keys: [name], items: {type: object, x-kubernetes-preserve-unknown-fields: true, required: [name], properties: {name: {type: string, maxLength: 8}}}}
 `
 
 // valuesObject is self; valuesOld is oldSelf: the same values with maps
@@ -52,14 +53,14 @@ const (
  "emb": {"apiVersion": "v1", "kind": "Foo", "metadata": {"name": "n"}, "spec": {"n": 1}, "other": true},
  "strs": ["b", "a", "c"], "ints": [3, 1, 2], "set1": ["a", "b", "c"],
  "ml1": [{"name": "a", "v": 1}, {"name": "b", "v": 2}], "mk1": [{"a": "x", "b": 1, "c": "p"}, {"a": "x", "b": 2}],
- "objs": [{"name": "x"}, {"name": "y"}]}}`
+ "objs": [{"name": "x"}, {"name": "y"}], "mlf": [{"name": "a", "u": 1}, {"name": "b", "u": [1]}]}}`
 	valuesOld = `{"spec": {"a.b": "x", "x-y": 2, "namespace": "ns", "under__score": "u", "ios": "3",
  "dur": "90s", "num": 1.5, "m": {"k2": "v2", "k1": "v1"}, "objm": {"b": {"v": 2}, "a": {"v": 1}}, "o1": {"q": 1, "p": "p"},
  "free": {"known": "k", "extra": {"deep": [2, 1]}},
  "emb": {"apiVersion": "v1", "kind": "Foo", "metadata": {"name": "n"}, "spec": {"n": 1}, "other": false},
  "strs": ["b", "a", "c"], "ints": [1, 2, 3], "set1": ["c", "a", "b"],
  "ml1": [{"name": "b", "v": 2}, {"name": "a", "v": 1}], "mk1": [{"a": "x", "b": 2}, {"a": "x", "b": 1, "c": "p"}],
- "objs": [{"name": "x"}, {"name": "y"}]}}`
+ "objs": [{"name": "x"}, {"name": "y"}], "mlf": [{"name": "b", "u": [1]}]}}`
 )
 
 // valuesExpressions are evaluated on the spec of valuesObject (self) and
@@ -88,7 +89,9 @@ var valuesExpressions = []string{
 	"oldSelf.ml1 == self.ml1 + oldSelf.ml1", "self.ml1.exists(e, e.name == 'b' && e.v == 2)", "self.ml1[0].name == 'a'",
 	"self.mk1 == oldSelf.mk1", "(self.mk1 + oldSelf.mk1).size() == 2", "self.mk1.all(e, e.a == 'x')",
 	"self.objs.exists(o, o.name == 'x')", "self.objs.map(o, o.name) == ['x', 'y']", "self.objs[1].name == 'y'",
-	"self.objs == oldSelf.objs",
+	"self.objs == oldSelf.objs", "self.ml1 + oldSelf.ml1 + self.ml1 == self.ml1", "self.mlf == oldSelf.mlf",
+	"self.mlf + oldSelf.mlf == oldSelf.mlf", "self.mlf + oldSelf.mlf == self.mlf", "oldSelf.mlf == self.mlf + self.mlf",
+	"(self.mlf + oldSelf.mlf).exists(e, e.name == 'a')",
 }
 
 // TestValuesMatchKubernetes: every expression of valuesExpressions (and
