@@ -21,9 +21,9 @@ import (
 // validator (apiextensions-apiserver's cel.Validator) does: the same walk
 // (a node's rules, then its allOf rules, then its items or its properties
 // and additionalProperties), the same shared runtime cost budget, the same
-// messages, reasons, field paths and ratcheting. Values are adapted with
-// Kubernetes' own adapter (common.UnstructuredToVal) over the node's
-// celSchema.
+// messages, reasons, field paths and ratcheting. Values are adapted by
+// toVal (celvalues.go), which answers as Kubernetes' adapter
+// (common.UnstructuredToVal) does, over the node's celSchema.
 
 // ratchet is the correlation of the value being validated with its old
 // value: current for the value itself (nil when it has no old value) and
@@ -204,7 +204,7 @@ func nilIfTypedNil(v any) any {
 // node uses it (absent on create); the second activation is that of rules
 // with optionalOldSelf, where oldSelf is an optional.
 func (t *ruleTree) activations(obj, old any) (interpreter.Activation, interpreter.Activation) {
-	self := common.UnstructuredToVal(obj, t.self)
+	self := toVal(obj, t.self)
 	if !t.usesOldSelf {
 		a := &ruleActivation{self: self}
 		return a, a
@@ -212,7 +212,7 @@ func (t *ruleTree) activations(obj, old any) (interpreter.Activation, interprete
 	a := &ruleActivation{self: self}
 	optional := &ruleActivation{self: self, hasOldSelf: true, oldSelf: types.OptionalNone}
 	if old != nil {
-		a.oldSelf, a.hasOldSelf = common.UnstructuredToVal(old, t.self), true
+		a.oldSelf, a.hasOldSelf = toVal(old, t.self), true
 		optional.oldSelf = types.OptionalOf(a.oldSelf)
 	}
 	return a, optional

@@ -33,6 +33,9 @@ type celSchema struct {
 
 	metaOnce sync.Once
 	meta     common.Schema
+
+	shapeOnce sync.Once
+	shapeVal  *celShape
 }
 
 var (

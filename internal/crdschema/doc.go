@@ -20,14 +20,19 @@
 //   - Schema.ValidateRules evaluates the x-kubernetes-validations (CEL)
 //     rules as Kubernetes' rule validator
 //     (k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel) does, with
-//     its compiled programs (its environment and libraries, cost limits)
-//     and its value adapters (k8s.io/apiserver/pkg/cel/common): transition
-//     rules and optionalOldSelf, ratcheting (as warnings through the
-//     context), messages, reasons and field paths, and the runtime cost
-//     budget. The walk is this package's own (celtree.go, celeval.go) so
-//     that the adapters read the schema through celSchema, which resolves
-//     each node's children once per compiled Schema instead of on every
-//     field access; tests compare it with Kubernetes' validator.
+//     its compiled programs (its environment and libraries, cost limits
+//     and cel-go's runtime cost tracking): transition rules and
+//     optionalOldSelf, ratcheting (as warnings through the context),
+//     messages, reasons and field paths, and the runtime cost budget. The
+//     walk is this package's own (celtree.go, celeval.go), and so is the
+//     adapter of objects and lists (celvalues.go): it answers every method
+//     as Kubernetes' (k8s.io/apiserver/pkg/cel/common.UnstructuredToVal)
+//     does, reading each node's shape once from celSchema, which resolves
+//     each node's children once per compiled Schema, and keeping the
+//     values it adapted for the other rules of the node; scalars are
+//     still Kubernetes' adapter's. Tests compare the walk with Kubernetes'
+//     validator and the values (results and runtime costs) with Kubernetes'
+//     adapter.
 //     RulesBlocked says when earlier errors keep the rules from running, as
 //     in Kubernetes.
 //   - Schema.OpenAPI renders the schema as Kubernetes publishes it in

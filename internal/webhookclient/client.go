@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -104,7 +105,7 @@ func (c *Client) Post(ctx context.Context, cfg ClientConfig, req Request) (*Resp
 		}
 		ctx = context.WithValue(ctx, dialKey{}, &dialTarget{hostPort: t.base.Host, service: t.service, resolver: req.Resolver})
 	}
-	if req.Timeout > 0 {
+	if req.Timeout > 0 && !deadlineBefore(ctx, req.Timeout) {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
 		defer cancel()
@@ -113,21 +114,16 @@ func (c *Client) Post(ctx context.Context, cfg ClientConfig, req Request) (*Resp
 	if req.Timeout > 0 {
 		u.RawQuery = "timeout=" + req.Timeout.String()
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(req.Body))
+	hr, err := newPost(ctx, &u, req)
 	if err != nil {
 		return nil, &ConfigError{err}
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "application/json, */*")
-	if req.UserAgent != "" {
-		hr.Header.Set("User-Agent", req.UserAgent)
 	}
 	resp, err := (&http.Client{Transport: tr}).Do(hr)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	body, err := readBody(resp)
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %w", http.MethodPost, u.String(), err)
 	}
@@ -137,6 +133,54 @@ func (c *Client) Post(ctx context.Context, cfg ClientConfig, req Request) (*Resp
 	}
 	return out, nil
 }
+
+// deadlineBefore reports whether ctx ends no later than timeout from now:
+// a timeout of its own would then change nothing.
+func deadlineBefore(ctx context.Context, timeout time.Duration) bool {
+	dl, ok := ctx.Deadline()
+	return ok && time.Until(dl) <= timeout
+}
+
+// newPost is the POST of req.Body to u, as http.NewRequestWithContext
+// makes it from u's text, without printing and parsing u again.
+func newPost(ctx context.Context, u *url.URL, req Request) (*http.Request, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	hr.URL, hr.Host = u, strings.TrimSuffix(u.Host, ":")
+	body := req.Body
+	hr.ContentLength = int64(len(body))
+	if len(body) > 0 {
+		hr.Body = io.NopCloser(bytes.NewReader(body))
+		hr.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	} else {
+		hr.Body, hr.GetBody = http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
+	}
+	hr.Header["Content-Type"] = []string{"application/json"}
+	hr.Header["Accept"] = []string{"application/json, */*"}
+	if req.UserAgent != "" {
+		hr.Header["User-Agent"] = []string{req.UserAgent}
+	}
+	return hr, nil
+}
+
+// readBody reads an answer's body, in one allocation when its length is
+// known.
+func readBody(resp *http.Response) ([]byte, error) {
+	if n := resp.ContentLength; n > 0 && n <= maxKnownLength {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(resp.Body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return io.ReadAll(resp.Body)
+}
+
+// maxKnownLength bounds the buffer readBody makes from a Content-Length:
+// a longer answer is read as it comes.
+const maxKnownLength = 1 << 20
 
 // maxErrorBody is how much of a non-Status error body becomes the
 // message, as kube's REST client caps it.

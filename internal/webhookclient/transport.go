@@ -2,7 +2,6 @@ package webhookclient
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -14,34 +13,34 @@ import (
 	"time"
 )
 
-// transportKey identifies a cached transport: one per CA bundle and
-// server name.
-type transportKey struct {
-	ca         [sha256.Size]byte
-	serverName string
-}
-
-// transports is the cache of TLS transports of a Client.
+// transports is the cache of TLS transports of a Client: one per CA
+// bundle and server name, found by the bundle's bytes (a map lookup
+// hashes them far faster than a digest, and copies nothing).
 type transports struct {
-	mu     sync.Mutex
-	byKey  map[transportKey]*http.Transport
+	mu     sync.RWMutex
+	byCA   map[string]map[string]*http.Transport // CA bundle, server name
 	dialer *net.Dialer
 	opts   Options
 }
 
 // get returns the transport of (caBundle, serverName), building it once.
 func (t *transports) get(caBundle []byte, serverName string) (*http.Transport, error) {
-	key := transportKey{ca: sha256.Sum256(caBundle), serverName: serverName}
+	t.mu.RLock()
+	tr, ok := t.byCA[string(caBundle)][serverName]
+	t.mu.RUnlock()
+	if ok {
+		return tr, nil
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if tr, ok := t.byKey[key]; ok {
+	if tr, ok := t.byCA[string(caBundle)][serverName]; ok {
 		return tr, nil
 	}
 	pool, err := rootCertPool(caBundle)
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
-	tr := &http.Transport{
+	tr = &http.Transport{
 		TLSClientConfig: &tls.Config{
 			RootCAs:    pool,
 			ServerName: serverName,
@@ -58,10 +57,15 @@ func (t *transports) get(caBundle []byte, serverName string) (*http.Transport, e
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
-	if t.byKey == nil {
-		t.byKey = map[transportKey]*http.Transport{}
+	if t.byCA == nil {
+		t.byCA = map[string]map[string]*http.Transport{}
 	}
-	t.byKey[key] = tr
+	byName := t.byCA[string(caBundle)]
+	if byName == nil {
+		byName = map[string]*http.Transport{}
+		t.byCA[string(caBundle)] = byName
+	}
+	byName[serverName] = tr
 	return tr, nil
 }
 
@@ -82,8 +86,10 @@ func (t *transports) dial(ctx context.Context, network, addr string) (net.Conn, 
 func (t *transports) closeIdle() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, tr := range t.byKey {
-		tr.CloseIdleConnections()
+	for _, byName := range t.byCA {
+		for _, tr := range byName {
+			tr.CloseIdleConnections()
+		}
 	}
 }
 

@@ -71,25 +71,25 @@ func toMap(obj runtime.Object, gvk schema.GroupVersionKind) (map[string]any, err
 	return m, nil
 }
 
-// options is the request's options object, as kube sends it.
+// options is the request's options object, as kube sends it: the JSON
+// encoding/json gives the operation's metav1 options (TestOptionsJSON).
 func options(a *registry.Attributes) runtime.RawExtension {
-	var dryRun []string
-	if a.DryRun {
-		dryRun = []string{metav1.DryRunAll}
-	}
-	var obj any
+	var kind string
 	switch a.Operation {
 	case registry.Create:
-		obj = &metav1.CreateOptions{TypeMeta: metav1.TypeMeta{Kind: "CreateOptions", APIVersion: "meta.k8s.io/v1"}, DryRun: dryRun}
+		kind = "CreateOptions"
 	case registry.Update:
-		obj = &metav1.UpdateOptions{TypeMeta: metav1.TypeMeta{Kind: "UpdateOptions", APIVersion: "meta.k8s.io/v1"}, DryRun: dryRun}
+		kind = "UpdateOptions"
 	case registry.Delete:
-		obj = &metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "meta.k8s.io/v1"}, DryRun: dryRun}
+		kind = "DeleteOptions"
 	default:
 		return runtime.RawExtension{}
 	}
-	b, _ := json.Marshal(obj)
-	return runtime.RawExtension{Raw: b}
+	dryRun := ""
+	if a.DryRun {
+		dryRun = `,"dryRun":["` + metav1.DryRunAll + `"]`
+	}
+	return runtime.RawExtension{Raw: []byte(`{"kind":"` + kind + `","apiVersion":"meta.k8s.io/v1"` + dryRun + `}`)}
 }
 
 // requestName is the request's object name: none on a create whose name
