@@ -26,6 +26,9 @@ type Cache struct {
 	clock clock.Clock
 	// encs are cfg's encoders, shared by the cache's frames.
 	encs encoders
+	// lastTypeMeta is the JSON start of the last kind a list item was cut
+	// for (see Item.ListJSON).
+	lastTypeMeta atomic.Pointer[typeMeta]
 
 	mu sync.RWMutex
 	// objects is the current state, sorted by key. Guarded by mu (the run

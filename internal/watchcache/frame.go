@@ -46,14 +46,20 @@ func (f Frame) Bytes() ([]byte, error) {
 // on first use, at most once per frame, and shared like Bytes. It fails
 // when the cache has no EncodeProto (kinds without a protobuf form).
 func (f Frame) ProtoBytes() ([]byte, error) {
-	e := f.lf.proto.Load()
+	return f.lf.protoEncoded().get(f.lf, encodeProtoFrame)
+}
+
+// protoEncoded returns the lazy frame's protobuf form holder, allocating
+// it on first need.
+func (l *lazyFrame) protoEncoded() *encoded {
+	e := l.proto.Load()
 	if e == nil {
 		e = new(encoded)
-		if !f.lf.proto.CompareAndSwap(nil, e) {
-			e = f.lf.proto.Load()
+		if !l.proto.CompareAndSwap(nil, e) {
+			e = l.proto.Load()
 		}
 	}
-	return e.get(f.lf, encodeProtoFrame)
+	return e
 }
 
 // Object returns the frame's object (for encodings other than JSON, such as
@@ -70,14 +76,26 @@ type encoders struct {
 // encoded is one encode-once wire form of a frame.
 type encoded struct {
 	once sync.Once
-	// b and err are written once, inside once.
-	b   []byte
-	err error
+	// b and err are written once, inside once; done is set after them.
+	b    []byte
+	err  error
+	done atomic.Bool
 }
 
 func (e *encoded) get(l *lazyFrame, enc func(*lazyFrame) ([]byte, error)) ([]byte, error) {
-	e.once.Do(func() { e.b, e.err = enc(l) })
+	e.once.Do(func() {
+		e.b, e.err = enc(l)
+		e.done.Store(true)
+	})
 	return e.b, e.err
+}
+
+// ready returns the encoding if it has been made, without making it.
+func (e *encoded) ready() ([]byte, bool) {
+	if e == nil || !e.done.Load() || e.err != nil {
+		return nil, false
+	}
+	return e.b, true
 }
 
 // lazyFrame is the encode-once wire forms of one (object, event type).
