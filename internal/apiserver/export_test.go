@@ -37,3 +37,23 @@ func ListBodyAsObject(s *Server, gvr schema.GroupVersionResource, namespace, lab
 	b, _, err := s.resp.encode(m, list)
 	return b, err
 }
+
+// PagedListBodyAsObject is ListBodyAsObject for one page of a list of the
+// namespace: limit items from the continue token cont ("" for the first
+// page), as a consistent read.
+func PagedListBodyAsObject(s *Server, gvr schema.GroupVersionResource, namespace string, limit int64, cont, mt string) ([]byte, error) {
+	e := s.entry(gvr)
+	if e == nil {
+		return nil, fmt.Errorf("no resource %s", gvr)
+	}
+	list, err := s.pagedList(context.Background(), e, requestInfo{Namespace: namespace}, readVersion{}, selectors{}, limit, cont)
+	if err != nil {
+		return nil, err
+	}
+	m := mediaType{Type: mimeJSON}
+	if mt == "protobuf" {
+		m.Type = mimeProtobuf
+	}
+	b, _, err := s.resp.encode(m, list)
+	return b, err
+}

@@ -25,10 +25,25 @@ import (
 // requests whose audit records the answer's object take the list object's
 // path.
 
+// errItemList: a list's items could not be written from their shared
+// encodings; nothing was written, and the list object's path can answer.
+var errItemList = errors.New("list not written from its items' encodings")
+
 // streamsList tells whether a list in mt of e is written by writeItemList.
 func streamsList(r *http.Request, mt mediaType, e *entry) bool {
 	return mt.As == "" && (mt.Type == mimeJSON || mt.Type == mimeProtobuf) &&
 		!e.res.Unstructured && r.Method == http.MethodGet && !audit.RecordsResponseObject(r.Context())
+}
+
+// itemListFailed tells whether err is writeItemList's failure to write
+// the items from their encodings, and logs it: the list object's path
+// answers instead.
+func (s *Server) itemListFailed(e *entry, err error) bool {
+	if !errors.Is(err, errItemList) {
+		return false
+	}
+	s.log.Warn("list written as one object", "resource", e.res.GVR().String(), "err", err)
+	return true
 }
 
 // listBody is a list response in pieces to write one after the other.
@@ -55,7 +70,7 @@ func (s *Server) writeItemList(w http.ResponseWriter, mt mediaType, empty runtim
 		body, err = s.jsonItemList(empty, items)
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %v", errItemList, err)
 	}
 	h := w.Header()
 	h.Set("Content-Type", mt.Type)

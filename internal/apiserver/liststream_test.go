@@ -42,7 +42,8 @@ func getAccept(t *testing.T, s *testserver.Server, path, accept string) (int, []
 // byte the encoding of the whole list object, in JSON and in protobuf,
 // whether the objects' encodings are made by the list, were made by an
 // earlier list, or come from a MODIFIED watch frame; for one namespace,
-// all namespaces, a label selector and an empty list.
+// all namespaces, a label selector, an empty list and pages (a first
+// page with its continue token and remainingItemCount, and the last).
 func TestListFromItemEncodings(t *testing.T) {
 	s, _ := start(t, nil)
 	do := func(method, path, body string, want int) {
@@ -100,7 +101,28 @@ func TestListFromItemEncodings(t *testing.T) {
 			}
 		}
 	}
-	check("first list:")  // the list makes the items' encodings
+	checkPages := func(round string) {
+		t.Helper()
+		cont := ""
+		for page := 1; page <= 2; page++ {
+			path := cmPath + "?limit=3"
+			if cont != "" {
+				path += "&continue=" + cont
+			}
+			for format, accept := range formats {
+				compareList(t, s, fmt.Sprintf("%s page %d %s", round, page, format), path, accept, -1, func() ([]byte, error) {
+					return apiserver.PagedListBodyAsObject(s.API, cms, "default", 3, cont, format)
+				})
+			}
+			_, body, _ := getAccept(t, s, path, "application/json")
+			cont = decode[list](t, body).Metadata.Continue
+			if (page == 1) != (cont != "") {
+				t.Fatalf("%s page %d: continue %q", round, page, cont)
+			}
+		}
+	}
+	checkPages("first pages:") // the pages make the items' encodings
+	check("first list:")      // the list makes the rest
 	check("second list:") // the items' encodings are the first list's
 
 	// A MODIFIED frame sent to a watcher is the state's encoding.
@@ -114,6 +136,7 @@ func TestListFromItemEncodings(t *testing.T) {
 		t.Fatalf("watch event %s, want MODIFIED", ev.Type)
 	}
 	check("after an update:")
+	checkPages("after an update:")
 }
 
 // compareList GETs path in accept until the body and the list object's

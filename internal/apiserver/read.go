@@ -197,10 +197,23 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, e *entry, in
 	switch {
 	case cont != "" || (limit > 0 && !v.set) || v.match == metav1.ResourceVersionMatchExact || (limit > 0 && v.set && v.rv > 0 && v.match == ""):
 		// Paginated and exact reads, at one revision.
+		if streamsList(r, mt, e) {
+			served, serr := s.streamPagedList(w, r, e, info, v, sel, limit, cont, mt)
+			if served && serr == nil {
+				return
+			}
+			if serr != nil && !s.itemListFailed(e, serr) {
+				err = serr
+				break
+			}
+		}
 		list, err = s.pagedList(r.Context(), e, info, v, sel, limit, cont)
 	case streamsList(r, mt, e):
 		if err = s.streamCachedList(w, r, e, info, v, sel, mt); err == nil {
 			return
+		}
+		if s.itemListFailed(e, err) {
+			list, err = s.cachedList(r.Context(), e, info, v, sel)
 		}
 	default:
 		list, err = s.cachedList(r.Context(), e, info, v, sel)
