@@ -122,8 +122,8 @@ func TestListFromItemEncodings(t *testing.T) {
 		}
 	}
 	checkPages("first pages:") // the pages make the items' encodings
-	check("first list:")      // the list makes the rest
-	check("second list:") // the items' encodings are the first list's
+	check("first list:")       // the list makes the rest
+	check("second list:")      // the items' encodings are the first list's
 
 	// A MODIFIED frame sent to a watcher is the state's encoding.
 	_, cur, _ := s.Do(t, "GET", cmPath, "", nil)
