@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,8 +16,9 @@ import (
 // Item is one current object of a list read from the cache, with the
 // object's encodings as an item of a list response. The encodings are cut
 // out of the object's shared watch frames (see "Serialize once" in the
-// package comment): an object listed again, or already sent to a watcher,
-// is not encoded again.
+// package comment; each frame locates its list item form when it is
+// encoded): an object listed again, or already sent to a watcher, is not
+// encoded again.
 type Item struct {
 	o *object
 	c *Cache
@@ -56,54 +57,33 @@ func (c *Cache) list(opts ListOptions, visit func(*object)) (int64, error) {
 	return c.rev.Load(), nil
 }
 
-// errNoListForm: a frame did not have the layout an item is cut from.
+// errNoListForm: an object's frame has no list item form.
 var errNoListForm = errors.New("watch frame has no list item form")
 
 // ListJSON returns the item's JSON encoding as an item of a list of a
 // built-in kind, whose items carry no kind and apiVersion: the encoding is
 // '{' followed by the returned bytes. The bytes are shared (do not modify
-// them); they are the object's JSON watch frame's, made on first need.
-// It fails for objects whose encoding does not start with their kind and
-// apiVersion, as a typed object's does (unstructured objects).
+// them); they are part of the object's JSON watch frame, made on first
+// need. It fails for objects whose encoding does not start with their
+// kind and apiVersion, as a typed object's does (unstructured objects).
 func (it Item) ListJSON() ([]byte, error) {
-	b, typ, err := it.frameBytes(false)
-	if err != nil {
-		return nil, err
-	}
-	// The frame is {"type":"T","object":OBJECT}\n.
-	head := len(`{"type":`) + len(strconv.Quote(string(typ))) + len(`,"object":`)
-	if len(b) < head+2 {
-		return nil, fmt.Errorf("%w: %d bytes", errNoListForm, len(b))
-	}
-	obj := b[head : len(b)-2]
-	prefix := it.c.typeMetaPrefix(it.o.obj.GetObjectKind().GroupVersionKind())
-	if !bytes.HasPrefix(obj, prefix) || len(obj) == len(prefix) {
-		return nil, fmt.Errorf("%w: the object does not start with %s", errNoListForm, prefix)
-	}
-	return obj[len(prefix):], nil
+	return it.listForm(false)
 }
 
 // ListProto returns the item's protobuf encoding as an item of a list (the
 // object's message, without the runtime.Unknown envelope). The bytes are
-// shared (do not modify them); they are the object's protobuf watch
-// frame's, made on first need. It fails when the cache has no protobuf
-// encoder.
+// shared (do not modify them); they are part of the object's protobuf
+// watch frame, made on first need. It fails when the cache has no
+// protobuf encoder.
 func (it Item) ListProto() ([]byte, error) {
-	b, _, err := it.frameBytes(true)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := protoFrameObject(b)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errNoListForm, err)
-	}
-	return raw, nil
+	return it.listForm(true)
 }
 
-// frameBytes returns a watch frame's encoding of the object's state: one
-// already made (ADDED or MODIFIED) if there is one, else its ADDED frame's,
-// made now and kept with the state for the next reader.
-func (it Item) frameBytes(proto bool) ([]byte, watch.EventType, error) {
+// listForm returns the list item form of a watch frame's encoding of the
+// object's state: one already made (ADDED or MODIFIED) if there is one,
+// else its ADDED frame's, made now and kept with the state for the next
+// reader.
+func (it Item) listForm(proto bool) ([]byte, error) {
 	for _, t := range []watch.EventType{watch.Added, watch.Modified} {
 		lf := it.o.frames[frameSlot(t)].Load()
 		if lf == nil {
@@ -113,17 +93,43 @@ func (it Item) frameBytes(proto bool) ([]byte, watch.EventType, error) {
 		if proto {
 			e = lf.proto.Load()
 		}
-		if b, ok := e.ready(); ok {
-			return b, t, nil
+		if b, ok := e.readyItem(); ok {
+			return b, nil
 		}
 	}
-	f := it.o.frame(watch.Added, it.c)
+	lf := it.o.frame(watch.Added, it.c).lf
+	e, enc := &lf.json, encodeJSONFrame
 	if proto {
-		b, err := f.ProtoBytes()
-		return b, watch.Added, err
+		e, enc = lf.protoEncoded(), encodeProtoFrame
 	}
-	b, err := f.Bytes()
-	return b, watch.Added, err
+	e.make(lf, enc)
+	if e.err != nil {
+		return nil, e.err
+	}
+	if e.item == nil {
+		return nil, fmt.Errorf("%w: %s", errNoListForm, it.o.key)
+	}
+	return e.item, nil
+}
+
+// jsonListItem returns what follows '{' in the list item form of obj, a
+// JSON object starting with prefix (its '{', kind and apiVersion); nil if
+// it does not.
+func jsonListItem(obj, prefix []byte) []byte {
+	if !bytes.HasPrefix(obj, prefix) || len(obj) == len(prefix) {
+		return nil
+	}
+	return obj[len(prefix):]
+}
+
+// protoListItem returns the object message inside a protobuf watch frame;
+// nil if the frame does not have the expected layout.
+func protoListItem(frame []byte) []byte {
+	obj, err := protoFrameObject(frame)
+	if err != nil {
+		return nil
+	}
+	return obj
 }
 
 // typeMeta is the JSON start of an object with one kind and apiVersion.
@@ -132,12 +138,17 @@ type typeMeta struct {
 	prefix []byte
 }
 
-// typeMetaPrefix is how the JSON encoding of an object of gvk starts
-// before its other fields: '{', then kind and apiVersion when set (the
-// encoding of metav1.TypeMeta, inlined first in every typed kind), each
-// followed by a comma. It is kept for the last kind asked.
-func (c *Cache) typeMetaPrefix(gvk schema.GroupVersionKind) []byte {
-	if tm := c.lastTypeMeta.Load(); tm != nil && tm.gvk == gvk {
+// typeMetaCache keeps the JSON start of the last kind asked.
+type typeMetaCache struct {
+	last atomic.Pointer[typeMeta]
+}
+
+// prefix is how the JSON encoding of an object of gvk starts before its
+// other fields: '{', then kind and apiVersion when set (the encoding of
+// metav1.TypeMeta, inlined first in every typed kind), each followed by a
+// comma.
+func (c *typeMetaCache) prefix(gvk schema.GroupVersionKind) []byte {
+	if tm := c.last.Load(); tm != nil && tm.gvk == gvk {
 		return tm.prefix
 	}
 	prefix := []byte{'{'}
@@ -148,7 +159,7 @@ func (c *Cache) typeMetaPrefix(gvk schema.GroupVersionKind) []byte {
 		v, _ := json.Marshal(kv[1]) // a string always encodes
 		prefix = append(append(append(prefix, `"`+kv[0]+`":`...), v...), ',')
 	}
-	c.lastTypeMeta.Store(&typeMeta{gvk: gvk, prefix: prefix})
+	c.last.Store(&typeMeta{gvk: gvk, prefix: prefix})
 	return prefix
 }
 
