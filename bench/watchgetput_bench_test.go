@@ -18,8 +18,9 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 )
 
-// BenchmarkWatchGetPut: N watchers (over HTTP/2, all on one client
-// connection, as one client-go clientset opens them) on one ConfigMap while a
+// BenchmarkWatchGetPut: N watchers (over HTTP/2, from one client, which
+// opens a connection per 100 streams, the server's limit, as one client-go
+// clientset does) on one ConfigMap while a
 // single writer, on its own connection, runs a get+put loop on it for 5
 // seconds, as the side-by-side benchmark of issue 16 does. Reports the
 // writer's get+put rate and the p50/p99/max delivery latency from the put's

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,52 +21,76 @@ import (
 // changed since); otherwise from storage, which answers an expired
 // continue token with 410 Gone.
 func (s *Server) pagedList(ctx context.Context, e *entry, info requestInfo, v readVersion, sel selectors, limit int64, cont string) (runtime.Object, error) {
-	if e.cache != nil {
-		popts := watchcache.PageOptions{
-			ListOptions: watchcache.ListOptions{Namespace: info.Namespace, Label: sel.label, Field: sel.field},
-			Limit:       int(limit),
-		}
-		ok := true
-		switch {
-		case cont != "":
-			rev, start, err := e.store.ParseContinue(info.Namespace, cont)
-			if err != nil {
-				return nil, err
-			}
-			popts.Revision, popts.StartKey = rev, start
-		case !v.set:
-			cur, err := s.cfg.Storage.CurrentRevision(ctx)
-			if err != nil {
-				return nil, apierrors.NewInternalError(err)
-			}
-			if err := e.cache.WaitForRevision(ctx, cur); err != nil {
-				if ctx.Err() != nil {
-					return nil, err
-				}
-				ok = false // a cache that cannot catch up leaves the read to storage
-			}
-		default:
-			popts.Revision = v.rv
-		}
-		if ok && popts.Revision > 0 {
-			// A revision storage has compacted away is not served, as
-			// storage would not: a continue token that old is 410 Gone.
-			compacted, err := s.cfg.Storage.CompactedRevision(ctx)
-			ok = err == nil && popts.Revision >= compacted
-		}
-		if ok {
-			page, served, err := e.cache.Page(popts)
-			if err != nil {
-				return nil, err
-			}
-			if served {
-				return s.pageList(e, info, sel, page)
-			}
-		}
+	page, served, err := s.cachedPage(ctx, e, info, v, limit, cont, sel)
+	if err != nil {
+		return nil, err
+	}
+	if served {
+		return s.pageList(e, info, sel, page)
 	}
 	return e.store.List(ctx, objects.ListOptions{
 		Namespace: info.Namespace, Label: sel.label, Field: sel.field, Revision: v.rv, Limit: limit, Continue: cont,
 	})
+}
+
+// streamPagedList is pagedList written from the items' shared encodings
+// (liststream.go) when the page comes from the watch cache; served is
+// false, and nothing written, when storage must answer. An error is
+// returned before anything was written.
+func (s *Server) streamPagedList(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, v readVersion, sel selectors, limit int64, cont string, mt mediaType) (served bool, err error) {
+	page, served, err := s.cachedPage(r.Context(), e, info, v, limit, cont, sel)
+	if err != nil || !served {
+		return false, err
+	}
+	items := page.Entries
+	page.Items, page.Entries = nil, nil
+	empty, err := s.pageList(e, info, sel, page)
+	if err != nil {
+		return true, err
+	}
+	return true, s.writeItemList(w, mt, empty, items)
+}
+
+// cachedPage reads the page from the watch cache if the cache can give
+// the state at the page's revision (served false otherwise).
+func (s *Server) cachedPage(ctx context.Context, e *entry, info requestInfo, v readVersion, limit int64, cont string, sel selectors) (watchcache.Page, bool, error) {
+	if e.cache == nil {
+		return watchcache.Page{}, false, nil
+	}
+	popts := watchcache.PageOptions{
+		ListOptions: watchcache.ListOptions{Namespace: info.Namespace, Label: sel.label, Field: sel.field},
+		Limit:       int(limit),
+	}
+	switch {
+	case cont != "":
+		rev, start, err := e.store.ParseContinue(info.Namespace, cont)
+		if err != nil {
+			return watchcache.Page{}, false, err
+		}
+		popts.Revision, popts.StartKey = rev, start
+	case !v.set:
+		cur, err := s.cfg.Storage.CurrentRevision(ctx)
+		if err != nil {
+			return watchcache.Page{}, false, apierrors.NewInternalError(err)
+		}
+		if err := e.cache.WaitForRevision(ctx, cur); err != nil {
+			if ctx.Err() != nil {
+				return watchcache.Page{}, false, err
+			}
+			return watchcache.Page{}, false, nil // a cache that cannot catch up leaves the read to storage
+		}
+	default:
+		popts.Revision = v.rv
+	}
+	if popts.Revision > 0 {
+		// A revision storage has compacted away is not served, as
+		// storage would not: a continue token that old is 410 Gone.
+		compacted, err := s.cfg.Storage.CompactedRevision(ctx)
+		if err != nil || popts.Revision < compacted {
+			return watchcache.Page{}, false, nil
+		}
+	}
+	return e.cache.Page(popts)
 }
 
 // pageList builds the list object of a page from the cache, with its

@@ -197,7 +197,24 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, e *entry, in
 	switch {
 	case cont != "" || (limit > 0 && !v.set) || v.match == metav1.ResourceVersionMatchExact || (limit > 0 && v.set && v.rv > 0 && v.match == ""):
 		// Paginated and exact reads, at one revision.
+		if streamsList(r, mt, e) {
+			served, serr := s.streamPagedList(w, r, e, info, v, sel, limit, cont, mt)
+			if served && serr == nil {
+				return
+			}
+			if serr != nil && !s.itemListFailed(e, serr) {
+				err = serr
+				break
+			}
+		}
 		list, err = s.pagedList(r.Context(), e, info, v, sel, limit, cont)
+	case streamsList(r, mt, e):
+		if err = s.streamCachedList(w, r, e, info, v, sel, mt); err == nil {
+			return
+		}
+		if s.itemListFailed(e, err) {
+			list, err = s.cachedList(r.Context(), e, info, v, sel)
+		}
 	default:
 		list, err = s.cachedList(r.Context(), e, info, v, sel)
 	}
@@ -212,24 +229,48 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, e *entry, in
 // the cache has caught up with storage's current revision), one at any
 // revision ("0"), or one not older than a revision.
 func (s *Server) cachedList(ctx context.Context, e *entry, info requestInfo, v readVersion, sel selectors) (runtime.Object, error) {
+	items, rev, err := s.cachedItems(ctx, e, info, v, sel)
+	if err != nil {
+		return nil, err
+	}
+	objs := make([]runtime.Object, len(items))
+	for i, it := range items {
+		objs[i] = it.Object()
+	}
+	return e.store.NewListFrom(objs, rev, "")
+}
+
+// streamCachedList is cachedList written from the items' shared encodings
+// (liststream.go). An error is returned before anything was written.
+func (s *Server) streamCachedList(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, v readVersion, sel selectors, mt mediaType) error {
+	items, rev, err := s.cachedItems(r.Context(), e, info, v, sel)
+	if err != nil {
+		return err
+	}
+	empty, err := e.store.NewListFrom(nil, rev, "")
+	if err != nil {
+		return err
+	}
+	return s.writeItemList(w, mt, empty, items)
+}
+
+// cachedItems reads the items of a list from the watch cache, once it is
+// current to the revision the list asks for.
+func (s *Server) cachedItems(ctx context.Context, e *entry, info requestInfo, v readVersion, sel selectors) ([]watchcache.Item, int64, error) {
 	want := v.rv
 	if !v.set {
 		cur, err := s.cfg.Storage.CurrentRevision(ctx)
 		if err != nil {
-			return nil, apierrors.NewInternalError(err)
+			return nil, 0, apierrors.NewInternalError(err)
 		}
 		want = cur
 	}
 	if want > 0 {
 		if err := e.cache.WaitForRevision(ctx, want); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	items, rev, err := e.cache.List(watchcache.ListOptions{Namespace: info.Namespace, Label: sel.label, Field: sel.field})
-	if err != nil {
-		return nil, err
-	}
-	return e.store.NewListFrom(items, rev, "")
+	return e.cache.ListItems(watchcache.ListOptions{Namespace: info.Namespace, Label: sel.label, Field: sel.field})
 }
 
 // listItems returns the items of a list object.

@@ -345,6 +345,18 @@ func (s *Server) AdminToken() string { return s.admin }
 // CA returns the cluster CA.
 func (s *Server) CA() *pki.CA { return s.ca }
 
+// http2MaxStreams is the most concurrent streams a client may open on one
+// HTTP/2 connection: 100, kube-apiserver's (its default
+// --http2-max-streams-per-connection, chosen to match Go's client). Go's
+// HTTP/2 server writes every frame of a connection from that connection's
+// one serving goroutine, scanning the connection's streams for the next
+// frame to write: with 1,000 streams allowed, client-go put 500 watches
+// on one connection, and an event's 500 deliveries queued behind one
+// goroutine on one core and a scan of 500 streams per frame. At 100 a
+// client opens a connection per 100 streams, as it does with kube-apiserver,
+// and deliveries go out on several connections at once.
+const http2MaxStreams = 100
+
 // Run serves until ctx is cancelled, then shuts down gracefully and closes
 // the store.
 func (s *Server) Run(ctx context.Context) error {
@@ -371,7 +383,7 @@ func (s *Server) Run(ctx context.Context) error {
 			ClientCAs:    s.clientCAs(),
 			MinVersion:   tls.VersionTLS12,
 		},
-		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: 1000},
+		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: http2MaxStreams},
 	}
 	cacheCtx, stopCaches := context.WithCancel(context.Background())
 	s.table.startCaches(cacheCtx)

@@ -91,6 +91,15 @@ func LogRequestPatch(ctx context.Context, patch []byte) {
 	visit(ctx, func(_ *request, ev *Event) { ev.RequestObject = rawJSON(compact(body)) })
 }
 
+// RecordsResponseObject reports whether LogResponseObject records the
+// object of the request's answer (RequestResponse level), so a handler
+// that writes an answer without building it as one object knows when it
+// must.
+func RecordsResponseObject(ctx context.Context) bool {
+	level, _ := config(ctx)
+	return !level.Less(LevelRequestResponse)
+}
+
 // LogResponseObject records the object of an answer: a Status's status,
 // message, reason and details at Metadata level and up; the object itself
 // at RequestResponse.

@@ -26,6 +26,8 @@ type Cache struct {
 	clock clock.Clock
 	// encs are cfg's encoders, shared by the cache's frames.
 	encs encoders
+	// typeMeta serves encs (see Item.ListJSON).
+	typeMeta typeMetaCache
 
 	mu sync.RWMutex
 	// objects is the current state, sorted by key. Guarded by mu (the run
@@ -79,7 +81,7 @@ type streamBox struct{ s storage.WatchStream }
 // Call Run to start it.
 func New(cfg Config) *Cache {
 	cfg = cfg.withDefaults()
-	return &Cache{
+	c := &Cache{
 		cfg:          cfg,
 		clock:        cfg.Clock,
 		encs:         encoders{json: cfg.Encode, proto: cfg.EncodeProto},
@@ -92,6 +94,8 @@ func New(cfg Config) *Cache {
 		done:         make(chan struct{}),
 		bookmarkWake: make(chan struct{}, 1),
 	}
+	c.encs.typeMeta = &c.typeMeta
+	return c
 }
 
 // Revision returns the revision the cache is current to: every event under

@@ -79,6 +79,16 @@
 // once on the first protobuf watcher's call and shared the same way; a
 // cache whose kind only JSON watchers ask for never encodes it.
 //
+// Lists share these encodings: ListItems returns Items whose ListJSON and
+// ListProto are the object as an item of a list response (JSON without
+// kind and apiVersion, protobuf without the runtime.Unknown envelope),
+// located inside the object state's ADDED or MODIFIED frame when that
+// frame is encoded. A list reuses a frame already encoded (by a watcher or
+// an earlier list) and otherwise encodes the state's ADDED frame, which
+// stays with the state for the next list or watcher, as a watcher's frame
+// does: memory for encodings grows with the objects listed or watched, not
+// with the number of lists.
+//
 // # Calling protocol
 //
 // New(cfg) builds a Cache; Run(ctx) runs it until ctx is cancelled (call it

@@ -46,14 +46,20 @@ func (f Frame) Bytes() ([]byte, error) {
 // on first use, at most once per frame, and shared like Bytes. It fails
 // when the cache has no EncodeProto (kinds without a protobuf form).
 func (f Frame) ProtoBytes() ([]byte, error) {
-	e := f.lf.proto.Load()
+	return f.lf.protoEncoded().get(f.lf, encodeProtoFrame)
+}
+
+// protoEncoded returns the lazy frame's protobuf form holder, allocating
+// it on first need.
+func (l *lazyFrame) protoEncoded() *encoded {
+	e := l.proto.Load()
 	if e == nil {
 		e = new(encoded)
-		if !f.lf.proto.CompareAndSwap(nil, e) {
-			e = f.lf.proto.Load()
+		if !l.proto.CompareAndSwap(nil, e) {
+			e = l.proto.Load()
 		}
 	}
-	return e.get(f.lf, encodeProtoFrame)
+	return e
 }
 
 // Object returns the frame's object (for encodings other than JSON, such as
@@ -65,19 +71,41 @@ func (f Frame) Object() runtime.Object {
 // encoders are the object encoders of one cache, shared by its frames.
 type encoders struct {
 	json, proto func(runtime.Object, io.Writer) error
+	// typeMeta, when set, is the cache's: object frames then also locate
+	// their object's list item form (see Item).
+	typeMeta *typeMetaCache
 }
 
 // encoded is one encode-once wire form of a frame.
 type encoded struct {
 	once sync.Once
-	// b and err are written once, inside once.
-	b   []byte
-	err error
+	// b, item and err are written once, inside once; done is set after
+	// them. item is the part of b that is the object as an item of a list
+	// (nil when the frame has none; see Item).
+	b, item []byte
+	err     error
+	done    atomic.Bool
 }
 
-func (e *encoded) get(l *lazyFrame, enc func(*lazyFrame) ([]byte, error)) ([]byte, error) {
-	e.once.Do(func() { e.b, e.err = enc(l) })
+func (e *encoded) get(l *lazyFrame, enc func(*lazyFrame) (b, item []byte, err error)) ([]byte, error) {
+	e.make(l, enc)
 	return e.b, e.err
+}
+
+func (e *encoded) make(l *lazyFrame, enc func(*lazyFrame) (b, item []byte, err error)) {
+	e.once.Do(func() {
+		e.b, e.item, e.err = enc(l)
+		e.done.Store(true)
+	})
+}
+
+// readyItem returns the list item form if the encoding has been made,
+// without making it.
+func (e *encoded) readyItem() ([]byte, bool) {
+	if e == nil || !e.done.Load() || e.err != nil || e.item == nil {
+		return nil, false
+	}
+	return e.item, true
 }
 
 // lazyFrame is the encode-once wire forms of one (object, event type).
@@ -99,33 +127,42 @@ func (l *lazyFrame) frame(rev int64) Frame {
 	return Frame{Type: l.typ, Revision: rev, lf: l}
 }
 
-func encodeJSONFrame(l *lazyFrame) ([]byte, error) {
+func encodeJSONFrame(l *lazyFrame) ([]byte, []byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString(`{"type":`)
 	buf.WriteString(strconv.Quote(string(l.typ)))
 	buf.WriteString(`,"object":`)
 	start := buf.Len()
 	if err := l.encs.json(l.obj, &buf); err != nil {
-		return nil, fmt.Errorf("encode %s watch frame: %w", l.typ, err)
+		return nil, nil, fmt.Errorf("encode %s watch frame: %w", l.typ, err)
 	}
 	b := bytes.TrimRight(buf.Bytes(), " \t\r\n")
 	if len(b) == start {
-		return nil, fmt.Errorf("encode %s watch frame: encoder wrote nothing", l.typ)
+		return nil, nil, fmt.Errorf("encode %s watch frame: encoder wrote nothing", l.typ)
 	}
 	out := make([]byte, 0, len(b)+2)
 	out = append(out, b...)
-	return append(out, '}', '\n'), nil
+	out = append(out, '}', '\n')
+	var item []byte
+	if l.encs.typeMeta != nil {
+		item = jsonListItem(out[start:len(out)-2], l.encs.typeMeta.prefix(l.obj.GetObjectKind().GroupVersionKind()))
+	}
+	return out, item, nil
 }
 
-func encodeProtoFrame(l *lazyFrame) ([]byte, error) {
+func encodeProtoFrame(l *lazyFrame) ([]byte, []byte, error) {
 	if l.encs.proto == nil {
-		return nil, fmt.Errorf("encode %s watch frame: %w", l.typ, ErrNoProtobuf)
+		return nil, nil, fmt.Errorf("encode %s watch frame: %w", l.typ, ErrNoProtobuf)
 	}
 	var buf bytes.Buffer
 	if err := l.encs.proto(l.obj, &buf); err != nil {
-		return nil, fmt.Errorf("encode %s watch frame in protobuf: %w", l.typ, err)
+		return nil, nil, fmt.Errorf("encode %s watch frame in protobuf: %w", l.typ, err)
 	}
-	return ProtoWatchFrame(l.typ, buf.Bytes())
+	out, err := ProtoWatchFrame(l.typ, buf.Bytes())
+	if err != nil || l.encs.typeMeta == nil {
+		return out, nil, err
+	}
+	return out, protoListItem(out), nil
 }
 
 // ProtoWatchFrame frames one event of a protobuf watch stream: the 4-byte

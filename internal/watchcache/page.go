@@ -23,8 +23,9 @@ type PageOptions struct {
 // Page is one page of a List.
 type Page struct {
 	// Items are the selected objects, sorted by key; shared with the cache
-	// (do not mutate).
-	Items []runtime.Object
+	// (do not mutate). Entries are the same objects as Items.
+	Items   []runtime.Object
+	Entries []Item
 	// Revision is the revision the page is current to: PageOptions.Revision
 	// when set, else the cache revision.
 	Revision int64
@@ -74,6 +75,7 @@ func (c *Cache) Page(opts PageOptions) (page Page, ok bool, err error) {
 			return f.everything // the count is only given without selectors
 		}
 		page.Items = append(page.Items, o.obj)
+		page.Entries = append(page.Entries, Item{o: o, c: c})
 		page.LastKey = o.key
 		return true
 	})

@@ -21,24 +21,9 @@ type ListOptions struct {
 // with the cache and every other reader: callers must not mutate them
 // (DeepCopyObject first). Fails with ErrNotReady or ErrStopped.
 func (c *Cache) List(opts ListOptions) ([]runtime.Object, int64, error) {
-	ns := opts.Namespace
-	if !c.cfg.Namespaced {
-		ns = ""
-	}
-	f := newFilter(ns, opts.Label, opts.Field)
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if err := c.readableLocked(); err != nil {
-		return nil, 0, err
-	}
 	var out []runtime.Object
-	c.ascendLocked(f.namespace, func(o *object) bool {
-		if f.selects(o) {
-			out = append(out, o.obj)
-		}
-		return true
-	})
-	return out, c.rev.Load(), nil
+	rev, err := c.list(opts, func(o *object) { out = append(out, o.obj) })
+	return out, rev, err
 }
 
 // Get returns the current object under the storage key (shared: do not
