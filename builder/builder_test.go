@@ -21,6 +21,7 @@ import (
 	"github.com/setpoint-dev/setpoint/controller"
 	"github.com/setpoint-dev/setpoint/controllerutil"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/predicate"
 	"github.com/setpoint-dev/setpoint/reconcile"
@@ -110,17 +111,16 @@ func run(t *testing.T, m *manager.Manager) {
 
 func eventually(t *testing.T, what string, cond func() (bool, error)) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	var last error
-	for time.Now().Before(deadline) {
+	testwait.UntilEvery(t, 20*time.Second, 20*time.Millisecond, what, func() error {
 		ok, err := cond()
-		if ok {
-			return
+		switch {
+		case ok:
+			return nil
+		case err == nil:
+			return testwait.ErrNotYet
 		}
-		last = err
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
+		return err
+	})
 }
 
 func TestForOwnsWatchesConverge(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/setpoint-dev/setpoint/controller"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/reconcile"
 )
 
@@ -174,13 +175,7 @@ func (h *harness) counter(result string) float64 {
 // waitFor polls cond (state the worker updates right after answering).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(failSafe)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.UntilEvery(t, failSafe, time.Millisecond, what, testwait.Bool(cond))
 }
 
 func TestErrorsBackOffExponentially(t *testing.T) {

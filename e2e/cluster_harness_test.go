@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/rest"
 )
 
@@ -127,17 +128,7 @@ func jobsOf(c *rest.Client) *rest.Resource[*batchv1.Job, *batchv1.JobList] {
 // timeout passes, when the test fails with the last reason given.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		why := cond()
-		if why == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s: %s", what, timeout, why)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, timeout, 200*time.Millisecond, what, testwait.Reason(cond))
 }
 
 // runningPods lists the pods of ns with the selector that are Running,

@@ -3,150 +3,17 @@ package informer
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"os"
-	"sync"
 	"testing"
 
 	"github.com/setpoint-dev/setpoint/internal/apiserver"
 	"github.com/setpoint-dev/setpoint/internal/controlplane"
 	"github.com/setpoint-dev/setpoint/internal/storage"
+	"github.com/setpoint-dev/setpoint/internal/tcpproxy"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 	"github.com/setpoint-dev/setpoint/rest"
 )
-
-// chaosProxy forwards TCP connections to a backend that may move (a
-// restarted server listens on another port), so clients keep one URL.
-// Cut closes every open connection, as a failing network path does;
-// SetDown(true) cuts and then refuses new connections until SetDown(false).
-type chaosProxy struct {
-	ln net.Listener
-	wg sync.WaitGroup
-
-	mu sync.Mutex
-	// backend is the address new connections are forwarded to.
-	backend string
-	// conns holds both ends of every forwarded connection; Cut closes
-	// them all.
-	conns map[net.Conn]struct{}
-	// down: new connections are closed at once.
-	down bool
-}
-
-func newChaosProxy(t *testing.T, backend string) *chaosProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("proxy listen: %v", err)
-	}
-	p := &chaosProxy{ln: ln, backend: backend, conns: map[net.Conn]struct{}{}}
-	p.wg.Add(1)
-	go p.serve()
-	t.Cleanup(p.close)
-	return p
-}
-
-// URL is the https URL that reaches the backend through p.
-func (p *chaosProxy) URL() string { return "https://" + p.ln.Addr().String() }
-
-func (p *chaosProxy) serve() {
-	defer p.wg.Done()
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		down, backend := p.down, p.backend
-		p.mu.Unlock()
-		if down {
-			c.Close()
-			continue
-		}
-		p.wg.Add(1)
-		go p.forward(c, backend)
-	}
-}
-
-// track registers c for Cut; it refuses (false) while the proxy is down,
-// so a connection dialled across SetDown(true) never survives it.
-func (p *chaosProxy) track(c net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.down {
-		return false
-	}
-	p.conns[c] = struct{}{}
-	return true
-}
-
-func (p *chaosProxy) untrack(c net.Conn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.conns, c)
-}
-
-func (p *chaosProxy) forward(client net.Conn, backend string) {
-	defer p.wg.Done()
-	server, err := net.Dial("tcp", backend)
-	if err != nil {
-		client.Close()
-		return
-	}
-	if !p.track(client) || !p.track(server) {
-		client.Close()
-		server.Close()
-		p.untrack(client)
-		return
-	}
-	var wg sync.WaitGroup
-	pipe := func(dst, src net.Conn) {
-		defer wg.Done()
-		_, _ = io.Copy(dst, src)
-		dst.Close()
-		src.Close()
-	}
-	wg.Add(2)
-	go pipe(server, client)
-	go pipe(client, server)
-	wg.Wait()
-	p.untrack(client)
-	p.untrack(server)
-}
-
-// Cut closes every open connection.
-func (p *chaosProxy) Cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for c := range p.conns {
-		c.Close()
-	}
-}
-
-// SetDown takes the proxy down (cutting every connection) or up again.
-func (p *chaosProxy) SetDown(down bool) {
-	p.mu.Lock()
-	p.down = down
-	p.mu.Unlock()
-	if down {
-		p.Cut()
-	}
-}
-
-// SetBackend forwards later connections to addr.
-func (p *chaosProxy) SetBackend(addr string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.backend = addr
-}
-
-func (p *chaosProxy) close() {
-	p.ln.Close()
-	p.Cut()
-	p.wg.Wait()
-}
 
 // chaosServer is a real API server on bolt storage that can be stopped and
 // started again on its data directory. Its watch cache keeps only a few
@@ -230,7 +97,7 @@ func (s *chaosServer) directClient() *rest.Client {
 // proxiedClient reaches the server through p; the CA and the token persist
 // in the data directory, so it stays valid across restarts. It never
 // retries: the reflector's own backoff handles failures.
-func (s *chaosServer) proxiedClient(p *chaosProxy) *rest.Client {
+func (s *chaosServer) proxiedClient(p *tcpproxy.Proxy) *rest.Client {
 	s.t.Helper()
 	c, err := rest.New(&rest.Config{
 		Host:        p.URL(),

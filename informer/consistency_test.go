@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/setpoint-dev/setpoint/internal/tcpproxy"
 	"github.com/setpoint-dev/setpoint/reflector"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -83,7 +84,7 @@ type chaosRun struct {
 	t        *testing.T
 	rnd      *rand.Rand
 	srv      *chaosServer
-	proxy    *chaosProxy
+	proxy    *tcpproxy.Proxy
 	subjects []chaosSubject
 	// direct is the writers' client of the running server.
 	direct *rest.Client
@@ -98,7 +99,7 @@ func runChaos(t *testing.T, seed uint64) {
 		}
 	})
 	r.srv = startChaosServer(t)
-	r.proxy = newChaosProxy(t, r.srv.addr())
+	r.proxy = tcpproxy.New(t, r.srv.addr())
 	viaProxy := r.srv.proxiedClient(r.proxy)
 	watchList := r.rnd.IntN(2) == 0
 	ropts := reflector.Options{
@@ -151,7 +152,7 @@ func (r *chaosRun) step() {
 	case p < 55:
 		r.write()
 	case p < 66:
-		r.proxy.Cut()
+		r.proxy.Drop()
 		r.log("cut the connections")
 	case p < 76:
 		r.outage()
@@ -246,7 +247,7 @@ func (r *chaosRun) restart() {
 		r.log("compacted")
 	}
 	r.settle()
-	r.proxy.SetBackend(r.srv.addr())
+	r.proxy.SetTarget(r.srv.addr())
 	r.proxy.SetDown(false)
 	r.log("server restarted; proxy up")
 	r.end()

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/rest"
 )
 
@@ -171,13 +172,7 @@ func (r *recorder[T]) expectNone(t *testing.T) {
 // eventually polls cond until it holds, failing the test after waitFor.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitFor)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, waitFor, 5*time.Millisecond, what, testwait.Bool(cond))
 }
 
 // runUntilStopped runs inf until the returned stop is called, which also

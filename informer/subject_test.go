@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/reflector"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -294,13 +295,9 @@ func (s *subject[T, L]) quiesce() {
 		handed = [2]map[string]versioned{s.resyncing.state(), s.plain.state()}
 		return maps.Equal(cached, want) && maps.Equal(handed[0], want) && maps.Equal(handed[1], want)
 	}
-	deadline := time.Now().Add(waitFor)
-	for !caughtUp() {
-		if time.Now().After(deadline) {
-			s.t.Fatalf("%s: not caught up with the server after %v (reflector error: %v)\nserver:    %v\ncache:     %v\nresyncing: %v\nplain:     %v",
-				s.kind.label, waitFor, s.inf.LastError(), want, cached, handed[0], handed[1])
-		}
-		time.Sleep(2 * time.Millisecond)
+	if err := testwait.Poll(s.t.Context(), waitFor, 2*time.Millisecond, testwait.Bool(caughtUp)); err != nil {
+		s.t.Fatalf("%s: not caught up with the server: %v (reflector error: %v)\nserver:    %v\ncache:     %v\nresyncing: %v\nplain:     %v",
+			s.kind.label, err, s.inf.LastError(), want, cached, handed[0], handed[1])
 	}
 }
 

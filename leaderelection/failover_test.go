@@ -10,6 +10,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/setpoint-dev/setpoint/internal/tcpproxy"
 	"github.com/setpoint-dev/setpoint/rest"
 )
 
@@ -135,8 +136,8 @@ func (o *observer) check(t *testing.T) []string {
 func TestFailoverWhenLeaderCutOff(t *testing.T) {
 	cfg := startServer(t)
 	direct := newClient(t, cfg, "")
-	px, via := startProxy(t, cfg.Host)
-	proxied := newClient(t, cfg, via)
+	px := tcpproxy.New(t, cfg.Host)
+	proxied := newClient(t, cfg, px.URL())
 	tr := newTracker()
 
 	a := startCandidate(t, "a", candOpts{client: proxied, lease: "failover", tr: tr})

@@ -4,8 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
-	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/leaderelection"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -61,13 +60,7 @@ func getLease(t *testing.T, c *rest.Client, name string) *coordinationv1.Lease {
 // a hang guard, not a timing assertion.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, 30*time.Second, 10*time.Millisecond, what, testwait.Bool(cond))
 }
 
 // interval is one stretch during which a candidate's OnStartedLeading ran.
@@ -226,83 +219,4 @@ func startCandidate(t *testing.T, id string, o candOpts) *candidate {
 		<-c.done
 	})
 	return c
-}
-
-// proxy forwards TCP connections to a target until cut.
-type proxy struct {
-	ln     net.Listener
-	target string
-	wg     sync.WaitGroup
-
-	mu    sync.Mutex
-	conns []net.Conn
-	cut   bool
-}
-
-// startProxy forwards a fresh loopback port to the host of serverURL and
-// returns the https URL to use instead.
-func startProxy(t *testing.T, serverURL string) (*proxy, string) {
-	t.Helper()
-	u, err := url.Parse(serverURL)
-	if err != nil {
-		t.Fatalf("parse %s: %v", serverURL, err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	p := &proxy{ln: ln, target: u.Host}
-	p.wg.Add(1)
-	go p.accept()
-	t.Cleanup(p.Cut)
-	return p, "https://" + ln.Addr().String()
-}
-
-func (p *proxy) accept() {
-	defer p.wg.Done()
-	for {
-		in, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		out, err := net.Dial("tcp", p.target)
-		if err != nil {
-			in.Close()
-			continue
-		}
-		p.mu.Lock()
-		if p.cut {
-			p.mu.Unlock()
-			in.Close()
-			out.Close()
-			return
-		}
-		p.conns = append(p.conns, in, out)
-		p.mu.Unlock()
-		p.wg.Add(2)
-		go p.pipe(in, out)
-		go p.pipe(out, in)
-	}
-}
-
-func (p *proxy) pipe(dst, src net.Conn) {
-	defer p.wg.Done()
-	_, _ = io.Copy(dst, src)
-	dst.Close()
-	src.Close()
-}
-
-// Cut stops accepting, closes every forwarded connection and waits for the
-// proxy's goroutines. Later connections to the proxy's port are refused.
-func (p *proxy) Cut() {
-	p.mu.Lock()
-	p.cut = true
-	conns := p.conns
-	p.conns = nil
-	p.mu.Unlock()
-	p.ln.Close()
-	for _, c := range conns {
-		c.Close()
-	}
-	p.wg.Wait()
 }

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/setpoint-dev/setpoint/builder"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/reconcile"
 	"github.com/setpoint-dev/setpoint/rest"
@@ -101,13 +102,7 @@ func addConfigMapController(t *testing.T, m *manager.Manager, r reconcile.Reconc
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, 20*time.Second, 10*time.Millisecond, what, testwait.Bool(cond))
 }
 
 // reconcileFunc adapts a function of the context to a Reconciler.

@@ -17,6 +17,7 @@ import (
 	"github.com/setpoint-dev/setpoint/cache"
 	"github.com/setpoint-dev/setpoint/internal/apiserver"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/reflector"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -128,13 +129,7 @@ func running(t *testing.T, run func(context.Context)) func() {
 // waits for asynchronous outcomes; it does not measure time.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, 20*time.Second, 5*time.Millisecond, what, testwait.Bool(cond))
 }
 
 // call is one sink call as recorded.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/rest"
 )
 
@@ -72,17 +73,11 @@ func serveNotes(t *testing.T, c *rest.Client) schema.GroupVersionResource {
 		t.Fatalf("create CRD: %v", err)
 	}
 	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "notes"}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.UntilEvery(t, 10*time.Second, 20*time.Millisecond, "notes served", func() error {
 		_, err := rest.Dynamic(c, gvr, true).Namespace("default").List(ctx, metav1.ListOptions{})
-		if err == nil {
-			return gvr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("notes not served: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err
+	})
+	return gvr
 }
 
 // TestWithKindForUnknownTypes: an object of a Go type the client's scheme

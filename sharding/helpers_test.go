@@ -3,7 +3,6 @@ package sharding_test
 import (
 	"context"
 	"fmt"
-	"github.com/setpoint-dev/setpoint/internal/tcpproxy"
 	"log/slog"
 	"os"
 	"sort"
@@ -19,6 +18,8 @@ import (
 	"github.com/setpoint-dev/setpoint/controller"
 	"github.com/setpoint-dev/setpoint/handler"
 	"github.com/setpoint-dev/setpoint/informer"
+	"github.com/setpoint-dev/setpoint/internal/tcpproxy"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/reconcile"
 	"github.com/setpoint-dev/setpoint/rest"
@@ -215,14 +216,7 @@ func (r *replica) stop(t *testing.T) {
 // eventually polls cond every 50 ms until it holds or timeout passes.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > timeout {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return time.Since(start)
+	return testwait.UntilEvery(t, timeout, 50*time.Millisecond, what, testwait.Bool(cond))
 }
 
 // partition reports whether the replicas' owned shards are disjoint and

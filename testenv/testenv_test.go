@@ -2,6 +2,7 @@ package testenv_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 	"github.com/setpoint-dev/setpoint/testenv"
@@ -92,18 +94,17 @@ func TestClusterRunsDeployment(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	waited := testwait.UntilEvery(t, 30*time.Second, 20*time.Millisecond, "deployment available", func() error {
 		d, err := deploys.Get(ctx, "web", metav1.GetOptions{})
-		if err == nil && d.Status.AvailableReplicas == 3 {
-			t.Logf("available after %v", 30*time.Second-time.Until(deadline))
-			return
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("deployment not available: %+v %v", d.Status, err)
+		if d.Status.AvailableReplicas != 3 {
+			return fmt.Errorf("status %+v", d.Status)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	t.Logf("available after %v", waited)
 }
 
 // BenchmarkStart is the start-to-ready time of an environment (and its

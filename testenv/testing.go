@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/setpoint-dev/setpoint/cache"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -102,17 +103,7 @@ func (b *LogBuffer) String() string {
 // than timeout. what names the condition in the failure.
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func() string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		why := cond()
-		if why == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %v: %s", what, timeout, why)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, timeout, 50*time.Millisecond, what, testwait.Reason(cond))
 }
 
 // WaitForEvent waits up to 30 s for an Event about the object with uid,

@@ -14,6 +14,7 @@ import (
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 func mustDo(t *testing.T, ts *testserver.Server, method, path, body string, want int) []byte {
@@ -66,8 +67,7 @@ func createAPIService(t *testing.T, ts *testserver.Server, caBundle []byte) {
 func waitCondition(t *testing.T, ts *testserver.Server, status apiregv1.ConditionStatus, reason string) apiregv1.APIServiceCondition {
 	t.Helper()
 	var last apiregv1.APIServiceCondition
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	testwait.UntilEvery(t, 20*time.Second, 100*time.Millisecond, "APIService Available "+string(status)+" "+reason, func() error {
 		var s apiregv1.APIService
 		b := mustDo(t, ts, "GET", "/apis/apiregistration.k8s.io/v1/apiservices/"+version+"."+group, "", http.StatusOK)
 		if err := json.Unmarshal(b, &s); err != nil {
@@ -79,11 +79,10 @@ func waitCondition(t *testing.T, ts *testserver.Server, status apiregv1.Conditio
 			}
 		}
 		if last.Status == status && last.Reason == reason {
-			return last
+			return nil
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("Available is %s %s (%q), want %s %s", last.Status, last.Reason, last.Message, status, reason)
+		return fmt.Errorf("Available is %s %s (%q)", last.Status, last.Reason, last.Message)
+	})
 	return last
 }
 

@@ -17,19 +17,14 @@ import (
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 // eventually retries check until it returns "" (10 s), failing with its
 // last complaint.
 func eventually(t *testing.T, check func() string) {
 	t.Helper()
-	var msg string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if msg = check(); msg == "" {
-			return
-		}
-	}
-	t.Fatal(msg)
+	testwait.UntilEvery(t, 10*time.Second, 100*time.Millisecond, "published", testwait.Reason(check))
 }
 
 // TestDiscoveryAndOpenAPI: the aggregated group is listed in /apis (both

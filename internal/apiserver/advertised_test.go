@@ -13,10 +13,12 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	clocktesting "k8s.io/utils/clock/testing"
+
 	"github.com/setpoint-dev/setpoint/internal/apiserver"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/rest"
-	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // TestKubernetesEndpoints: the server publishes its address and port as
@@ -88,16 +90,8 @@ func TestKubernetesEndpoints(t *testing.T) {
 	if err := slices.Delete(ctx, "kubernetes", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testwait.UntilEvery(t, 20*time.Second, 50*time.Millisecond, "the endpoints repaired", func() error {
 		clk.Step(11 * time.Second)
-		err := check()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return check()
+	})
 }

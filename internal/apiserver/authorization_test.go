@@ -9,6 +9,7 @@ import (
 
 	"github.com/setpoint-dev/setpoint/internal/apiserver"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 const aliceName = "system:serviceaccount:default:alice"
@@ -40,17 +41,7 @@ func expectJSON(t *testing.T, what string, code int, body []byte, wantCode int, 
 // sees bindings through the watch caches, a moment after they are written.
 func eventually(t *testing.T, what string, check func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ok, last := check()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %s", what, last)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, 10*time.Second, 20*time.Millisecond, what, testwait.Check(check))
 }
 
 func create(t *testing.T, s *testserver.Server, path, body string) {

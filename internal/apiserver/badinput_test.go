@@ -11,6 +11,7 @@ import (
 
 	"github.com/setpoint-dev/setpoint/internal/apiserver"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 const deployPath = "/apis/apps/v1/namespaces/default/deployments"
@@ -179,13 +180,9 @@ func TestInflightLimit(t *testing.T) {
 	_, _ = pw.Write([]byte(`{"apiVersion":"v1",`))
 	// Wait until the server counts the held request in flight; nothing else
 	// writes meanwhile, so the held request cannot have been refused.
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(metricsText(t, s), `apiserver_current_inflight_requests{request_kind="mutating"} 1`) {
-		if time.Now().After(deadline) {
-			t.Fatal("the held request never counted as in flight")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, 10*time.Second, 10*time.Millisecond, "the held request counted as in flight", testwait.Bool(func() bool {
+		return strings.Contains(metricsText(t, s), `apiserver_current_inflight_requests{request_kind="mutating"} 1`)
+	}))
 	got, _, hdr := s.Do(t, http.MethodPost, cmPath, "application/json", bytes.NewReader([]byte(`{"metadata":{"name":"x"}}`)))
 	if got != http.StatusTooManyRequests {
 		t.Fatalf("write while the slot is held: %d, want 429", got)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 const (
@@ -75,13 +76,7 @@ func createWidgetCRD(t *testing.T, s *testserver.Server) {
 // moment later, and much later on a loaded machine.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, 30*time.Second, 20*time.Millisecond, what, testwait.Bool(cond))
 }
 
 type crdObj struct {

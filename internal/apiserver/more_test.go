@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/apiserver"
 	"github.com/setpoint-dev/setpoint/internal/registry/core"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 func mustDo(t *testing.T, s *testserver.Server, method, path, ctype, body string, want int) []byte {
@@ -145,21 +147,17 @@ func TestCompactionSchedule(t *testing.T) {
 	})
 	first := createCM(t, s, "c1", nil)
 	createCM(t, s, "c2", nil)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.UntilEvery(t, 30*time.Second, 5*time.Millisecond, "a compaction after stepping the clock", func() error {
 		rev, err := kv.CompactedRevision(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if rev > first {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no compaction after stepping the clock for 30s")
+			return nil
 		}
 		clk.Step(time.Minute) // each step is one tick of the loop
-		time.Sleep(5 * time.Millisecond)
-	}
+		return fmt.Errorf("compacted revision %d, not past %d", rev, first)
+	})
 	code, body, _ := s.Do(t, http.MethodGet, cmPath+"?resourceVersionMatch=Exact&resourceVersion="+itoa(first), "", nil)
 	if st := decode[status](t, body); code != http.StatusGone || st.Reason != "Expired" {
 		t.Errorf("exact read below the compacted revision: %d %s", code, body)

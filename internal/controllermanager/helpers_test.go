@@ -3,7 +3,6 @@ package controllermanager_test
 import (
 	"context"
 	"fmt"
-	"github.com/setpoint-dev/setpoint/internal/tcpproxy"
 	"log/slog"
 	"os"
 	"sync"
@@ -17,6 +16,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/setpoint-dev/setpoint/internal/controllermanager"
+	"github.com/setpoint-dev/setpoint/internal/tcpproxy"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -93,17 +94,7 @@ func (r *replica) stop(t *testing.T) error {
 // passes; cond's last answer says what was still missing.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() string) time.Duration {
 	t.Helper()
-	start := time.Now()
-	for {
-		missing := cond()
-		if missing == "" {
-			return time.Since(start)
-		}
-		if time.Since(start) > timeout {
-			t.Fatalf("timed out after %v waiting for %s: %s", timeout, what, missing)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return testwait.UntilEvery(t, timeout, 100*time.Millisecond, what, testwait.Reason(cond))
 }
 
 func deployment(ns string, replicas int32) *appsv1.Deployment {

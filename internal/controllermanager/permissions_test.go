@@ -23,6 +23,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/provisioner"
 	"github.com/setpoint-dev/setpoint/internal/pki"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -273,14 +274,14 @@ func withDependencies(tmpl corev1.PodTemplateSpec) corev1.PodTemplateSpec {
 
 func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool, state *string) {
 	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			if state != nil {
-				what += ": " + *state
-			}
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(100 * time.Millisecond):
+	timeout := time.Hour // ctx's deadline ends the wait
+	if d, ok := ctx.Deadline(); ok {
+		timeout = time.Until(d)
+	}
+	if err := testwait.Poll(ctx, timeout, 100*time.Millisecond, testwait.Bool(cond)); err != nil {
+		if state != nil {
+			what += ": " + *state
 		}
+		t.Fatalf("timed out waiting for %s", what)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 // TestDefaultsAppliedOnRead: a default added to a CRD's schema after an
@@ -68,11 +69,5 @@ func decode(t *testing.T, b []byte, v any) {
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, 30*time.Second, 100*time.Millisecond, what, testwait.Bool(cond))
 }

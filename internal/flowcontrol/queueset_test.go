@@ -8,6 +8,8 @@ import (
 	"time"
 
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 func newTestSet(cfg queueConfig) (*queueSet, *clocktesting.FakeClock) {
@@ -21,13 +23,7 @@ func newTestSet(cfg queueConfig) (*queueSet, *clocktesting.FakeClock) {
 // (a request enqueued); it fails after a generous time.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.UntilEvery(t, 10*time.Second, time.Millisecond, what, testwait.Bool(cond))
 }
 
 type started struct {

@@ -19,6 +19,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/nodeagent"
 	"github.com/setpoint-dev/setpoint/internal/pki"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -125,13 +126,7 @@ func run(t testing.TB, mgr *manager.Manager) {
 // eventually polls cond until it holds or 20 s pass.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, 20*time.Second, 10*time.Millisecond, what, testwait.Bool(cond))
 }
 
 // stepUntil advances the fake clock by step, then polls cond briefly,

@@ -1,6 +1,7 @@
 package nodeagent_test
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/rest"
 )
 
@@ -43,8 +45,7 @@ func (e *env) waitEventMatch(pod, reason string, match func(string) bool) corev1
 	evs := forKind[*corev1.Event, *corev1.EventList](e, "events")
 	var found corev1.Event
 	var seen []string
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	testwait.UntilEvery(e.t, 20*time.Second, 20*time.Millisecond, "event "+reason+" about "+pod, func() error {
 		l, err := evs.List(ctx(), metav1.ListOptions{})
 		if err == nil {
 			seen = seen[:0]
@@ -55,13 +56,12 @@ func (e *env) waitEventMatch(pod, reason string, match func(string) bool) corev1
 				seen = append(seen, ev.Reason+": "+ev.Message)
 				if ev.Reason == reason && match(ev.Message) {
 					found = ev
-					return found
+					return nil
 				}
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	e.t.Fatalf("no matching event %s about %s; saw:\n%s", reason, pod, strings.Join(seen, "\n"))
+		return fmt.Errorf("no matching event; saw:\n%s", strings.Join(seen, "\n"))
+	})
 	return found
 }
 

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -185,17 +186,7 @@ func (e *env) createPod(name string, opts ...podOpt) *corev1.Pod {
 // deadline passes, then fails with cond's last explanation.
 func (e *env) eventually(what string, cond func() string) {
 	e.t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		why := cond()
-		if why == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("%s: %s", what, why)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.UntilEvery(e.t, waitTimeout, 20*time.Millisecond, what, testwait.Reason(cond))
 }
 
 func (e *env) getPod(name string) *corev1.Pod {

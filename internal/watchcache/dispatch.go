@@ -176,7 +176,7 @@ func (c *Cache) dispatchList(l *watcherList, e *event, budget *time.Duration) ui
 			i++
 			continue
 		}
-		if len(w.out) < w.limit || waitForRoom(w, budget) {
+		if len(w.out) < w.limit || c.waitForRoom(w, budget) {
 			// Cannot block: the dispatcher (holding c.wmu) is the only
 			// sender to a live watcher and out has room.
 			w.out <- f
@@ -192,15 +192,15 @@ func (c *Cache) dispatchList(l *watcherList, e *event, budget *time.Duration) ui
 }
 
 // waitForRoom polls until w's channel has room for an event frame or the
-// budget is spent, and takes the time waited from the budget. Only the
-// dispatcher (holding c.wmu) sends to a live watcher, so room, once seen,
-// stays until it sends.
-func waitForRoom(w *Watcher, budget *time.Duration) bool {
+// budget is spent, and takes the time waited, on the cache's clock, from
+// the budget. Only the dispatcher (holding c.wmu) sends to a live watcher,
+// so room, once seen, stays until it sends.
+func (c *Cache) waitForRoom(w *Watcher, budget *time.Duration) bool {
 	const poll = 500 * time.Microsecond
 	for *budget > 0 {
-		start := time.Now()
-		time.Sleep(poll)
-		*budget -= time.Since(start)
+		start := c.clock.Now()
+		c.clock.Sleep(min(poll, *budget))
+		*budget -= c.clock.Since(start)
 		if len(w.out) < w.limit {
 			return true
 		}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -26,6 +25,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/scheme"
 	"github.com/setpoint-dev/setpoint/internal/storage"
 	"github.com/setpoint-dev/setpoint/internal/storage/memory"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 func TestMain(m *testing.M) {
@@ -249,14 +249,7 @@ func (e *env) watch(opts WatchOptions) *Watcher {
 // The generous limit only turns a hang into a failure.
 func waitUntil(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		runtime.Gosched()
-		time.Sleep(100 * time.Microsecond)
-	}
+	testwait.UntilEvery(t, 30*time.Second, 100*time.Microsecond, what, testwait.Bool(cond))
 }
 
 // next receives one frame, failing instead of hanging.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 func do(t *testing.T, s *testserver.Server, method, path, body string) (int, map[string]any) {
@@ -36,17 +37,7 @@ func mustDo(t *testing.T, s *testserver.Server, method, path, body string) map[s
 
 func eventually(t *testing.T, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, 10*time.Second, 50*time.Millisecond, "condition", f)
 }
 
 const cmPath = "/api/v1/namespaces/map/configmaps"

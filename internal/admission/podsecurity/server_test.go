@@ -18,6 +18,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/registry"
 	"github.com/setpoint-dev/setpoint/internal/registry/reftest"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 // wired runs p in a test server's validating admission, after each kind's
@@ -91,30 +92,22 @@ func namespace(t *testing.T, s *reftest.Server, name string, labels map[string]s
 func gone(t *testing.T, s *reftest.Server, path string) {
 	t.Helper()
 	s.Do(t, http.MethodDelete, path, "")
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if code, _ := s.Do(t, http.MethodGet, path, ""); code == http.StatusNotFound {
-			return
+	testwait.UntilEvery(t, 2*time.Minute, 300*time.Millisecond, path+" deleted", func() error {
+		if code, _ := s.Do(t, http.MethodGet, path, ""); code != http.StatusNotFound {
+			return fmt.Errorf("GET %s: %d", path, code)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not deleted", path)
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func waitFor(t *testing.T, s *reftest.Server, path string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if code, _ := s.Do(t, http.MethodGet, path, ""); code == http.StatusOK {
-			return
+	testwait.UntilEvery(t, time.Minute, 200*time.Millisecond, path+" to appear", func() error {
+		if code, _ := s.Do(t, http.MethodGet, path, ""); code != http.StatusOK {
+			return fmt.Errorf("GET %s: %d", path, code)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s does not appear", path)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // warningHeader is a Warning header as kube-apiserver writes it.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 func do(t testing.TB, s *testserver.Server, method, path, body string) (int, map[string]any, http.Header) {
@@ -49,17 +50,7 @@ func policy(t testing.TB, s *testserver.Server, pol, binding string) {
 // eventually retries f until it returns nil or 10 s pass.
 func eventually(t *testing.T, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, 10*time.Second, 50*time.Millisecond, "condition", f)
 }
 
 // refused creates obj until it is refused with code and message, then

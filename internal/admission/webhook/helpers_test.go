@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/internal/webhookclient/webhooktest"
 )
 
@@ -131,13 +132,7 @@ func configMap(name string, labels string) string {
 // store by a moment).
 func eventually(t *testing.T, what string, fn func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !fn() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, 10*time.Second, 50*time.Millisecond, what, testwait.Bool(fn))
 }
 
 func status(t *testing.T, body string) metav1.Status {

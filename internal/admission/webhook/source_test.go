@@ -9,6 +9,7 @@ import (
 
 	"github.com/setpoint-dev/setpoint/internal/admission/webhook"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 // The compiled configurations are reused while the cache's objects stay
@@ -24,16 +25,14 @@ func TestSourceReusesCompiledHooks(t *testing.T) {
 	src := &webhook.TestSource{}
 	env := s.API.Env()
 	var first []any
-	deadline := time.Now().Add(10 * time.Second)
-	for len(first) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("configuration not seen")
-		}
+	deadline := time.Now().Add(10 * time.Second) // for both waits
+	testwait.UntilEvery(t, time.Until(deadline), time.Millisecond, "configuration seen", testwait.Bool(func() bool {
 		var err error
 		if first, err = src.Hooks(context.Background(), env); err != nil {
 			t.Fatal(err)
 		}
-	}
+		return len(first) > 0
+	}))
 	again, err := src.Hooks(context.Background(), env)
 	if err != nil || len(again) != 1 || again[0] != first[0] {
 		t.Fatalf("hooks recompiled without a change: %v", err)
@@ -47,17 +46,11 @@ func TestSourceReusesCompiledHooks(t *testing.T) {
 		t.Fatalf("patch: %v", err)
 	}
 	resp.Body.Close()
-	for {
+	testwait.UntilEvery(t, time.Until(deadline), 20*time.Millisecond, "hooks rebuilt after a change", testwait.Bool(func() bool {
 		h, err := src.Hooks(context.Background(), env)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if h[0] != first[0] {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("hooks not rebuilt after a change")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return h[0] != first[0]
+	}))
 }

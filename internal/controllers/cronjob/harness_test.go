@@ -18,6 +18,7 @@ import (
 
 	"github.com/setpoint-dev/setpoint/controller"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -202,15 +203,7 @@ func (h *harness) finish(name string, complete bool) {
 // eventually polls cond every 20ms until it returns nil or 20 s pass.
 func (h *harness) eventually(what string, cond func() error) {
 	h.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = cond(); err == nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	h.t.Fatalf("%s: %v", what, err)
+	testwait.UntilEvery(h.t, 20*time.Second, 20*time.Millisecond, what, cond)
 }
 
 // events returns the messages of the events about the CronJob, by reason.

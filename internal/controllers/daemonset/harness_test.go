@@ -25,6 +25,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -430,15 +431,7 @@ func (h *harness) livePods(ds *appsv1.DaemonSet) []*corev1.Pod {
 // eventually polls cond every 20ms until it returns nil or 20s pass.
 func (h *harness) eventually(what string, cond func() error) {
 	h.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = cond(); err == nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	h.t.Fatalf("%s: %v", what, err)
+	testwait.UntilEvery(h.t, 20*time.Second, 20*time.Millisecond, what, cond)
 }
 
 // eventReasons counts the events about DaemonSet name, by reason.

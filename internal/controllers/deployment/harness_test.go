@@ -16,6 +16,7 @@ import (
 
 	"github.com/setpoint-dev/setpoint/internal/controllers/replicaset"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -221,17 +222,7 @@ func (h *harness) replicaSets(d *appsv1.Deployment) []*appsv1.ReplicaSet {
 // eventually polls cond every 20ms until it returns nil or 30s pass.
 func (h *harness) eventually(what string, cond func() error) {
 	h.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s: %v", what, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.UntilEvery(h.t, 30*time.Second, 20*time.Millisecond, what, cond)
 }
 
 // rolloutDone is kubectl rollout status's test: the current generation

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -72,17 +73,7 @@ func newHarness(t *testing.T, opts Options) *harness {
 
 func (h *harness) eventually(what string, fn func() error) {
 	h.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.UntilEvery(h.t, 20*time.Second, 20*time.Millisecond, what, fn)
 }
 
 func template(app string) corev1.PodTemplateSpec {

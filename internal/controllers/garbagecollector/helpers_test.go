@@ -15,6 +15,7 @@ import (
 
 	"github.com/setpoint-dev/setpoint/internal/controllers/garbagecollector"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/record"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -129,17 +130,7 @@ func (e *env) getCM(t *testing.T, ns, name string) *corev1.ConfigMap {
 // cond's last explanation after timeout.
 func eventually(t *testing.T, timeout time.Duration, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met after %s: %s", timeout, why)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, timeout, 20*time.Millisecond, "condition", testwait.Check(cond))
 }
 
 func (e *env) waitGone(t *testing.T, ns string, names ...string) {

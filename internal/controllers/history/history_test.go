@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -126,21 +127,19 @@ func newEnv(t *testing.T) *env {
 func (e *env) waitCached(t *testing.T, n int) []*appsv1.ControllerRevision {
 	t.Helper()
 	sel := labels.SelectorFromSet(labels.Set{"app": "foo"})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		revs, err := e.h.List(e.owner, sel)
-		if err != nil {
+	var revs []*appsv1.ControllerRevision
+	testwait.UntilEvery(t, 10*time.Second, 10*time.Millisecond, fmt.Sprintf("%d revisions cached", n), func() error {
+		var err error
+		if revs, err = e.h.List(e.owner, sel); err != nil {
 			t.Fatal(err)
 		}
-		if len(revs) == n {
-			Sort(revs)
-			return revs
+		if len(revs) != n {
+			return fmt.Errorf("%d revisions cached, want %d", len(revs), n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d revisions cached, want %d", len(revs), n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
+	Sort(revs)
+	return revs
 }
 
 // TestCreateCollisionSetRevisionTruncate: against a real server, a
@@ -216,17 +215,10 @@ func TestCreateCollisionSetRevisionTruncate(t *testing.T) {
 	}
 
 	// Truncate to 0 history keeping c1 live: c2 and the squatter go.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.UntilEvery(t, 10*time.Second, 10*time.Millisecond, "renumbering cached", testwait.Bool(func() bool {
 		revs = e.waitCached(t, 3)
-		if revs[2].Name == c1.Name && revs[2].Revision == 4 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("renumbering not cached")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return revs[2].Name == c1.Name && revs[2].Revision == 4
+	}))
 	if err := e.h.Truncate(ctx, revs, map[string]bool{c1.Name: true}, 0); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -252,15 +253,7 @@ func (h *harness) setReady(p *corev1.Pod) {
 
 func (h *harness) eventually(what string, cond func() error) {
 	h.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = cond(); err == nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	h.t.Fatalf("%s: %v", what, err)
+	testwait.UntilEvery(h.t, 20*time.Second, 20*time.Millisecond, what, cond)
 }
 
 // waitCondition waits for a true condition of type t and returns the Job.

@@ -20,6 +20,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/garbagecollector"
 	"github.com/setpoint-dev/setpoint/internal/controllers/namespace"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -61,17 +62,7 @@ func startManager(t *testing.T, opts namespace.Options) *rest.Client {
 
 func eventually(t *testing.T, timeout time.Duration, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met after %s: %s", timeout, why)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, timeout, 20*time.Millisecond, "condition", testwait.Check(cond))
 }
 
 func create(t *testing.T, c *rest.Client, gvr schema.GroupVersionResource, ns string, obj map[string]any) {

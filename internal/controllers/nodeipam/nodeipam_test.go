@@ -13,6 +13,7 @@ import (
 
 	"github.com/setpoint-dev/setpoint/internal/nodeagent"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -81,15 +82,7 @@ func (e *env) create(name, cidr string) {
 
 func (e *env) eventually(what string, cond func() error) {
 	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = cond(); err == nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	e.t.Fatalf("%s: %v", what, err)
+	testwait.UntilEvery(e.t, 20*time.Second, 20*time.Millisecond, what, cond)
 }
 
 // cidrOf waits until the node has a pod CIDR and returns it.

@@ -20,6 +20,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/pvcprotection"
 	"github.com/setpoint-dev/setpoint/internal/controllers/pvprotection"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -93,17 +94,16 @@ func start(t *testing.T) *env {
 // every 200 ms so resyncs happen.
 func (e *env) eventually(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(45 * time.Second) // generous: CI runs many packages at once
-	for i := 0; time.Now().Before(deadline); i++ {
+	polls := 0
+	testwait.UntilEvery(e.t, 45*time.Second, 20*time.Millisecond, what, func() error { // generous: CI runs many packages at once
 		if cond() {
-			return
+			return nil
 		}
-		time.Sleep(20 * time.Millisecond)
-		if i%10 == 9 {
+		if polls++; polls%10 == 0 {
 			e.clk.Step(time.Second)
 		}
-	}
-	e.t.Fatalf("%s did not happen", what)
+		return testwait.ErrNotYet
+	})
 }
 
 var ctx = context.Background()

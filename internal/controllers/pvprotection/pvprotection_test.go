@@ -13,6 +13,7 @@ import (
 
 	"github.com/setpoint-dev/setpoint/internal/controllers/pvprotection"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -59,12 +60,7 @@ func TestVolumeHeldWhileBound(t *testing.T) {
 	gone := func(name string) bool { _, err := pvs.Get(ctx, name, metav1.GetOptions{}); return err != nil }
 	wait := func(what string, cond func() bool) {
 		t.Helper()
-		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if cond() {
-				return
-			}
-		}
-		t.Fatalf("%s did not happen", what)
+		testwait.UntilEvery(t, 15*time.Second, 20*time.Millisecond, what, testwait.Bool(cond))
 	}
 	volume("bound", corev1.VolumeBound)
 	volume("free", corev1.VolumeAvailable)

@@ -20,6 +20,7 @@ import (
 	"github.com/setpoint-dev/setpoint/controller"
 	"github.com/setpoint-dev/setpoint/internal/controllers/podutil"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -214,15 +215,7 @@ func (h *harness) activePods(rs *appsv1.ReplicaSet) []*corev1.Pod {
 // passes, then fails with its last error.
 func (h *harness) eventually(what string, cond func() error) {
 	h.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = cond(); err == nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	h.t.Fatalf("%s: %v", what, err)
+	testwait.UntilEvery(h.t, 20*time.Second, 20*time.Millisecond, what, cond)
 }
 
 // waitPods waits until rs controls exactly n active pods and its status

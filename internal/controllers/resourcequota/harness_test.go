@@ -14,6 +14,7 @@ import (
 
 	"github.com/setpoint-dev/setpoint/internal/quota"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -68,17 +69,7 @@ func newHarness(t *testing.T, opts Options) *harness {
 
 func (h *harness) eventually(what string, fn func() error) {
 	h.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.UntilEvery(h.t, 20*time.Second, 20*time.Millisecond, what, fn)
 }
 
 func (h *harness) createQuota(name string, hard corev1.ResourceList, scopes ...corev1.ResourceQuotaScope) {

@@ -18,6 +18,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -256,15 +257,7 @@ func (h *harness) readyAll(name string) {
 // eventually polls cond every 50ms until it returns nil or 45 s pass.
 func (h *harness) eventually(what string, cond func() error) {
 	h.t.Helper()
-	deadline := time.Now().Add(45 * time.Second)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = cond(); err == nil {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	h.t.Fatalf("%s: %v", what, err)
+	testwait.UntilEvery(h.t, 45*time.Second, 50*time.Millisecond, what, cond)
 }
 
 // settle keeps marking pods ready until the set's status shows the whole

@@ -16,6 +16,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -114,14 +115,8 @@ func (e *env) exists(name string) bool {
 
 func (e *env) waitGone(name string) {
 	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if !e.exists(name) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	e.t.Fatalf("job %s was not deleted", name)
+	testwait.UntilEvery(e.t, 20*time.Second, 20*time.Millisecond, "job "+name+" deleted",
+		testwait.Bool(func() bool { return !e.exists(name) }))
 }
 
 func (e *env) staysFor(name string, d time.Duration) {

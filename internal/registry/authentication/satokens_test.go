@@ -2,6 +2,7 @@ package authentication_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/pki"
 	"github.com/setpoint-dev/setpoint/internal/registry/reftest"
 	"github.com/setpoint-dev/setpoint/internal/serviceaccount"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 const ns = "default"
@@ -194,15 +196,10 @@ func TestServiceAccountTokens(t *testing.T) {
 // waitGone waits until path answers 404.
 func waitGone(t *testing.T, s *reftest.Server, path string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		code, body := s.Do(t, http.MethodGet, path, "")
-		if code == 404 {
-			return
+	testwait.UntilEvery(t, 10*time.Second, 50*time.Millisecond, path+" gone", func() error {
+		if code, body := s.Do(t, http.MethodGet, path, ""); code != 404 {
+			return fmt.Errorf("still there: %d %s", code, body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s still there: %d %s", path, code, body)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }

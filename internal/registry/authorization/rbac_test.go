@@ -2,6 +2,7 @@ package authorization_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 // TestReviewsUnderRBAC checks the reviews answered by the RBAC authorizer
@@ -44,13 +46,12 @@ func TestReviewsUnderRBAC(t *testing.T) {
 	const aliceUser = "system:serviceaccount:default:alice"
 	allowed := authorizationv1.SubjectAccessReviewStatus{Allowed: true,
 		Reason: `RBAC: allowed by RoleBinding "readers/default" of ClusterRole "pod-reader" to ServiceAccount "alice/default"`}
-	deadline := time.Now().Add(10 * time.Second)
-	for st := sar(aliceUser, "list", "default"); st != allowed; st = sar(aliceUser, "list", "default") {
-		if time.Now().After(deadline) {
-			t.Fatalf("alice list pods: %+v", st)
+	testwait.UntilEvery(t, 10*time.Second, 20*time.Millisecond, "alice list pods", func() error {
+		if st := sar(aliceUser, "list", "default"); st != allowed {
+			return fmt.Errorf("%+v", st)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	for _, c := range []struct {
 		user, verb, ns string
 		want           authorizationv1.SubjectAccessReviewStatus
@@ -69,21 +70,17 @@ func TestReviewsUnderRBAC(t *testing.T) {
 	must(rbac+"/clusterrolebindings", `{"metadata":{"name":"basic"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"basic"},"subjects":[{"kind":"Group","name":"system:authenticated","apiGroup":"rbac.authorization.k8s.io"}]}`)
 	alice := s.As(s.ServiceAccountToken(t, "default", "alice"))
 	var rr authorizationv1.SelfSubjectRulesReview
-	deadline = time.Now().Add(10 * time.Second)
-	for {
+	testwait.UntilEvery(t, 10*time.Second, 20*time.Millisecond, "SelfSubjectRulesReview", func() error {
 		code, b, _ := alice.Do(t, "POST", ssrrs, "application/json",
 			strings.NewReader(`{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectRulesReview","spec":{"namespace":"default"}}`))
-		if code == http.StatusCreated {
-			if err := json.Unmarshal(b, &rr); err != nil {
-				t.Fatal(err)
-			}
-			break
+		if code != http.StatusCreated {
+			return fmt.Errorf("%d %s", code, b)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("SelfSubjectRulesReview: %d %s", code, b)
+		if err := json.Unmarshal(b, &rr); err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	// The default roles, when present, add rules; these must be there.
 	st := rr.Status
 	for _, want := range []authorizationv1.ResourceRule{

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 const aliceUser = "system:serviceaccount:default:alice"
@@ -40,17 +41,7 @@ func post(t *testing.T, s *testserver.Server, path, body string) {
 
 func waitFor(t *testing.T, what string, check func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ok, last := check()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %s", what, last)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, 10*time.Second, 20*time.Millisecond, what, testwait.Check(check))
 }
 
 // refused sends a write as alice and checks kube-apiserver's Status, then
