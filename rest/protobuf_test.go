@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -229,5 +230,58 @@ func agree(t *testing.T, what string, pb, js any) {
 	t.Helper()
 	if !equality.Semantic.DeepEqual(pb, js) {
 		t.Fatalf("%s: protobuf and JSON differ:\nprotobuf %#v\nJSON     %#v", what, pb, js)
+	}
+}
+
+// cmList is a list type of the caller's own, with no protobuf form (as
+// the manager's informers use).
+type cmList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []*corev1.ConfigMap `json:"items"`
+}
+
+func (l *cmList) DeepCopyObject() runtime.Object {
+	out := &cmList{TypeMeta: l.TypeMeta}
+	l.ListMeta.DeepCopyInto(&out.ListMeta)
+	for _, it := range l.Items {
+		out.Items = append(out.Items, it.DeepCopy())
+	}
+	return out
+}
+
+// TestProtobufObjectsWithOwnListType: with a list type that has no
+// protobuf form, a protobuf client still watches, reads and writes the
+// objects in protobuf; only the list is asked for in JSON.
+func TestProtobufObjectsWithOwnListType(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := start(t, nil)
+	var log mediaLog
+	c := clientWith(t, srv, rest.ContentTypeProtobuf, &log)
+	cms := rest.For[*corev1.ConfigMap, *cmList](c, corev1.SchemeGroupVersion.WithResource("configmaps"), true).Namespace("default")
+	if _, err := cms.Create(ctx, newCM("own", nil, nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, sent, received := log.reset(); sent[0] != rest.ContentTypeProtobuf || received[0] != rest.ContentTypeProtobuf {
+		t.Fatalf("create sent %q, answered in %q", sent[0], received[0])
+	}
+	w, err := cms.Watch(ctx, metav1.ListOptions{SendInitialEvents: new(true),
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if ev := next(t, w); ev.Type != watch.Added || ev.Object.(*corev1.ConfigMap).Name != "own" {
+		t.Fatalf("initial event: %s %#v", ev.Type, ev.Object)
+	}
+	if _, _, received := log.reset(); received[0] != "application/vnd.kubernetes.protobuf;stream=watch" {
+		t.Fatalf("watch answered in %q", received[0])
+	}
+	l, err := cms.List(ctx, metav1.ListOptions{})
+	if err != nil || len(l.Items) != 1 || l.Items[0].Name != "own" {
+		t.Fatalf("list: %v %+v", err, l)
+	}
+	if accept, _, received := log.reset(); accept[0] != rest.ContentTypeJSON || received[0] != rest.ContentTypeJSON {
+		t.Fatalf("list asked for %q, answered in %q", accept[0], received[0])
 	}
 }

@@ -33,9 +33,12 @@ type Resource[T, L runtime.Object] struct {
 	// addressed across all namespaces (List, Watch only).
 	ns      string
 	decoder runtime.Decoder
-	// proto is set when the client asks for protobuf and T and L have a
+	// proto is set when the client asks for protobuf and T has a
 	// protobuf form: bodies are then sent in protobuf, and protobuf is
-	// accepted.
+	// accepted for objects and watch events. Lists are asked for in
+	// protobuf only when L has a protobuf form too (decodeNew checks it),
+	// so a list type of the caller's own (an informer's generic list)
+	// leaves the watches of T in protobuf.
 	proto bool
 	// kind, when set (WithKind), is written as apiVersion and kind into
 	// request bodies whose object has none and whose type the client's
@@ -72,7 +75,7 @@ func ForNew[T, L runtime.Object](c *Client, gvr schema.GroupVersionResource, nam
 	} else if _, ok := any(list).(*unstructured.UnstructuredList); ok {
 		dec = unstructured.UnstructuredJSONScheme
 	}
-	proto := c.protobuf && protoCapable(c.codecs, obj) && protoCapable(c.codecs, list)
+	proto := c.protobuf && protoCapable(c.codecs, obj)
 	return &Resource[T, L]{c: c, gvr: gvr, namespaced: namespaced, decoder: dec, proto: proto,
 		newObj: newObj, newList: newList}
 }

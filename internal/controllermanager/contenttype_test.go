@@ -1,9 +1,25 @@
 package controllermanager_test
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/setpoint-dev/setpoint/internal/cluster"
 	"github.com/setpoint-dev/setpoint/internal/controllermanager"
+	"github.com/setpoint-dev/setpoint/internal/controllers/provisioner"
+	"github.com/setpoint-dev/setpoint/internal/pki"
+	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
 
@@ -25,5 +41,166 @@ func TestComponentConfigIsProtobuf(t *testing.T) {
 	}
 	if _, err := rest.New(&rest.Config{Host: in.Host, ContentType: "application/xml"}); err == nil {
 		t.Fatal("an unknown content type was accepted")
+	}
+}
+
+// watchLog records the watch requests of the components: who sent it, the
+// path, the Accept header and the answer's Content-Type.
+type watchLog struct {
+	mu      sync.Mutex
+	watches []watchRecord
+}
+
+type watchRecord struct{ who, userAgent, path, accept, ctype string }
+
+func (l *watchLog) wrap(who string, inner func(http.RoundTripper) http.RoundTripper) func(http.RoundTripper) http.RoundTripper {
+	return func(rt http.RoundTripper) http.RoundTripper {
+		if inner != nil {
+			rt = inner(rt)
+		}
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(r)
+			if w := r.URL.Query().Get("watch"); err == nil && (w == "true" || w == "1") {
+				l.mu.Lock()
+				l.watches = append(l.watches, watchRecord{who: who, userAgent: r.Header.Get("User-Agent"), path: r.URL.Path,
+					accept: r.Header.Get("Accept"), ctype: resp.Header.Get("Content-Type")})
+				l.mu.Unlock()
+			}
+			return resp, err
+		})
+	}
+}
+
+func (l *watchLog) records() []watchRecord {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.watches)
+}
+
+// gcServiceAccount ends the user agent of the garbage collector's client.
+const gcServiceAccount = "system:serviceaccount:kube-system:generic-garbage-collector"
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestComponentsWatchInProtobuf: the controller manager (each controller
+// as its ServiceAccount), the scheduler and the nodes (as themselves) ask
+// for protobuf on every watch of a built-in kind, metadata-only watches
+// included (as client-go's metadata client), and the server answers in
+// protobuf, as kube-apiserver does for kube-controller-manager,
+// kube-scheduler and the kubelet: a watch event decoded from JSON costs
+// several times its protobuf decoding.
+func TestComponentsWatchInProtobuf(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	admin := clientFor(t, srv.Kubeconfig)
+	log := &watchLog{}
+	cmCfg := componentConfig(t, srv.DataDir, pki.ControllerManagerKubeconfig)
+	cmCfg.WrapTransport = log.wrap("controller manager", nil)
+	schedCfg := componentConfig(t, srv.DataDir, pki.SchedulerKubeconfig)
+	schedCfg.WrapTransport = log.wrap("scheduler", nil)
+	adminCfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := pki.LoadCA(srv.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodeCreds := cluster.NodeCredentials(adminCfg, ca)
+	nodesAdmin := *adminCfg
+	nodesAdmin.WrapTransport = log.wrap("node agent", nil)
+	nodesOpts := controllermanager.NodesOptions{Common: controllermanager.Common{Config: &nodesAdmin, Logger: testLogger()}}
+	nodesOpts.Agent.Count = 2
+	nodesOpts.Agent.NodeCredentials = func(name string) (*rest.Config, error) {
+		cfg, err := nodeCreds(name)
+		if err == nil {
+			cfg.WrapTransport = log.wrap(name, cfg.WrapTransport)
+		}
+		return cfg, err
+	}
+	election := controllermanager.Election{Identity: "ctype"}
+	cm, err := controllermanager.NewControllerManager(controllermanager.ControllerManagerOptions{
+		Common:                       controllermanager.Common{Config: cmCfg, Logger: testLogger(), Election: election},
+		UseServiceAccountCredentials: true,
+		Provisioner:                  provisioner.Options{NoDefaultClass: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched, err := controllermanager.NewScheduler(controllermanager.SchedulerOptions{
+		Common: controllermanager.Common{Config: schedCfg, Logger: testLogger(), Election: election}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := controllermanager.NewNodes(nodesOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	var dones []chan error
+	for _, m := range []*manager.Manager{cm, sched, nodes} {
+		done := make(chan error, 1)
+		dones = append(dones, done)
+		go func() { done <- m.Start(runCtx) }()
+	}
+	defer func() {
+		stop()
+		for _, d := range dones {
+			if err := <-d; err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+
+	// A Deployment to Running pods: every component's informers are then
+	// watching.
+	deploys := rest.For[*appsv1.Deployment, *appsv1.DeploymentList](admin, deployGVR, true).Namespace("default")
+	if _, err := deploys.Create(ctx, deployment("default", 2), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pods := rest.For[*corev1.Pod, *corev1.PodList](admin, corev1.SchemeGroupVersion.WithResource("pods"), true).Namespace("default")
+	eventually(t, 45*time.Second, "2 running pods", func() string {
+		l, err := pods.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		running := 0
+		for _, p := range l.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		if running == 2 {
+			return ""
+		}
+		return fmt.Sprintf("%d of %d running", running, len(l.Items))
+	})
+
+	seen := map[string]bool{}
+	for _, w := range log.records() {
+		key := w.who + " " + w.path + " " + w.accept + " " + w.ctype
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		t.Logf("%s: watch %s, Accept %q: %s", w.who, w.path, w.accept, w.ctype)
+		mt, _, _ := strings.Cut(w.ctype, ";")
+		if strings.HasSuffix(w.userAgent, gcServiceAccount) && w.accept == rest.ContentTypeJSON {
+			// Known exception: the garbage collector's monitors watch
+			// every resource as unstructured JSON and keep the metadata
+			// (kube's watch PartialObjectMetadata in protobuf).
+			continue
+		}
+		if mt != rest.ContentTypeProtobuf {
+			t.Errorf("%s (%s) watched %s in %q (Accept %q)", w.who, w.userAgent, w.path, w.ctype, w.accept)
+		}
+	}
+	for _, who := range []string{"controller manager", "scheduler", "node-0"} {
+		if !slices.ContainsFunc(log.records(), func(w watchRecord) bool { return w.who == who }) {
+			t.Errorf("no watch of the %s recorded", who)
+		}
 	}
 }

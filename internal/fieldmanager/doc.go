@@ -18,6 +18,13 @@
 //     body are taken as Kubernetes takes them: non-empty ones replace the
 //     live ones, an empty list (or one empty entry) resets them, absent ones
 //     keep the live ones; subresource writes always keep the live ones.
+//     Top-level fields (spec, status, data…) identical in the live and the
+//     new object are dropped from both before the comparison (reduce.go):
+//     a status write no longer converts and compares the whole spec twice.
+//     The entries come out as apimachinery computes them on the whole
+//     objects; the reduction is skipped for custom resources and when an
+//     entry is of another apiVersion (its comparison goes through a
+//     conversion).
 //   - Apply: the server-side apply merge of a YAML/JSON configuration for a
 //     manager, with conflicts reported as 409 Status (causes of type
 //     FieldManagerConflict) unless forced.

@@ -131,8 +131,13 @@ func (r *Resource) Update(live, obj runtime.Object, manager, subresource string)
 		live = r.empty()
 	}
 	obj.GetObjectKind().SetGroupVersionKind(r.gvk)
-	out, err := fm.Update(live, obj, manager)
-	if err == nil {
+	if rl, ro, ok := r.reduced(live, obj); ok {
+		out, err := fm.Update(rl, ro, manager)
+		if err == nil {
+			setManagedFields(obj, out)
+			return obj
+		}
+	} else if out, err := fm.Update(live, obj, manager); err == nil {
 		return out
 	}
 	if l, lerr := meta.Accessor(live); lerr == nil {
@@ -141,6 +146,16 @@ func (r *Resource) Update(live, obj runtime.Object, manager, subresource string)
 		}
 	}
 	return obj
+}
+
+// setManagedFields gives obj the managedFields tracking wrote into from
+// (a reduced copy of obj).
+func setManagedFields(obj, from runtime.Object) {
+	o, oerr := meta.Accessor(obj)
+	f, ferr := meta.Accessor(from)
+	if oerr == nil && ferr == nil {
+		o.SetManagedFields(f.GetManagedFields())
+	}
 }
 
 // Apply merges the apply configuration patch (YAML or JSON) into live
