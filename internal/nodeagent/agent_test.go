@@ -173,3 +173,47 @@ func TestGracefulDeletion(t *testing.T) {
 		t.Errorf("pod gone after %s of fake time, want >= 5s", got)
 	}
 }
+
+// Extended resources another party advertises in a node's capacity (the
+// e2e framework's AddExtendedResource, a device plugin's operator) survive
+// the kubelet's status posts, with allocatable equal to capacity; an
+// extended resource left only in allocatable is dropped, as the kubelet
+// drops it.
+func TestStatusKeepsExtendedResources(t *testing.T) {
+	e := startEnv(t, nodeagent.Options{Count: 1})
+	n, err := e.nodes.Get(ctx(), "node-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Status.Capacity["example.com/fakecpu"] = resource.MustParse("1000")
+	n.Status.Allocatable["example.com/fakecpu"] = resource.MustParse("900")
+	n.Status.Allocatable["example.com/gone"] = resource.MustParse("1")
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == corev1.NodeReady {
+			n.Status.Conditions[i].Status = corev1.ConditionUnknown // makes the kubelet post
+		}
+	}
+	if _, err := e.nodes.UpdateStatus(ctx(), n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Step(10 * time.Second)
+	eventually(t, "status posted", func() bool {
+		n, err := e.nodes.Get(ctx(), "node-0", metav1.GetOptions{})
+		return err == nil && nodeCondition(n, corev1.NodeReady).Status == corev1.ConditionTrue
+	})
+	n, err = e.nodes.Get(ctx(), "node-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, list := range map[string]corev1.ResourceList{"capacity": n.Status.Capacity, "allocatable": n.Status.Allocatable} {
+		if q := list["example.com/fakecpu"]; q.Cmp(resource.MustParse("1000")) != 0 {
+			t.Errorf("%s example.com/fakecpu = %s, want 1000", what, q.String())
+		}
+		if q := list[corev1.ResourceCPU]; q.IsZero() {
+			t.Errorf("%s lost cpu: %v", what, list)
+		}
+	}
+	if _, ok := n.Status.Allocatable["example.com/gone"]; ok {
+		t.Errorf("allocatable keeps example.com/gone, which capacity lacks: %v", n.Status.Allocatable)
+	}
+}

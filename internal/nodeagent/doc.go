@@ -7,7 +7,8 @@
 //   - The Nodes it registers: created (or taken over when one of that name
 //     exists: labels merged, an empty pod CIDR set, taints left alone)
 //     with labels, pod CIDR (the i-th /24 of 10.128.0.0/9), capacity =
-//     allocatable, the address and port of the agent's kubelet endpoint
+//     allocatable (extended resources others add to capacity, e.g.
+//     example.com/foo, kept in both, as the kubelet keeps them), the address and port of the agent's kubelet endpoint
 //     (InternalIP and status.daemonEndpoints.kubeletEndpoint.Port; no
 //     Hostname address, which kube-apiserver would prefer and could not
 //     resolve), node info;

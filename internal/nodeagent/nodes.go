@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 	"time"
 
@@ -176,7 +177,7 @@ func nodeInfo(n *node) corev1.NodeSystemInfo {
 // types that cur carries are kept.
 func (a *Agent) desiredStatus(n *node, cur corev1.NodeStatus, now metav1.Time) corev1.NodeStatus {
 	st := *cur.DeepCopy()
-	st.Capacity, st.Allocatable = a.opts.Capacity.DeepCopy(), a.opts.Capacity.DeepCopy()
+	st.Capacity, st.Allocatable = resources(a.opts.Capacity, cur)
 	st.Addresses, st.NodeInfo, st.DaemonEndpoints = addresses(n), nodeInfo(n), a.daemonEndpoints()
 	for _, c := range []corev1.NodeCondition{
 		{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory",
@@ -191,6 +192,31 @@ func (a *Agent) desiredStatus(n *node, cur corev1.NodeStatus, now metav1.Time) c
 		setNodeCondition(&st, c, now)
 	}
 	return st
+}
+
+// resources are the capacity and allocatable this kubelet posts over cur:
+// its own capacity, plus the extended resources others advertised in
+// cur's capacity (the kubelet merges its figures into the node it read,
+// so an operator's or a test's example.com/foo stays); allocatable equals
+// capacity (no reservations), and an extended resource no longer in
+// capacity leaves allocatable.
+func resources(own corev1.ResourceList, cur corev1.NodeStatus) (capacity, allocatable corev1.ResourceList) {
+	capacity = own.DeepCopy()
+	for name, q := range cur.Capacity {
+		if _, mine := own[name]; !mine && isExtendedResource(name) {
+			capacity[name] = q.DeepCopy()
+		}
+	}
+	return capacity, capacity.DeepCopy()
+}
+
+// isExtendedResource: a resource name with a domain other than
+// kubernetes.io (nor the requests. prefix of quotas), as the kubelet
+// tells extended resources.
+func isExtendedResource(name corev1.ResourceName) bool {
+	s := string(name)
+	return strings.Contains(s, "/") && !strings.Contains(s, corev1.ResourceDefaultNamespacePrefix) &&
+		!strings.HasPrefix(s, corev1.DefaultResourceRequestsPrefix)
 }
 
 // setNodeCondition sets c on st with heartbeat now; the transition time is

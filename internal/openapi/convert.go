@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -97,7 +98,25 @@ func (c *converter) convert(s spec.Schema, path string) spec.Schema {
 		}
 		out.Dependencies = deps
 	}
+	if c.dialect == openapi3 {
+		wrapRef(&out)
+	}
 	return out
+}
+
+// wrapRef moves the $ref of an OpenAPI v3 schema that has anything beside
+// it into a one-element allOf, as Kubernetes publishes v3 documents: a
+// $ref's siblings are ignored by OpenAPI 3.0 readers, so kubectl explain
+// would show the referred model's description instead of the property's
+// (a custom resource's metadata, whose description is "Standard object's
+// metadata").
+func wrapRef(s *spec.Schema) {
+	if s.Ref.String() == "" || reflect.DeepEqual(*s, spec.Schema{SchemaProps: spec.SchemaProps{Ref: s.Ref}}) {
+		return
+	}
+	ref := spec.Schema{SchemaProps: spec.SchemaProps{Ref: s.Ref}}
+	s.Ref = spec.Ref{}
+	s.AllOf = append([]spec.Schema{ref}, s.AllOf...)
 }
 
 // reduceForV2 removes from out (a shallow copy of in) what Swagger 2.0

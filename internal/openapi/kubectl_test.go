@@ -284,6 +284,25 @@ func TestKubectlExplainCustomResource(t *testing.T) {
 		"How many copies of the job run at once; at least 1.")
 }
 
+// TestKubectlExplainCustomResourceMetadata: a custom resource's metadata
+// property is a $ref to ObjectMeta with a description beside it (as
+// package crdschema publishes it); kubectl explain of it shows that
+// description (before ObjectMeta's own) only if OpenAPI v3 wraps a $ref with
+// siblings in a one-element allOf (the conformance spec "works for CRD
+// with validation schema" looks for it).
+func TestKubectlExplainCustomResourceMetadata(t *testing.T) {
+	env := newKubectlEnvWith(t, func() []*registry.Resource {
+		r := minimalCronTab(t)
+		meta := r.Schema.Properties["metadata"]
+		r.Schema.Properties["metadata"] = *meta.WithDescription("Standard object's metadata of a CronTab.")
+		return []*registry.Resource{r}
+	})
+	out := env.run("explain", "crontabs.metadata", "--api-version=stable.example.com/v1")
+	requireContains(t, "explain crontabs.metadata", out,
+		"FIELD: metadata <ObjectMeta>", "Standard object's metadata of a CronTab.",
+		"creationTimestamp\t<string>")
+}
+
 // minimalCronTab is a custom resource with a small published schema.
 func minimalCronTab(t *testing.T) *registry.Resource {
 	r := cronTab(t, "v1", `{

@@ -103,10 +103,14 @@ func Add(mgr *manager.Manager, opts Options) error {
 	b = b.Watches(builder.KindAt[*corev1.ReplicationController](corev1.SchemeGroupVersion.WithResource("replicationcontrollers"), true).Map(inNamespace[*corev1.ReplicationController](quotaInf)), createDelete())
 	b = b.Watches(builder.KindAt[*corev1.ConfigMap](corev1.SchemeGroupVersion.WithResource("configmaps"), true).Map(inNamespace[*corev1.ConfigMap](quotaInf)), createDelete())
 	b = b.Watches(builder.KindAt[*corev1.Secret](corev1.SchemeGroupVersion.WithResource("secrets"), true).Map(inNamespace[*corev1.Secret](quotaInf)), createDelete())
-	if err := b.Complete(r); err != nil {
+	ctrl, err := b.Build(r)
+	if err != nil {
 		return fmt.Errorf("resourcequota controller: %w", err)
 	}
-	return nil
+	if err := r.watchDeletions(mgr, ctrl); err != nil {
+		return err
+	}
+	return mgr.Add(ctrl)
 }
 
 // quotableKinds are the built-in namespaced kinds stored as themselves

@@ -2,10 +2,13 @@ package resourcequota
 
 import (
 	"testing"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // TestUsageFollowsObjects: the status is filled on create, charged by
@@ -45,4 +48,28 @@ func TestUsageFollowsObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.wantStatus("q", rl("pods", "1", "count/pods", "2"))
+}
+
+// TestDeletionReleasesObjectCount: the delete of an object of a kind the
+// controller has no typed watch on (a ReplicaSet, counted by
+// count/replicasets.apps) releases its usage at once, not at the resync
+// (an hour here) — the conformance spec "capture the life of a replica
+// set" waits for it.
+func TestDeletionReleasesObjectCount(t *testing.T) {
+	h := newHarness(t, Options{ResyncPeriod: time.Hour})
+	h.createQuota("q", rl("count/replicasets.apps", "2", "count/deployments.apps", "1"))
+	h.wantStatus("q", rl("count/replicasets.apps", "0", "count/deployments.apps", "0"))
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "rs"}, Spec: appsv1.ReplicaSetSpec{
+		Replicas: ptr.To[int32](0),
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "rs"}},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "rs"}},
+			Spec: newPod("", "").Spec}}}
+	if _, err := h.replicaSets.Create(h.ctx, rs, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.wantStatus("q", rl("count/replicasets.apps", "1", "count/deployments.apps", "0"))
+	if err := h.replicaSets.Delete(h.ctx, "rs", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.wantStatus("q", rl("count/replicasets.apps", "0", "count/deployments.apps", "0"))
 }

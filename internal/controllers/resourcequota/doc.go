@@ -12,9 +12,11 @@
 // when an object its namespace counts changes in a way that changes usage
 // (pods: created, deleted, finished, their deletion started or their spec
 // changed; services, claims, config maps, secrets, replication
-// controllers: created, updated, deleted), and every ResyncPeriod (5
-// minutes, Kubernetes' --resource-quota-sync-period), which also catches
-// objects of the other kinds (count/<resource>.<group>).
+// controllers: created, updated, deleted); when an object of any other
+// built-in quotable kind is deleted (count/<resource>.<group>: an informer
+// of each such kind, keeping only names, runs while the controller leads,
+// as Kubernetes' quota monitor replenishes on deletes); and every
+// ResyncPeriod (5 minutes, Kubernetes' --resource-quota-sync-period).
 //
 // # What a sync does
 //

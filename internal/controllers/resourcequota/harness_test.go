@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +32,8 @@ type harness struct {
 	pods   *rest.Resource[*corev1.Pod, *corev1.PodList]
 	cms    *rest.Resource[*corev1.ConfigMap, *corev1.ConfigMapList]
 	quotas *rest.Resource[*corev1.ResourceQuota, *corev1.ResourceQuotaList]
+
+	replicaSets *rest.Resource[*appsv1.ReplicaSet, *appsv1.ReplicaSetList]
 }
 
 func newHarness(t *testing.T, opts Options) *harness {
@@ -64,6 +67,8 @@ func newHarness(t *testing.T, opts Options) *harness {
 		pods:   rest.For[*corev1.Pod, *corev1.PodList](c, corev1.SchemeGroupVersion.WithResource("pods"), true).Namespace(ns),
 		cms:    rest.For[*corev1.ConfigMap, *corev1.ConfigMapList](c, corev1.SchemeGroupVersion.WithResource("configmaps"), true).Namespace(ns),
 		quotas: rest.For[*corev1.ResourceQuota, *corev1.ResourceQuotaList](c, quotasGVR, true).Namespace(ns),
+		replicaSets: rest.For[*appsv1.ReplicaSet, *appsv1.ReplicaSetList](c,
+			appsv1.SchemeGroupVersion.WithResource("replicasets"), true).Namespace(ns),
 	}
 }
 
