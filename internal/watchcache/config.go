@@ -87,8 +87,8 @@ type Config struct {
 	// without a protobuf form: Frame.ProtoBytes then fails.
 	EncodeProto func(obj runtime.Object, w io.Writer) error
 
-	// Clock drives bookmarks, timeouts and retry backoff; nil means the
-	// real clock.
+	// Clock drives bookmarks, timeouts, retry backoff and the dispatch's
+	// wait for a full watcher (SlowWatcherWait); nil means the real clock.
 	Clock clock.Clock
 	// WindowCapacity is how many recent events are kept for watches from a
 	// past revision (default DefaultWindowCapacity).
