@@ -71,6 +71,13 @@ func TestMain(m *testing.M) {
 		}
 		os.RemoveAll(s.dir)
 	}
+	if s := clientServerStarted; s != nil {
+		if s.cmd != nil && s.cmd.Process != nil {
+			_ = s.cmd.Process.Kill()
+			_ = s.cmd.Wait()
+		}
+		os.RemoveAll(s.dir)
+	}
 	stopStreamTargets()
 	os.Exit(code)
 }
