@@ -277,7 +277,7 @@ func (d directReader) Get(ctx context.Context, key ObjectKey, obj Object, opts .
 		return err
 	}
 	if isMetadataOnly(obj) {
-		res = res.WithAccept(rest.AcceptPartialObjectMetadata)
+		res = res.MetadataOnly()
 	}
 	out, err := res.Get(ctx, key.Name, metav1.GetOptions{})
 	if err != nil {
@@ -304,7 +304,7 @@ func (d directReader) List(ctx context.Context, list ObjectList, opts ...ListOpt
 	res := rest.ForNew(d.c.rest, m.GVR, m.Namespaced, func() runtime.Object { return newLike(item) },
 		func() runtime.Object { return newLike(proto) }).Namespace(lo.Namespace)
 	if _, ok := list.(*metav1.PartialObjectMetadataList); ok {
-		res = res.WithAccept(rest.AcceptPartialObjectMetadata)
+		res = res.MetadataOnly()
 	}
 	out, err := res.List(ctx, rawListOptions(lo))
 	if err != nil {

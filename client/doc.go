@@ -23,7 +23,11 @@
 // be modified (testenv's mutation detector reports it when it is). List
 // filters by namespace, label selector and field selector; a field
 // selector needs a field index (FieldIndexer, manager.GetFieldIndexer),
-// except on metadata.name and metadata.namespace. NewAPIReader (and
+// except on metadata.name and metadata.namespace. Reads of
+// *metav1.PartialObjectMetadata and its list (apiVersion and kind set)
+// use an informer of their own, apart from the typed one of the kind,
+// that lists and watches the server's metadata-only view
+// (as=PartialObjectMetadata), so it holds metadata only. NewAPIReader (and
 // manager.GetAPIReader) reads from the server instead.
 //
 // # Writes go to the server

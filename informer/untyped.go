@@ -108,7 +108,7 @@ func ForType(f *Factory, typ reflect.Type, newList func() runtime.Object, gvr sc
 	}
 	res := rest.ForNew(f.client, gvr, namespaced, newObj, newList).Namespace(key.namespace)
 	if typ == reflect.TypeFor[*metav1.PartialObjectMetadata]() {
-		res = res.WithAccept(rest.AcceptPartialObjectMetadata)
+		res = res.MetadataOnly()
 	}
 	inf := New[Object, runtime.Object](res, informerOptions[Object](f.opts, ekey))
 	f.informers[ekey] = inf

@@ -47,9 +47,10 @@ type Resource[T, L runtime.Object] struct {
 	// newObj and newList make the fresh objects answers are decoded into.
 	newObj  func() T
 	newList func() L
-	// accepts, when set (WithAccept), replaces the Accept header of
-	// reads and watches.
-	accepts string
+	// accepts, when set (WithAccept, MetadataOnly), replaces the Accept
+	// header of reads and watches; listAccepts, when set, that of List.
+	accepts     string
+	listAccepts string
 }
 
 // For returns the typed accessor of gvr. namespaced says whether the
@@ -81,18 +82,35 @@ func ForNew[T, L runtime.Object](c *Client, gvr schema.GroupVersionResource, nam
 }
 
 // WithAccept returns a copy of r whose reads and watches send accept as
-// their Accept header, in JSON: for the metadata-only views of the server,
-// e.g. AcceptPartialObjectMetadata with T *metav1.PartialObjectMetadata
-// and L *metav1.PartialObjectMetadataList.
+// their Accept header, in JSON.
 func (r *Resource[T, L]) WithAccept(accept string) *Resource[T, L] {
 	cp := *r
-	cp.accepts, cp.proto, cp.decoder = accept, false, r.c.codecs.JSON
+	cp.accepts, cp.listAccepts, cp.proto, cp.decoder = accept, "", false, r.c.codecs.JSON
 	return &cp
 }
 
-// AcceptPartialObjectMetadata asks for objects as meta.k8s.io/v1
-// PartialObjectMetadata (lists as PartialObjectMetadataList): metadata only.
-const AcceptPartialObjectMetadata = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+// MetadataOnly returns a copy of r that asks for metadata only, as
+// client-go's metadata client does: Get, Patch and Watch ask for
+// meta.k8s.io/v1 PartialObjectMetadata (a watch's every event, bookmarks
+// included, carries one), List for PartialObjectMetadataList. T and L
+// must decode those: *metav1.PartialObjectMetadata and
+// *metav1.PartialObjectMetadataList, or unstructured.
+func (r *Resource[T, L]) MetadataOnly() *Resource[T, L] {
+	cp := *r
+	cp.accepts, cp.listAccepts, cp.proto = AcceptPartialObjectMetadata, AcceptPartialObjectMetadataList, false
+	if _, ok := any(r.newObj()).(*unstructured.Unstructured); !ok {
+		cp.decoder = r.c.codecs.JSON
+	}
+	return &cp
+}
+
+// AcceptPartialObjectMetadata asks for an object (or each event of a
+// watch) as meta.k8s.io/v1 PartialObjectMetadata: metadata only.
+const AcceptPartialObjectMetadata = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+
+// AcceptPartialObjectMetadataList asks for a list as meta.k8s.io/v1
+// PartialObjectMetadataList.
+const AcceptPartialObjectMetadataList = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 
 // Dynamic returns the accessor of any resource, built-in or custom, whose
 // objects are *unstructured.Unstructured.
@@ -144,7 +162,11 @@ func (r *Resource[T, L]) List(ctx context.Context, opts metav1.ListOptions) (L, 
 	if err != nil {
 		return zeroOf[L](), err
 	}
-	return decodeNew(r, ctx, &request{method: http.MethodGet, path: r.path(""), query: q, accept: r.accepts}, r.newList)
+	accept := r.accepts
+	if r.listAccepts != "" {
+		accept = r.listAccepts
+	}
+	return decodeNew(r, ctx, &request{method: http.MethodGet, path: r.path(""), query: q, accept: accept}, r.newList)
 }
 
 // Create posts obj and returns the object as stored. An existing name is
@@ -225,11 +247,7 @@ func (r *Resource[T, L]) Watch(ctx context.Context, opts metav1.ListOptions) (wa
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	accept := r.accept()
-	if r.accepts != "" {
-		accept = r.accepts
-	}
-	resp, err := r.c.do(ctx, &request{method: http.MethodGet, path: r.path(""), query: q, accept: accept,
+	resp, err := r.c.do(ctx, &request{method: http.MethodGet, path: r.path(""), query: q, accept: r.accept(),
 		gr: r.gvr.GroupResource()})
 	if err != nil {
 		cancel()
@@ -294,9 +312,13 @@ func (r *Resource[T, L]) encode(obj runtime.Object) ([]byte, string, error) {
 	return b, ContentTypeJSON, nil
 }
 
-// accept is the Accept header of the resource's requests: the client's
-// protobuf Accept when the resource uses protobuf, else "" (JSON).
+// accept is the Accept header of the resource's requests: the one set by
+// WithAccept or MetadataOnly, else the client's protobuf Accept when the
+// resource uses protobuf, else "" (JSON).
 func (r *Resource[T, L]) accept() string {
+	if r.accepts != "" {
+		return r.accepts
+	}
 	if r.proto {
 		return r.c.accept
 	}
@@ -373,8 +395,14 @@ func decodeNew[O runtime.Object, T, L runtime.Object](r *Resource[T, L], ctx con
 // decodeInto decodes raw (JSON or protobuf, as dec reads) into mk().
 func decodeInto[O runtime.Object](dec runtime.Decoder, raw []byte, mk func() O) (O, error) {
 	into := mk()
-	if _, _, err := dec.Decode(raw, nil, into); err != nil {
+	got, gvk, err := dec.Decode(raw, nil, into)
+	if err != nil {
 		return zeroOf[O](), fmt.Errorf("decode %T: %w", into, err)
+	}
+	if got != runtime.Object(into) {
+		// The answer is of another kind than into's (the decoder made an
+		// object of its own): into would be left empty.
+		return zeroOf[O](), fmt.Errorf("decode %T: the answer is a %s", into, gvk)
 	}
 	return into, nil
 }

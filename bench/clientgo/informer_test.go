@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,6 +66,13 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if serverStarted {
 		s := loadedServer()
+		if s.cmd != nil && s.cmd.Process != nil {
+			_ = s.cmd.Process.Kill()
+			_ = s.cmd.Wait()
+		}
+		os.RemoveAll(s.dir)
+	}
+	if s := clientServerStarted; s != nil {
 		if s.cmd != nil && s.cmd.Process != nil {
 			_ = s.cmd.Process.Kill()
 			_ = s.cmd.Wait()
@@ -153,9 +161,17 @@ func loadPods(cfg *sprest.Config) error {
 	}
 	ctx := context.Background()
 	nss := sprest.For[*corev1.Namespace, *corev1.NamespaceList](c, corev1.SchemeGroupVersion.WithResource("namespaces"), false)
+	// No controller manager runs: each namespace's default service
+	// account, which the pods name, is made here.
+	sas := sprest.For[*corev1.ServiceAccount, *corev1.ServiceAccountList](c, corev1.SchemeGroupVersion.WithResource("serviceaccounts"), true)
 	for i := range syncNamespaces {
-		if _, err := nss.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns-" + strconv.Itoa(i)}}, metav1.CreateOptions{}); err != nil {
+		ns := "ns-" + strconv.Itoa(i)
+		if _, err := nss.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create namespace: %w", err)
+		}
+		if _, err := sas.Namespace(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}},
+			metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create service account: %w", err)
 		}
 	}
 	pods := sprest.For[*corev1.Pod, *corev1.PodList](c, podsGVR, true)

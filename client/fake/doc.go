@@ -19,7 +19,24 @@
 // merge (built-in kinds). Interceptor funcs (WithInterceptorFuncs) run
 // instead of the calls they name, to inject errors.
 //
-// Not supported: server-side apply (client.Apply is refused with 400),
-// defaulting and validation (the fake stores what it is given), owner
-// garbage collection, watches.
+// # Managed fields and server-side apply
+//
+// Every write records metadata.managedFields as the server does, through
+// k8s.io/apimachinery/pkg/util/managedfields: creates, updates and
+// patches an Update entry for their FieldOwner, applies an Apply entry.
+// Patch (and Status().Patch) with client.Apply is server-side apply: a
+// FieldOwner is required (422 otherwise, as the server answers), a missing
+// object is created, the applier owns the fields it applies and loses
+// those it stops applying, and a field another manager owns with another
+// value is a 409 Conflict whose causes (FieldManagerConflict) name the
+// field and the manager, unless ForceOwnership takes it. As on the server,
+// with a status subresource the main resource does not own status and the
+// status endpoint owns only status. Objects are typed for this by the type
+// converters given to WithTypeConverters, by default one deduced from the
+// objects themselves: maps and structs merge field by field, but every list
+// is atomic (the server merges lists such as containers by key); give a
+// converter built from your kinds' OpenAPI schemas for that.
+//
+// Not supported: defaulting and validation (the fake stores what it is
+// given), owner garbage collection, watches.
 package fake

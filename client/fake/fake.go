@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -37,6 +38,7 @@ type ClientBuilder struct {
 	indexes  []index
 	funcs    *interceptor.Funcs
 	clusterd map[schema.GroupKind]bool
+	tcs      []managedfields.TypeConverter
 }
 
 type index struct {
@@ -78,6 +80,18 @@ func (b *ClientBuilder) WithInterceptorFuncs(funcs interceptor.Funcs) *ClientBui
 	return b
 }
 
+// WithTypeConverters sets the type converters server-side apply and
+// managed-fields tracking type objects with, tried in order (default: one
+// deduced from the objects themselves, managedfields.NewDeducedTypeConverter,
+// which merges maps and structs field by field but takes every list as
+// atomic; give a converter of your kinds' OpenAPI schemas, e.g.
+// managedfields.NewTypeConverter, for the server's list merging, with the
+// deduced one last to cover the other kinds).
+func (b *ClientBuilder) WithTypeConverters(tcs ...managedfields.TypeConverter) *ClientBuilder {
+	b.tcs = append(b.tcs, tcs...)
+	return b
+}
+
 // WithClusterScoped names kinds that live outside namespaces besides the
 // built-in ones (Namespace, Node, PersistentVolume, ClusterRole, ...).
 func (b *ClientBuilder) WithClusterScoped(objs ...client.Object) *ClientBuilder {
@@ -109,7 +123,11 @@ func (b *ClientBuilder) Build() client.Client {
 	s := b.schemeOrDefault()
 	f := &fakeClient{scheme: s, objects: map[schema.GroupVersionKind]map[types.NamespacedName]map[string]any{},
 		status: map[schema.GroupKind]bool{}, indexes: map[schema.GroupKind]map[string]client.IndexerFunc{},
-		cluster: map[schema.GroupKind]bool{}}
+		cluster: map[schema.GroupKind]bool{}, managers: map[managerKey]*managedfields.FieldManager{}}
+	f.typeConverter = typeConverters(b.tcs)
+	if len(b.tcs) == 0 {
+		f.typeConverter = managedfields.NewDeducedTypeConverter()
+	}
 	for gk := range builtinClusterScoped {
 		f.cluster[gk] = true
 	}
@@ -165,6 +183,10 @@ type fakeClient struct {
 	status  map[schema.GroupKind]bool
 	indexes map[schema.GroupKind]map[string]client.IndexerFunc
 	cluster map[schema.GroupKind]bool
+	// typeConverter types objects for their managed fields; managers
+	// holds the field managers built so far.
+	typeConverter managedfields.TypeConverter
+	managers      map[managerKey]*managedfields.FieldManager
 }
 
 func (f *fakeClient) Scheme() *runtime.Scheme { return f.scheme }
@@ -407,21 +429,26 @@ func (f *fakeClient) Create(_ context.Context, obj client.Object, opts ...client
 	if err != nil {
 		return err
 	}
+	m = f.trackUpdate(gvk, "", nil, m, client.CreateOptionsFrom(opts).Raw.FieldManager)
 	f.put(gvk, k, m)
 	return fromMap(m, gvk, obj)
 }
 
-func (f *fakeClient) Update(_ context.Context, obj client.Object, _ ...client.UpdateOption) error {
-	return f.write(obj, "", nil)
+func (f *fakeClient) Update(_ context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	return f.write(obj, "", nil, client.UpdateOptionsFrom(opts).Raw.FieldManager)
 }
 
-func (f *fakeClient) Patch(_ context.Context, obj client.Object, patch client.Patch, _ ...client.PatchOption) error {
-	return f.write(obj, "", patch)
+func (f *fakeClient) Patch(_ context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	po := client.PatchOptionsFrom(opts)
+	if patch.Type() == types.ApplyPatchType {
+		return f.apply(obj, "", patch, po)
+	}
+	return f.write(obj, "", patch, po.Raw.FieldManager)
 }
 
 // write stores obj, or the stored object patched, as an update of the
 // main resource (sub "") or of the status subresource.
-func (f *fakeClient) write(obj client.Object, sub string, patch client.Patch) error {
+func (f *fakeClient) write(obj client.Object, sub string, patch client.Patch, manager string) error {
 	gvk, err := client.GVKForObject(obj, f.scheme)
 	if err != nil {
 		return err
@@ -450,15 +477,28 @@ func (f *fakeClient) write(obj client.Object, sub string, patch client.Patch) er
 		return apierrors.NewConflict(f.gr(gvk), obj.GetName(),
 			fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
 	}
+	next = f.splitStatus(gvk, sub, old, next, old)
+	next = f.trackUpdate(gvk, sub, old, next, manager)
+	return f.commit(gvk, k, old, next, sub, obj)
+}
+
+// splitStatus returns what a write through sub stores: for the status
+// subresource, old with status (and the managed fields) of next; for the
+// main resource of a kind with a status subresource, next with old's
+// status; else next. tracked holds the managed fields to keep.
+func (f *fakeClient) splitStatus(gvk schema.GroupVersionKind, sub string, old, next, tracked map[string]any) map[string]any {
 	switch {
 	case sub == "status":
 		st := next["status"]
-		next = runtime.DeepCopyJSON(old)
+		out := runtime.DeepCopyJSON(old)
 		if st == nil {
-			delete(next, "status")
+			delete(out, "status")
 		} else {
-			next["status"] = st
+			out["status"] = st
 		}
+		ou := &unstructured.Unstructured{Object: out}
+		ou.SetManagedFields((&unstructured.Unstructured{Object: tracked}).GetManagedFields())
+		return out
 	case f.status[gvk.GroupKind()]:
 		if st, ok := old["status"]; ok {
 			next["status"] = st
@@ -466,8 +506,24 @@ func (f *fakeClient) write(obj client.Object, sub string, patch client.Patch) er
 			delete(next, "status")
 		}
 	}
-	nu = &unstructured.Unstructured{Object: next}
-	// Fields the server owns.
+	return next
+}
+
+// commit stores next as the object at k (old is the stored one, nil on
+// create) with the fields the server owns set, and fills obj with it. An
+// update that removes the last finalizer of a terminating object deletes
+// it.
+func (f *fakeClient) commit(gvk schema.GroupVersionKind, k types.NamespacedName, old, next map[string]any, sub string, obj client.Object) error {
+	nu := &unstructured.Unstructured{Object: next}
+	if old == nil {
+		nu.SetUID(uuid.NewUUID())
+		nu.SetCreationTimestamp(metav1.NewTime(time.Now().Truncate(time.Second)))
+		nu.SetGeneration(1)
+		nu.SetResourceVersion(f.nextRV())
+		f.put(gvk, k, next)
+		return fromMap(next, gvk, obj)
+	}
+	ou := &unstructured.Unstructured{Object: old}
 	nu.SetUID(ou.GetUID())
 	nu.SetCreationTimestamp(ou.GetCreationTimestamp())
 	nu.SetDeletionTimestamp(ou.GetDeletionTimestamp())
@@ -618,16 +674,20 @@ func (s *subClient) Create(context.Context, client.Object, client.Object, ...cli
 	return apierrors.NewBadRequest(fmt.Sprintf("fake: subresource %s cannot be created", s.sub))
 }
 
-func (s *subClient) Update(_ context.Context, obj client.Object, _ ...client.UpdateOption) error {
+func (s *subClient) Update(_ context.Context, obj client.Object, opts ...client.UpdateOption) error {
 	if s.sub != "status" {
 		return apierrors.NewBadRequest(fmt.Sprintf("fake: subresource %s cannot be updated", s.sub))
 	}
-	return s.f.write(obj, "status", nil)
+	return s.f.write(obj, "status", nil, client.UpdateOptionsFrom(opts).Raw.FieldManager)
 }
 
-func (s *subClient) Patch(_ context.Context, obj client.Object, patch client.Patch, _ ...client.PatchOption) error {
+func (s *subClient) Patch(_ context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 	if s.sub != "status" {
 		return apierrors.NewBadRequest(fmt.Sprintf("fake: subresource %s cannot be patched", s.sub))
 	}
-	return s.f.write(obj, "status", patch)
+	po := client.PatchOptionsFrom(opts)
+	if patch.Type() == types.ApplyPatchType {
+		return s.f.apply(obj, "status", patch, po)
+	}
+	return s.f.write(obj, "status", patch, po.Raw.FieldManager)
 }

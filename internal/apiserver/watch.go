@@ -227,13 +227,18 @@ func (s *Server) watchErrorFrame(mt mediaType, st *metav1.Status) ([]byte, error
 }
 
 // frameBytes returns the wire form of a frame: the shared bytes for plain
-// JSON and protobuf watches, or the event re-rendered as a Table for
-// kubectl get -w.
+// JSON and protobuf watches, or the event re-rendered as the view asked
+// for: a Table for kubectl get -w, PartialObjectMetadata for a metadata
+// client.
 func (s *Server) frameBytes(r *http.Request, mt mediaType, e *entry, f watchcache.Frame) ([]byte, error) {
 	if mt.Type == mimeProtobuf {
 		return f.ProtoBytes()
 	}
-	if mt.As == "" || f.Type == watch.Bookmark || f.Type == watch.Error {
+	// Bookmarks are views too for a metadata-only watch, as kube-apiserver
+	// sends them (a metadata client decodes every event as
+	// PartialObjectMetadata); a Table watch (kubectl get -w) gets them as
+	// they are.
+	if mt.As == "" || f.Type == watch.Error || f.Type == watch.Bookmark && mt.As != "PartialObjectMetadata" {
 		return f.Bytes()
 	}
 	view, err := s.view(r, mt, e, f.Object())
