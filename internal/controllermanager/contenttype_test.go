@@ -77,8 +77,12 @@ func (l *watchLog) records() []watchRecord {
 	return slices.Clone(l.watches)
 }
 
-// gcServiceAccount ends the user agent of the garbage collector's client.
-const gcServiceAccount = "system:serviceaccount:kube-system:generic-garbage-collector"
+// gcServiceAccount ends the user agent of the garbage collector's client,
+// quotaServiceAccount that of the resource quota controller's.
+const (
+	gcServiceAccount    = "system:serviceaccount:kube-system:generic-garbage-collector"
+	quotaServiceAccount = "system:serviceaccount:kube-system:resourcequota-controller"
+)
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
@@ -188,9 +192,11 @@ func TestComponentsWatchInProtobuf(t *testing.T) {
 		seen[key] = true
 		t.Logf("%s: watch %s, Accept %q: %s", w.who, w.path, w.accept, w.ctype)
 		mt, _, _ := strings.Cut(w.ctype, ";")
-		if strings.HasSuffix(w.userAgent, gcServiceAccount) && w.accept == rest.ContentTypeJSON {
-			// Known exception: the garbage collector's monitors watch
-			// every resource as unstructured JSON and keep the metadata
+		if (strings.HasSuffix(w.userAgent, gcServiceAccount) || strings.HasSuffix(w.userAgent, quotaServiceAccount)) &&
+			w.accept == rest.ContentTypeJSON {
+			// Known exceptions: the garbage collector's monitors and the
+			// quota controller's deletion watches watch their resources as
+			// unstructured JSON and keep the metadata, or only the names
 			// (kube's watch PartialObjectMetadata in protobuf).
 			continue
 		}
