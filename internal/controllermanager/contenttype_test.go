@@ -19,7 +19,6 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/provisioner"
 	"github.com/setpoint-dev/setpoint/internal/pki"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
-	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
 
@@ -143,21 +142,7 @@ func TestComponentsWatchInProtobuf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runCtx, stop := context.WithCancel(context.Background())
-	var dones []chan error
-	for _, m := range []*manager.Manager{cm, sched, nodes} {
-		done := make(chan error, 1)
-		dones = append(dones, done)
-		go func() { done <- m.Start(runCtx) }()
-	}
-	defer func() {
-		stop()
-		for _, d := range dones {
-			if err := <-d; err != nil {
-				t.Error(err)
-			}
-		}
-	}()
+	defer runManagers(t, cm, sched, nodes)()
 
 	// A Deployment to Running pods: every component's informers are then
 	// watching.

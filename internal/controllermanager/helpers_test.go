@@ -146,3 +146,23 @@ func holders(t *testing.T, c *rest.Client, prefix string) map[string]string {
 	}
 	return out
 }
+
+// runManagers starts the managers; the returned function stops them and
+// reports the error any of them ended with.
+func runManagers(t *testing.T, managers ...*manager.Manager) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	dones := make([]chan error, len(managers))
+	for i, m := range managers {
+		dones[i] = make(chan error, 1)
+		go func() { dones[i] <- m.Start(ctx) }()
+	}
+	return func() {
+		cancel()
+		for _, d := range dones {
+			if err := <-d; err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}

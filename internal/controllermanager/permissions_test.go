@@ -24,7 +24,6 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/pki"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 	"github.com/setpoint-dev/setpoint/internal/testwait"
-	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
 
@@ -96,21 +95,7 @@ func TestComponentsWithinKubePolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runCtx, stop := context.WithCancel(context.Background())
-	var dones []chan error
-	for _, m := range []*manager.Manager{cm, sched, nodes} {
-		done := make(chan error, 1)
-		dones = append(dones, done)
-		go func() { done <- m.Start(runCtx) }()
-	}
-	defer func() {
-		stop()
-		for _, d := range dones {
-			if err := <-d; err != nil {
-				t.Error(err)
-			}
-		}
-	}()
+	defer runManagers(t, cm, sched, nodes)()
 
 	defer func() {
 		for _, r := range au.refusals() {
