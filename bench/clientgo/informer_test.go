@@ -135,10 +135,15 @@ func startSetpointProcess(dir, storage, bin string) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
+// waitReady waits for the server of kubeconfig to answer and returns an
+// unthrottled configuration for it.
 func waitReady(kubeconfig string) (*sprest.Config, error) {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		if cfg, err := sprest.ConfigFromKubeconfig(kubeconfig, ""); err == nil {
+			// The loaders write 100,000 objects: unthrottled (rest's
+			// default is client-go's 5 QPS).
+			cfg.QPS = -1
 			c, err := sprest.New(cfg)
 			if err == nil {
 				ns := sprest.For[*corev1.Namespace, *corev1.NamespaceList](c, corev1.SchemeGroupVersion.WithResource("namespaces"), false)
