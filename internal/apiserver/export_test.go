@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/setpoint-dev/setpoint/internal/registry"
@@ -30,12 +31,7 @@ func ListBodyAsObject(s *Server, gvr schema.GroupVersionResource, namespace, lab
 	if err != nil {
 		return nil, err
 	}
-	m := mediaType{Type: mimeJSON}
-	if mt == "protobuf" {
-		m.Type = mimeProtobuf
-	}
-	b, _, err := s.resp.encode(m, list)
-	return b, err
+	return encodeList(s, list, mt)
 }
 
 // PagedListBodyAsObject is ListBodyAsObject for one page of a list of the
@@ -50,6 +46,12 @@ func PagedListBodyAsObject(s *Server, gvr schema.GroupVersionResource, namespace
 	if err != nil {
 		return nil, err
 	}
+	return encodeList(s, list, mt)
+}
+
+// encodeList is the old whole-object encoding of list, in JSON or (mt
+// "protobuf") protobuf.
+func encodeList(s *Server, list runtime.Object, mt string) ([]byte, error) {
 	m := mediaType{Type: mimeJSON}
 	if mt == "protobuf" {
 		m.Type = mimeProtobuf

@@ -14,10 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/setpoint-dev/setpoint/internal/cluster"
 	"github.com/setpoint-dev/setpoint/internal/controllermanager"
 	"github.com/setpoint-dev/setpoint/internal/controllers/provisioner"
-	"github.com/setpoint-dev/setpoint/internal/pki"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -100,19 +98,9 @@ func TestComponentsWatchInProtobuf(t *testing.T) {
 	defer cancel()
 	admin := clientFor(t, srv.Kubeconfig)
 	log := &watchLog{}
-	cmCfg := componentConfig(t, srv.DataDir, pki.ControllerManagerKubeconfig)
+	cmCfg, schedCfg, adminCfg, nodeCreds := componentConfigs(t, srv)
 	cmCfg.WrapTransport = log.wrap("controller manager", nil)
-	schedCfg := componentConfig(t, srv.DataDir, pki.SchedulerKubeconfig)
 	schedCfg.WrapTransport = log.wrap("scheduler", nil)
-	adminCfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := pki.LoadCA(srv.DataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodeCreds := cluster.NodeCredentials(adminCfg, ca)
 	nodesAdmin := *adminCfg
 	nodesAdmin.WrapTransport = log.wrap("node agent", nil)
 	nodesOpts := controllermanager.NodesOptions{Common: controllermanager.Common{Config: &nodesAdmin, Logger: testLogger()}}

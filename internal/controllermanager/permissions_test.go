@@ -50,19 +50,9 @@ func TestComponentsWithinKubePolicy(t *testing.T) {
 	defer func() { stopGraph(); <-graphDone }()
 	au.node = node.New(graph)
 
-	cmCfg := componentConfig(t, srv.DataDir, pki.ControllerManagerKubeconfig)
+	cmCfg, schedCfg, adminCfg, nodeCreds := componentConfigs(t, srv)
 	cmCfg.WrapTransport = au.wrap(authorizer.User{Name: pki.ControllerManagerUser, Groups: []string{"system:authenticated"}})
-	schedCfg := componentConfig(t, srv.DataDir, pki.SchedulerKubeconfig)
 	schedCfg.WrapTransport = au.wrap(authorizer.User{Name: pki.SchedulerUser, Groups: []string{"system:authenticated"}})
-	adminCfg, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := pki.LoadCA(srv.DataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodeCreds := cluster.NodeCredentials(adminCfg, ca)
 	audited := func(name string) (*rest.Config, error) {
 		cfg, err := nodeCreds(name)
 		if err != nil {
@@ -118,6 +108,24 @@ func clientFor(t *testing.T, kubeconfig string) *rest.Client {
 	}
 	t.Cleanup(c.CloseIdleConnections)
 	return c
+}
+
+// componentConfigs are the clients of a cluster's components on srv: the
+// controller manager's and the scheduler's (their kubeconfigs), the
+// admin's, and the nodes' credentials (each node's own certificate).
+func componentConfigs(t *testing.T, srv *testserver.Server) (cm, sched, admin *rest.Config, nodeCreds func(string) (*rest.Config, error)) {
+	t.Helper()
+	cm = componentConfig(t, srv.DataDir, pki.ControllerManagerKubeconfig)
+	sched = componentConfig(t, srv.DataDir, pki.SchedulerKubeconfig)
+	admin, err := rest.ConfigFromKubeconfig(srv.Kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := pki.LoadCA(srv.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cm, sched, admin, cluster.NodeCredentials(admin, ca)
 }
 
 func componentConfig(t *testing.T, dir, file string) *rest.Config {
