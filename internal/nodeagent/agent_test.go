@@ -196,8 +196,10 @@ func TestStatusKeepsExtendedResources(t *testing.T) {
 	if _, err := e.nodes.UpdateStatus(ctx(), n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.clk.Step(10 * time.Second)
-	eventually(t, "status posted", func() bool {
+	// The agent compares with the node it watches: a status round that runs
+	// before its watch delivered the update above sees nothing to post, so
+	// step until a round does.
+	e.stepUntil("status posted", 10*time.Second, func() bool {
 		n, err := e.nodes.Get(ctx(), "node-0", metav1.GetOptions{})
 		return err == nil && nodeCondition(n, corev1.NodeReady).Status == corev1.ConditionTrue
 	})
