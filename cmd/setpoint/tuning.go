@@ -119,7 +119,7 @@ func (f *nodeFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.restartBackoff, "container-restart-backoff", 10*time.Second,
 		"first back-off before a crashed container restarts (doubling up to 5 minutes, as the kubelet's)")
 	fl.DurationVar(&f.runTime, "pod-run-time", 0,
-		"how long the containers of pods meant to finish (restartPolicy Never or OnFailure) and init containers run before they exit 0, unless the pod's setpoint.dev/run-time annotation says otherwise")
+		"how long the containers of pods meant to finish (restartPolicy Never or OnFailure, and a Job's pod or a container naming its command or args) and init containers run before they exit 0, unless the pod's setpoint.dev/run-time annotation says otherwise")
 	fl.BoolVar(&f.noEvents, "disable-kubelet-events", false, "do not write the simulated kubelets' events (Pulled, Created, Started, Killing, BackOff, Unhealthy, FailedMount…)")
 	fl.BoolVar(&f.ignoreDeps, "ignore-missing-pod-dependencies", false,
 		"run pods whose ConfigMaps, Secrets, PersistentVolumeClaims or ServiceAccounts are missing, as KWOK does, instead of holding them as a kubelet does (CreateContainerConfigError, FailedMount)")

@@ -48,7 +48,10 @@
 //     restarted whatever the pod's policy and count for readiness. The
 //     regular containers start together once the init containers are
 //     done. Containers of pods meant to finish (restartPolicy Never or
-//     OnFailure, e.g. Jobs' pods and Helm test hooks) and regular init
+//     OnFailure, and either a Job's pod or a container naming its command
+//     or args, e.g. Jobs' pods and Helm test hooks; a bare image outside
+//     a Job is a server left to run, as the e2e suite's agnhost pods that
+//     must stay Running, and runs until deleted) and regular init
 //     containers exit after Options.RunTime (default 0: at once after they
 //     started, as KWOK's default stages complete Job pods; no better
 //     founded default exists, a real run time being the workload's) with

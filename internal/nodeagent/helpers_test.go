@@ -151,6 +151,15 @@ func (e *env) stepUntil(what string, step time.Duration, cond func() bool) {
 
 func ctx() context.Context { return context.Background() }
 
+// withCommand gives every container of p a command, so that under
+// restartPolicy Never or OnFailure its containers end by themselves.
+func withCommand(p *corev1.Pod) *corev1.Pod {
+	for i := range p.Spec.Containers {
+		p.Spec.Containers[i].Command = []string{"true"}
+	}
+	return p
+}
+
 // newPod returns a pod with the given containers (name=image).
 func newPod(name string, policy corev1.RestartPolicy, containers ...string) *corev1.Pod {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Annotations read from a pod when the agent first handles it (KWOK-style
@@ -113,15 +114,16 @@ func knobCode(pod *corev1.Pod, key, container string, all bool, def int32) int32
 	return int32(v)
 }
 
-// readKnobs reads the container's knobs: index is its position among the
-// regular containers (-1 for others), kind its kind, defRun the agent's
-// default run time.
-func readKnobs(pod *corev1.Pod, name string, index int, kind containerKind, defRun time.Duration) knobs {
+// readKnobs reads the knobs of container c: index is its position among
+// the regular containers (-1 for others), kind its kind, defRun the
+// agent's default run time.
+func readKnobs(pod *corev1.Pod, c *corev1.Container, index int, kind containerKind, defRun time.Duration) knobs {
 	var k knobs
+	name := c.Name
 	finishes := kind == kindInit || (kind == kindRegular && pod.Spec.RestartPolicy != corev1.RestartPolicyAlways && pod.Spec.RestartPolicy != "")
 	if d, ok := knobDuration(pod, AnnotationRunTime, name, finishes); ok {
 		k.runTime, k.finite = d, true
-	} else if finishes {
+	} else if finishes && (kind == kindInit || endsByItself(pod, c)) {
 		k.runTime, k.finite = defRun, true
 	}
 	k.exitCode = knobCode(pod, AnnotationExitCode, name, true, 0)
@@ -144,4 +146,20 @@ func readKnobs(pod *corev1.Pod, name string, index int, kind containerKind, defR
 		}
 	}
 	return k
+}
+
+// endsByItself tells whether a regular container of a pod whose
+// restartPolicy is Never or OnFailure ends after the default run time: it
+// does when its pod belongs to a Job (KWOK's rule: its default stages
+// complete Job pods only) or when it names its program (command or args,
+// as `kubectl run --restart=Never x --image=busybox -- echo hi`, a Helm
+// test hook or an e2e pod checking a volume does). A bare image under
+// Never — a server left to run, as the e2e suite's agnhost pods that must
+// stay Running — runs until deleted, as it would on a kubelet.
+func endsByItself(pod *corev1.Pod, c *corev1.Container) bool {
+	if len(c.Command) > 0 || len(c.Args) > 0 {
+		return true
+	}
+	ref := metav1.GetControllerOfNoCopy(pod)
+	return ref != nil && ref.Kind == "Job" && strings.HasPrefix(ref.APIVersion, "batch/")
 }

@@ -8,23 +8,31 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/setpoint-dev/setpoint/internal/nodeagent"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 )
 
 // Pods meant to finish: their containers exit after their run time (at
-// once by default) with their exit code; the pod ends Succeeded or Failed
-// with the kubelet's terminated states and conditions; OnFailure restarts
-// a failing container after the back-off.
+// once by default, for containers that name their program or belong to a
+// Job) with their exit code; the pod ends Succeeded or Failed with the
+// kubelet's terminated states and conditions; OnFailure restarts a
+// failing container after the back-off. A bare image under Never runs
+// until deleted.
 func TestRunToCompletion(t *testing.T) {
 	e := newEnv(t, testserver.Start(t, testserver.Options{}))
 	e.startAgentWithCA(nodeagent.Options{Count: 1})
-	job := e.createBound(newPod("job", corev1.RestartPolicyNever, "app=busybox"), "node-0")
+	job := e.createBound(withCommand(newPod("job", corev1.RestartPolicyNever, "app=busybox")), "node-0")
+	jobOwned := newPod("job-owned", corev1.RestartPolicyNever, "app=busybox")
+	jobOwned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "j",
+		UID: "0b6c9a8e-0000-4000-8000-000000000001", Controller: ptr.To(true)}}
+	e.createBound(jobOwned, "node-0")
+	e.createBound(newPod("server", corev1.RestartPolicyNever, "app=agnhost"), "node-0")
 	timed := newPod("timed", corev1.RestartPolicyNever, "app=busybox")
 	timed.Annotations = map[string]string{nodeagent.AnnotationRunTime: "30s"}
 	e.createBound(timed, "node-0")
-	fails := newPod("fails", corev1.RestartPolicyNever, "app=busybox")
+	fails := withCommand(newPod("fails", corev1.RestartPolicyNever, "app=busybox"))
 	fails.Annotations = map[string]string{nodeagent.AnnotationExitCode: "3"}
 	e.createBound(fails, "node-0")
 	retry := newPod("retry", corev1.RestartPolicyOnFailure, "app=busybox")
@@ -61,8 +69,10 @@ func TestRunToCompletion(t *testing.T) {
 		c.Message != "containers with unready status: [app]" {
 		t.Errorf("fails: Ready = %+v", c)
 	}
+	e.waitPod("job-owned", "succeeded", phase(corev1.PodSucceeded))
 	e.waitPod("timed", "running", running)
 	e.waitPod("two", "running", running)
+	e.waitPod("server", "running", running)
 
 	e.step(5 * time.Second)
 	p = e.waitPod("retry", "backing off", func(p *corev1.Pod) bool { return waitingReason(p, "app") == "CrashLoopBackOff" })
@@ -90,6 +100,9 @@ func TestRunToCompletion(t *testing.T) {
 	p = e.waitPod("timed", "succeeded", phase(corev1.PodSucceeded))
 	if term := terminated(p, "app"); term == nil || !term.FinishedAt.Time.Equal(at(30*time.Second)) {
 		t.Errorf("timed: %+v", term)
+	}
+	if p := e.getPod("server"); !running(p) {
+		t.Errorf("server: a bare image under Never ended after 30s: phase %s %+v", p.Status.Phase, p.Status.ContainerStatuses)
 	}
 }
 
@@ -220,7 +233,7 @@ func TestStartEvents(t *testing.T) {
 // DisableEvents writes no event.
 func TestDisableEvents(t *testing.T) {
 	e := startEnv(t, nodeagent.Options{DisableEvents: true})
-	e.createBound(newPod("quiet", corev1.RestartPolicyNever, "app=busybox"), "node-0")
+	e.createBound(withCommand(newPod("quiet", corev1.RestartPolicyNever, "app=busybox")), "node-0")
 	e.waitPod("quiet", "succeeded", phase(corev1.PodSucceeded))
 	time.Sleep(500 * time.Millisecond) // events are written in the background
 	l, err := forKind[*corev1.Event, *corev1.EventList](e, "events").List(ctx(), metav1.ListOptions{})

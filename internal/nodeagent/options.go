@@ -84,10 +84,12 @@ type Options struct {
 	// 10s); each later restart doubles it, up to 5 minutes.
 	RestartBackoff time.Duration
 	// RunTime is how long the containers of pods meant to finish
-	// (restartPolicy Never or OnFailure) and regular init containers run
-	// before they exit, unless the pod's setpoint.dev/run-time annotation
-	// says otherwise. Default 0: they exit as soon as they started, as
-	// KWOK's default stages complete Job pods.
+	// (restartPolicy Never or OnFailure, and either belonging to a Job or
+	// naming a command or args) and regular init containers run before
+	// they exit, unless the pod's setpoint.dev/run-time annotation says
+	// otherwise. Default 0: they exit as soon as they started, as KWOK's
+	// default stages complete Job pods. A bare image under Never or
+	// OnFailure outside a Job runs until deleted.
 	RunTime time.Duration
 	// IgnoreMissingDependencies runs pods whose ConfigMaps, Secrets,
 	// PersistentVolumeClaims or ServiceAccounts are missing, as KWOK does,

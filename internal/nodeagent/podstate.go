@@ -179,12 +179,12 @@ func newPodState(pod *corev1.Pod, n *node, now time.Time, defRun time.Duration) 
 			kind = kindSidecar
 		}
 		ps.inits = append(ps.inits, &ctrState{name: spec.Name, image: spec.Image, kind: kind, spec: spec,
-			knobs: readKnobs(pod, spec.Name, -1, kind, defRun), fieldPath: "spec.initContainers{" + spec.Name + "}"})
+			knobs: readKnobs(pod, spec, -1, kind, defRun), fieldPath: "spec.initContainers{" + spec.Name + "}"})
 	}
 	for i := range pod.Spec.Containers {
 		spec := pod.Spec.Containers[i].DeepCopy()
 		ps.containers = append(ps.containers, &ctrState{name: spec.Name, image: spec.Image, kind: kindRegular, spec: spec,
-			knobs: readKnobs(pod, spec.Name, i, kindRegular, defRun), fieldPath: "spec.containers{" + spec.Name + "}"})
+			knobs: readKnobs(pod, spec, i, kindRegular, defRun), fieldPath: "spec.containers{" + spec.Name + "}"})
 	}
 	ps.initialized = len(ps.inits) == 0
 	return ps
