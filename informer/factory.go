@@ -117,7 +117,7 @@ func For[T Object, L runtime.Object](f *Factory, gvr schema.GroupVersionResource
 	if m, ok := f.informers[key]; ok {
 		return m.(*Informer[T])
 	}
-	res := rest.For[T, L](f.client, gvr, namespaced).Namespace(key.namespace)
+	res := rest.For[T, L](f.client, gvr, namespaced).PreferProtobuf().Namespace(key.namespace)
 	inf := New[T, L](res, informerOptions[T](f.opts, key))
 	f.informers[key] = inf
 	return inf

@@ -2,12 +2,17 @@ package informer
 
 import (
 	"context"
+	"net/http"
+	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/setpoint-dev/setpoint/rest"
 )
 
 func TestFactorySharesInformersByKey(t *testing.T) {
@@ -126,4 +131,72 @@ func sameSet(got []string, want ...string) bool {
 		}
 	}
 	return true
+}
+
+// answerLog records the Content-Type of every answer, by query, of a
+// client's requests.
+type answerLog struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	got  []string
+}
+
+func (l *answerLog) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := l.base.RoundTrip(r)
+	if err == nil {
+		l.mu.Lock()
+		l.got = append(l.got, r.URL.RawQuery+" -> "+resp.Header.Get("Content-Type"))
+		l.mu.Unlock()
+	}
+	return resp, err
+}
+
+// TestFactoryInformersSpeakProtobuf: with the client's ContentType unset,
+// the factory's informers of built-in kinds list and watch in protobuf, as
+// client-go's do (decoding JSON dominated a large initial sync), while
+// dynamic informers stay JSON; both caches hold the objects.
+func TestFactoryInformersSpeakProtobuf(t *testing.T) {
+	srv, c, _ := start(t)
+	create(t, c, "proto", "1")
+	cfg := srv.RESTConfig(t)
+	log := &answerLog{base: srv.Client.Transport}
+	cfg.Transport = log
+	lc, err := rest.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(lc.CloseIdleConnections)
+	f := NewFactory(lc, FactoryOptions{Namespace: "default"})
+	typed := For[*corev1.ConfigMap, *corev1.ConfigMapList](f, cmGVR, true)
+	dynamic := Dynamic(f, cmGVR, true, WithLabelSelector("!absent"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer f.Shutdown()
+	defer cancel()
+	f.Start(ctx)
+	waitSynced(t, typed.HasSynced)
+	waitSynced(t, dynamic.HasSynced)
+	if got, err := typed.Lister().Namespace("default").Get("proto"); err != nil || got.Data["v"] != "1" {
+		t.Fatalf("typed cache: %v %v", got, err)
+	}
+	if u, err := dynamic.Lister().Namespace("default").Get("proto"); err != nil || u.GetName() != "proto" {
+		t.Fatalf("dynamic cache: %v %v", u, err)
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	var typedProto, dynamicJSON bool
+	for _, a := range log.got {
+		query, ctype, _ := strings.Cut(a, " -> ")
+		dyn := strings.Contains(query, "labelSelector")
+		switch {
+		case !dyn && strings.HasPrefix(ctype, rest.ContentTypeProtobuf):
+			typedProto = true
+		case dyn && strings.HasPrefix(ctype, rest.ContentTypeJSON):
+			dynamicJSON = true
+		default:
+			t.Errorf("answer %s", a)
+		}
+	}
+	if !typedProto || !dynamicJSON {
+		t.Fatalf("answers %v: typed in protobuf %v, dynamic in JSON %v", log.got, typedProto, dynamicJSON)
+	}
 }

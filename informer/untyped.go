@@ -106,7 +106,7 @@ func ForType(f *Factory, typ reflect.Type, newList func() runtime.Object, gvr sc
 	if _, ok := reflect.New(typ.Elem()).Interface().(Object); !ok {
 		return nil, fmt.Errorf("informer of %s: not an API object (metav1.Object and runtime.Object)", typ)
 	}
-	res := rest.ForNew(f.client, gvr, namespaced, newObj, newList).Namespace(key.namespace)
+	res := rest.ForNew(f.client, gvr, namespaced, newObj, newList).PreferProtobuf().Namespace(key.namespace)
 	if typ == reflect.TypeFor[*metav1.PartialObjectMetadata]() {
 		res = res.MetadataOnly()
 	}

@@ -44,6 +44,9 @@ type Client struct {
 	// is then the Accept header of requests for built-in kinds.
 	protobuf bool
 	accept   string
+	// contentTypeSet is set when Config.ContentType was given (JSON
+	// included): PreferProtobuf then leaves the choice alone.
+	contentTypeSet bool
 	// builtin is NewScheme(), built on first need by kindOf.
 	builtinOnce sync.Once
 	builtin     *runtime.Scheme
@@ -92,6 +95,7 @@ func newClient(cfg *Config, codecs *scheme.Codecs) (*Client, error) {
 		timeout: cfg.Timeout, maxRetries: cfg.maxRetries(), clock: clk,
 		limiter: NewRateLimiter(qps, burst, clk), metrics: cfg.Metrics, codecs: codecs,
 	}
+	c.contentTypeSet = strings.TrimSpace(cfg.ContentType) != ""
 	switch ct := strings.TrimSpace(cfg.ContentType); {
 	case wantsProtobuf(ct):
 		c.protobuf, c.accept = true, defaultProtobufAccept

@@ -80,7 +80,8 @@ type Config struct {
 	// components use. With protobuf, objects of built-in kinds are sent
 	// and received in protobuf (lists and watch streams too); objects
 	// without a protobuf form (unstructured objects, custom resources'
-	// types) stay JSON.
+	// types) stay JSON. Left unset, Resource.PreferProtobuf (informers)
+	// still uses protobuf; set to JSON, it does not.
 	ContentType string
 	// AcceptContentTypes is the Accept header of requests for built-in
 	// kinds when ContentType is protobuf; "" means

@@ -56,7 +56,10 @@
 // manager, its informers and its Client. Namespace(ns) binds a namespace; on an
 // unbound namespaced Resource, List and Watch span all namespaces. Options
 // are the standard metav1 option structs, sent as query parameters (or, for
-// deletes, as a DeleteOptions body).
+// deletes, as a DeleteOptions body). A Resource speaks JSON unless
+// Config.ContentType asks for protobuf; PreferProtobuf makes one speak
+// protobuf for a built-in kind when ContentType was left unset, as
+// client-go's generated clients do (package informer uses it).
 //
 // # Errors
 //

@@ -3,6 +3,7 @@ package rest_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -283,5 +284,50 @@ func TestProtobufObjectsWithOwnListType(t *testing.T) {
 	}
 	if accept, _, received := log.reset(); accept[0] != rest.ContentTypeJSON || received[0] != rest.ContentTypeJSON {
 		t.Fatalf("list asked for %q, answered in %q", accept[0], received[0])
+	}
+}
+
+// TestPreferProtobuf: a resource made with PreferProtobuf speaks protobuf
+// when the client's ContentType is unset (as client-go's generated clients
+// do for built-in kinds), keeps JSON when ContentType says JSON, and keeps
+// JSON for unstructured objects.
+func TestPreferProtobuf(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := start(t, nil)
+	var unset, js mediaLog
+	pb := configMaps(clientWith(t, srv, "", &unset)).PreferProtobuf()
+	jsonCM := configMaps(clientWith(t, srv, rest.ContentTypeJSON, &js)).PreferProtobuf()
+
+	created := must(pb.Create(ctx, newCM("preferred", nil, map[string]string{"k": "v"}), metav1.CreateOptions{}))
+	agree(t, "get with JSON", created, must(jsonCM.Get(ctx, "preferred", metav1.GetOptions{})))
+	l := must(pb.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=preferred"}))
+	if len(l.Items) != 1 || l.Items[0].ResourceVersion != created.ResourceVersion || l.Items[0].Data["k"] != "v" {
+		t.Fatalf("list in protobuf: %v", l.Items)
+	}
+	w, err := pb.Watch(ctx, metav1.ListOptions{ResourceVersion: created.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	must(pb.Patch(ctx, "preferred", types.MergePatchType, []byte(`{"data":{"p":"q"}}`), metav1.PatchOptions{}))
+	if ev := next(t, w); ev.Type != watch.Modified || ev.Object.(*corev1.ConfigMap).Data["p"] != "q" {
+		t.Fatalf("watch in protobuf: %s %v", ev.Type, ev.Object)
+	}
+	accept, sent, received := unset.reset()
+	for i := range received {
+		if accept[i] != "application/vnd.kubernetes.protobuf, application/json" || !strings.HasPrefix(received[i], rest.ContentTypeProtobuf) {
+			t.Errorf("request %d with ContentType unset: accept %q, answered in %q", i, accept[i], received[i])
+		}
+	}
+	if sent[0] != rest.ContentTypeProtobuf {
+		t.Errorf("create with ContentType unset sent %q", sent[0])
+	}
+	if accept, _, received := js.reset(); accept[0] != rest.ContentTypeJSON || received[0] != rest.ContentTypeJSON {
+		t.Errorf("ContentType JSON: accept %q, answered in %q", accept[0], received[0])
+	}
+	dyn := rest.Dynamic(clientWith(t, srv, "", &unset), corev1.SchemeGroupVersion.WithResource("configmaps"), true).PreferProtobuf()
+	must(dyn.Namespace("default").Get(ctx, "preferred", metav1.GetOptions{}))
+	if accept, _, received := unset.reset(); accept[0] != rest.ContentTypeJSON || received[0] != rest.ContentTypeJSON {
+		t.Errorf("unstructured: accept %q, answered in %q", accept[0], received[0])
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"syscall"
@@ -36,10 +37,25 @@ import (
 // env, probes and the projected service-account volume, tolerations, a
 // Running status with conditions and container statuses, and the two
 // managedFields entries kube-controller-manager and the kubelet write.
-const (
-	syncPods       = 100_000
-	syncNamespaces = 100
-)
+//
+// Knobs, for iterating on a loaded machine or profiling:
+//
+//   - SETPOINT_SYNC_PODS: the number of pods (default 100,000);
+//   - SETPOINT_SYNC_KUBECONFIG: use the running server of that kubeconfig
+//     instead of starting one; the pods are loaded only when namespace
+//     ns-0 does not exist yet, so repeated runs against one server skip
+//     the load (start it with `setpoint apiserver --storage memory`);
+//   - SETPOINT_SYNC_CPUPROFILE: write the CPU profile of the benchmark
+//     process during each sync (informer side only, not the load) to
+//     <value>-<impl>.pprof.
+const syncNamespaces = 100
+
+var syncPods = func() int {
+	if n, err := strconv.Atoi(os.Getenv("SETPOINT_SYNC_PODS")); err == nil && n > 0 {
+		return n
+	}
+	return 100_000
+}()
 
 var podsGVR = corev1.SchemeGroupVersion.WithResource("pods")
 
@@ -84,6 +100,10 @@ func TestMain(m *testing.M) {
 }
 
 func (s *syncServer) start() error {
+	if kc := os.Getenv("SETPOINT_SYNC_KUBECONFIG"); kc != "" {
+		s.kubeconfig = kc
+		return loadIfEmpty(kc)
+	}
 	var err error
 	if s.dir, err = os.MkdirTemp("", "setpoint-informer-bench"); err != nil {
 		return err
@@ -108,6 +128,29 @@ func startLoadedServer(s *syncServer) (string, error) {
 		return "", err
 	}
 	return kubeconfig, nil
+}
+
+// loadIfEmpty loads the pods into the running server of kubeconfig unless
+// an earlier run did (namespace ns-0 exists).
+func loadIfEmpty(kubeconfig string) error {
+	cfg, err := waitReady(kubeconfig)
+	if err != nil {
+		return err
+	}
+	c, err := sprest.New(cfg)
+	if err != nil {
+		return err
+	}
+	nss := sprest.For[*corev1.Namespace, *corev1.NamespaceList](c, corev1.SchemeGroupVersion.WithResource("namespaces"), false)
+	_, err = nss.Get(context.Background(), "ns-0", metav1.GetOptions{})
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsNotFound(err):
+		return loadPods(cfg)
+	default:
+		return fmt.Errorf("look for the loaded pods: %w", err)
+	}
 }
 
 // startSetpointProcess builds the setpoint binary into dir (unless bin
@@ -311,25 +354,29 @@ func BenchmarkInformerSync(b *testing.B) {
 		b.Fatal(srv.err)
 	}
 	b.Run("impl=client-go", func(b *testing.B) {
-		benchSync(b, func(ctx context.Context) func() { return runClientGo(b, ctx, srv, false) })
+		benchSync(b, "client-go", func(ctx context.Context) func() { return runClientGo(b, ctx, srv, false) })
 	})
 	b.Run("impl=client-go+strip", func(b *testing.B) {
-		benchSync(b, func(ctx context.Context) func() { return runClientGo(b, ctx, srv, true) })
+		benchSync(b, "client-go+strip", func(ctx context.Context) func() { return runClientGo(b, ctx, srv, true) })
 	})
-	b.Run("impl=setpoint", func(b *testing.B) { benchSync(b, func(ctx context.Context) func() { return runSetpoint(b, ctx, srv) }) })
+	b.Run("impl=setpoint", func(b *testing.B) {
+		benchSync(b, "setpoint", func(ctx context.Context) func() { return runSetpoint(b, ctx, srv) })
+	})
 }
 
 // benchSync runs start b.N times; start must return once the informer has
 // synced, with a function that checks the cache size and keeps it alive.
-func benchSync(b *testing.B, start func(ctx context.Context) func()) {
+func benchSync(b *testing.B, impl string, start func(ctx context.Context) func()) {
 	var retained, elapsed float64
 	for range b.N {
 		ctx, cancel := context.WithCancel(context.Background())
 		before := heapAfterGC()
+		stopProfile := startSyncProfile(b, impl)
 		t0 := time.Now()
 		b.StartTimer()
 		check := start(ctx)
 		b.StopTimer()
+		stopProfile()
 		elapsed += time.Since(t0).Seconds()
 		retained += float64(heapAfterGC()-before) / (1 << 20)
 		check()
@@ -338,6 +385,28 @@ func benchSync(b *testing.B, start func(ctx context.Context) func()) {
 	}
 	b.ReportMetric(retained/float64(b.N), "MB-retained")
 	b.ReportMetric(elapsed/float64(b.N), "s-to-sync")
+}
+
+// startSyncProfile starts the CPU profile SETPOINT_SYNC_CPUPROFILE asks
+// for, if any, and returns the function that ends it.
+func startSyncProfile(b *testing.B, impl string) func() {
+	prefix := os.Getenv("SETPOINT_SYNC_CPUPROFILE")
+	if prefix == "" {
+		return func() {}
+	}
+	f, err := os.Create(prefix + "-" + impl + ".pprof")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 func heapAfterGC() uint64 {
