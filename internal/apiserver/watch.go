@@ -279,8 +279,9 @@ func (s *Server) protoViewFrame(r *http.Request, mt mediaType, e *entry, f watch
 	return watchcache.ProtoWatchFrame(f.Type, buf.Bytes())
 }
 
-// negotiateWatch picks a JSON view for a watch, skipping protobuf (watches
-// are served as JSON streams only).
+// negotiateWatch picks the first JSON entry of Accept for a watch whose
+// preferred format has no stream form (YAML): watches are JSON streams,
+// or protobuf ones as is or as PartialObjectMetadata.
 func negotiateWatch(accept string) (mediaType, bool) {
 	for _, part := range strings.Split(accept, ",") {
 		if mt, ok := negotiate(part); ok && mt.Type == mimeJSON {
