@@ -8,13 +8,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metascheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	restclientwatch "k8s.io/client-go/rest/watch"
@@ -57,7 +57,7 @@ func TestMetadataWatchMatchesReference(t *testing.T) {
 // metadataWatchTranscript creates a ConfigMap in namespace "protobuf" and
 // returns what a metadata-only watch of it carries: the answer's status
 // and Content-Type, the initial event and the initial-events-end bookmark
-// as client-go decodes them with their envelopes, then the same two
+// as client-go's metadata client decodes a stream, with their envelopes, then the same two
 // events as client-go's metadata client hands them out.
 func metadataWatchTranscript(t *testing.T, cfg *rest.Config) []string {
 	t.Helper()
@@ -97,9 +97,10 @@ func metadataWatchTranscript(t *testing.T, cfg *rest.Config) []string {
 	}
 	defer resp.Body.Close()
 	out := []string{fmt.Sprintf("%d %s", resp.StatusCode, resp.Header.Get("Content-Type"))}
-	raw := protobuf.NewRawSerializer(scheme.Scheme, scheme.Scheme)
+	// The metadata client's scheme: meta.k8s.io's types.
+	raw := protobuf.NewRawSerializer(metascheme.Scheme, metascheme.Scheme)
 	frames := &frameRecorder{r: protobuf.LengthDelimitedFramer.NewFrameReader(resp.Body)}
-	dec := restclientwatch.NewDecoder(streaming.NewDecoder(frames, raw), scheme.Codecs.UniversalDeserializer())
+	dec := restclientwatch.NewDecoder(streaming.NewDecoder(frames, raw), metascheme.Codecs.UniversalDeserializer())
 	for range 2 {
 		typ, obj, err := dec.Decode()
 		if err != nil {
