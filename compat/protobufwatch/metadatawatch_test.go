@@ -55,10 +55,8 @@ func TestMetadataWatchMatchesReference(t *testing.T) {
 }
 
 // metadataWatchTranscript creates a ConfigMap in namespace "protobuf" and
-// returns what a metadata-only watch of it carries: the answer's status
-// and Content-Type, the initial event and the initial-events-end bookmark
-// as client-go's metadata client decodes a stream, with their envelopes, then the same two
-// events as client-go's metadata client hands them out.
+// returns what a metadata-only watch of it carries (rawMetadataWatch),
+// then the same two events as client-go's metadata client hands them out.
 func metadataWatchTranscript(t *testing.T, cfg *rest.Config) []string {
 	t.Helper()
 	ctx := context.Background()
@@ -67,9 +65,7 @@ func metadataWatchTranscript(t *testing.T, cfg *rest.Config) []string {
 		t.Fatal(err)
 	}
 	ns := "protobuf"
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	ensureNamespace(t, cfg, ns)
 	cms := cs.CoreV1().ConfigMaps(ns)
 	_ = cms.Delete(ctx, "pb-meta", metav1.DeleteOptions{})
 	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "pb-meta", Labels: map[string]string{"app": "meta"}},
@@ -80,40 +76,20 @@ func metadataWatchTranscript(t *testing.T, cfg *rest.Config) []string {
 	opts := metav1.ListOptions{FieldSelector: "metadata.name=pb-meta", AllowWatchBookmarks: true,
 		SendInitialEvents: new(true), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}
 
-	// The raw stream, decoded as client-go decodes it.
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	url := cfg.Host + "/api/v1/namespaces/" + ns + "/configmaps?watch=true&fieldSelector=metadata.name%3Dpb-meta" +
-		"&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
-	req, _ := http.NewRequestWithContext(wctx, http.MethodGet, url, nil)
-	req.Header.Set("Accept", metadataWatchAccept)
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out := []string{fmt.Sprintf("%d %s", resp.StatusCode, resp.Header.Get("Content-Type"))}
-	// The metadata client's scheme: meta.k8s.io's types.
-	raw := protobuf.NewRawSerializer(metascheme.Scheme, metascheme.Scheme)
-	frames := &frameRecorder{r: protobuf.LengthDelimitedFramer.NewFrameReader(resp.Body)}
-	dec := restclientwatch.NewDecoder(streaming.NewDecoder(frames, raw), metascheme.Codecs.UniversalDeserializer())
-	for range 2 {
-		typ, obj, err := dec.Decode()
-		if err != nil {
-			t.Fatalf("client-go's decoder: %v", err)
-		}
-		out = append(out, describeMetadataEvent(typ, obj)+" "+frames.shape())
-	}
+	out := rawMetadataWatch(t, hc, cfg.Host+"/api/v1/namespaces/"+ns+"/configmaps?watch=true&fieldSelector=metadata.name%3Dpb-meta"+
+		"&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true")
 
 	// client-go's metadata client.
 	mc, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	w, err := mc.Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace(ns).Watch(wctx, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -138,4 +114,47 @@ func describeMetadataEvent(typ watch.EventType, obj runtime.Object) string {
 		return fmt.Sprintf("%s %T", typ, obj)
 	}
 	return fmt.Sprintf("%s %T %s name=%q labels=%v annotations=%v", typ, obj, p.GetObjectKind().GroupVersionKind(), p.Name, p.Labels, p.Annotations)
+}
+
+// rawMetadataWatch opens the watch url with the metadata client's Accept
+// and returns the answer's status and Content-Type, then its first two
+// events (the initial event and the initial-events-end bookmark) as
+// client-go's metadata client decodes a stream, with their envelopes.
+func rawMetadataWatch(t *testing.T, hc *http.Client, url string) []string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req.Header.Set("Accept", metadataWatchAccept)
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out := []string{fmt.Sprintf("%d %s", resp.StatusCode, resp.Header.Get("Content-Type"))}
+	// The metadata client's scheme: meta.k8s.io's types.
+	raw := protobuf.NewRawSerializer(metascheme.Scheme, metascheme.Scheme)
+	frames := &frameRecorder{r: protobuf.LengthDelimitedFramer.NewFrameReader(resp.Body)}
+	dec := restclientwatch.NewDecoder(streaming.NewDecoder(frames, raw), metascheme.Codecs.UniversalDeserializer())
+	for range 2 {
+		typ, obj, err := dec.Decode()
+		if err != nil {
+			t.Fatalf("client-go's decoder: %v", err)
+		}
+		out = append(out, describeMetadataEvent(typ, obj)+" "+frames.shape())
+	}
+	return out
+}
+
+// ensureNamespace creates namespace ns unless it exists.
+func ensureNamespace(t *testing.T, cfg *rest.Config, ns string) {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 }
