@@ -27,7 +27,8 @@
 // *metav1.PartialObjectMetadata and its list (apiVersion and kind set)
 // use an informer of their own, apart from the typed one of the kind,
 // that lists and watches the server's metadata-only view
-// (as=PartialObjectMetadata), so it holds metadata only. NewAPIReader (and
+// (as=PartialObjectMetadata, in protobuf as client-go's metadata client
+// asks), so it holds metadata only. NewAPIReader (and
 // manager.GetAPIReader) reads from the server instead.
 //
 // # Writes go to the server

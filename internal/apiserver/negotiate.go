@@ -32,6 +32,10 @@ func negotiate(accept string) (mediaType, bool) { return negotiateFor(accept, tr
 // negotiateFor is negotiate for a resource that may have no protobuf form
 // (custom resources): then protobuf is skipped, so a client that also
 // accepts JSON gets JSON, and one that accepts only protobuf gets 406.
+// As kube-apiserver, the meta.k8s.io views decide for themselves:
+// PartialObjectMetadata(List) has a protobuf form whatever the resource
+// (a metadata client's watch of a custom resource is protobuf), a Table
+// has none (kube-apiserver serves it in JSON and YAML only).
 func negotiateFor(accept string, protobuf bool) (mediaType, bool) {
 	if strings.TrimSpace(accept) == "" {
 		return mediaType{Type: mimeJSON}, true
@@ -48,7 +52,7 @@ func negotiateFor(accept string, protobuf bool) (mediaType, bool) {
 		case mimeYAML:
 			mt.Type = mimeYAML
 		case mimeProtobuf:
-			if !protobuf {
+			if !protobuf && !strings.HasPrefix(params["as"], "PartialObjectMetadata") {
 				continue
 			}
 			mt.Type = mimeProtobuf
@@ -60,6 +64,9 @@ func negotiateFor(accept string, protobuf bool) (mediaType, bool) {
 				continue
 			}
 			if as != "Table" && as != "PartialObjectMetadata" && as != "PartialObjectMetadataList" {
+				continue
+			}
+			if as == "Table" && mt.Type == mimeProtobuf {
 				continue
 			}
 			mt.As, mt.AsList, mt.AsVersion = strings.TrimSuffix(as, "List"), strings.HasSuffix(as, "List"), params["v"]

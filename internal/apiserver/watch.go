@@ -115,7 +115,7 @@ func (s *Server) watchOptions(r *http.Request, e *entry, info requestInfo) (watc
 // length-prefixed protobuf frames; it writes queued frames in chunks and
 // flushes whenever the watcher's queue is momentarily empty (watchStream).
 func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, e *entry, info requestInfo, mt mediaType) {
-	if mt.Type != mimeJSON && !(mt.Type == mimeProtobuf && mt.As == "") {
+	if mt.Type != mimeJSON && !(mt.Type == mimeProtobuf && (mt.As == "" || mt.As == "PartialObjectMetadata")) {
 		if mt, _ = negotiateWatch(r.Header.Get("Accept")); mt.Type != mimeJSON {
 			s.resp.writeError(w, r, notAcceptable(e.res.Unstructured, true))
 			return
@@ -231,8 +231,11 @@ func (s *Server) watchErrorFrame(mt mediaType, st *metav1.Status) ([]byte, error
 // for: a Table for kubectl get -w, PartialObjectMetadata for a metadata
 // client.
 func (s *Server) frameBytes(r *http.Request, mt mediaType, e *entry, f watchcache.Frame) ([]byte, error) {
-	if mt.Type == mimeProtobuf {
+	if mt.Type == mimeProtobuf && mt.As == "" {
 		return f.ProtoBytes()
+	}
+	if mt.Type == mimeProtobuf {
+		return s.protoViewFrame(r, mt, e, f)
 	}
 	// Bookmarks are views too for a metadata-only watch, as kube-apiserver
 	// sends them (a metadata client decodes every event as
@@ -256,8 +259,29 @@ func (s *Server) frameBytes(r *http.Request, mt mediaType, e *entry, f watchcach
 	return append(line, '\n'), nil
 }
 
-// negotiateWatch picks a JSON view for a watch, skipping protobuf (watches
-// are served as JSON streams only).
+// protoViewFrame is the protobuf frame of a metadata-only watch's event
+// (the one view with a protobuf form): every event's object, bookmarks
+// included, as PartialObjectMetadata, whatever the resource (custom
+// resources too, as kube-apiserver); an ERROR event's Status as it is.
+func (s *Server) protoViewFrame(r *http.Request, mt mediaType, e *entry, f watchcache.Frame) ([]byte, error) {
+	obj := f.Object()
+	if f.Type != watch.Error {
+		view, err := s.view(r, mt, e, obj)
+		if err != nil {
+			return nil, err
+		}
+		obj = view
+	}
+	var buf bytes.Buffer
+	if err := s.codecs.Proto.Encode(obj, &buf); err != nil {
+		return nil, err
+	}
+	return watchcache.ProtoWatchFrame(f.Type, buf.Bytes())
+}
+
+// negotiateWatch picks the first JSON entry of Accept for a watch whose
+// preferred format has no stream form (YAML): watches are JSON streams,
+// or protobuf ones as is or as PartialObjectMetadata.
 func negotiateWatch(accept string) (mediaType, bool) {
 	for _, part := range strings.Split(accept, ",") {
 		if mt, ok := negotiate(part); ok && mt.Type == mimeJSON {

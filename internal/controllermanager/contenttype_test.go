@@ -88,7 +88,8 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // TestComponentsWatchInProtobuf: the controller manager (each controller
 // as its ServiceAccount), the scheduler and the nodes (as themselves) ask
 // for protobuf on every watch of a built-in kind, metadata-only watches
-// included (as client-go's metadata client), and the server answers in
+// included (the garbage collector's and the quota controller's, as
+// client-go's metadata client asks), and the server answers in
 // protobuf, as kube-apiserver does for kube-controller-manager,
 // kube-scheduler and the kubelet: a watch event decoded from JSON costs
 // several times its protobuf decoding.
@@ -156,6 +157,18 @@ func TestComponentsWatchInProtobuf(t *testing.T) {
 		return fmt.Sprintf("%d of %d running", running, len(l.Items))
 	})
 
+	// The metadata-only watches (the garbage collector's monitors, the
+	// quota controller's deletion watches) are among those checked.
+	eventually(t, 30*time.Second, "metadata-only watches of the garbage collector and the quota controller", func() string {
+		for _, sa := range []string{gcServiceAccount, quotaServiceAccount} {
+			if !slices.ContainsFunc(log.records(), func(w watchRecord) bool {
+				return strings.HasSuffix(w.userAgent, sa) && w.accept == rest.AcceptPartialObjectMetadataProtobuf
+			}) {
+				return "none of " + sa
+			}
+		}
+		return ""
+	})
 	seen := map[string]bool{}
 	for _, w := range log.records() {
 		key := w.who + " " + w.path + " " + w.accept + " " + w.ctype
@@ -165,14 +178,6 @@ func TestComponentsWatchInProtobuf(t *testing.T) {
 		seen[key] = true
 		t.Logf("%s: watch %s, Accept %q: %s", w.who, w.path, w.accept, w.ctype)
 		mt, _, _ := strings.Cut(w.ctype, ";")
-		if (strings.HasSuffix(w.userAgent, gcServiceAccount) || strings.HasSuffix(w.userAgent, quotaServiceAccount)) &&
-			w.accept == rest.ContentTypeJSON {
-			// Known exceptions: the garbage collector's monitors and the
-			// quota controller's deletion watches watch their resources as
-			// unstructured JSON and keep the metadata, or only the names
-			// (kube's watch PartialObjectMetadata in protobuf).
-			continue
-		}
 		if mt != rest.ContentTypeProtobuf {
 			t.Errorf("%s (%s) watched %s in %q (Accept %q)", w.who, w.userAgent, w.path, w.ctype, w.accept)
 		}

@@ -8,7 +8,9 @@
 //   - Monitors: one informer per resource that discovery reports in its
 //     group's preferred version with the list, watch and delete verbs,
 //     except IgnoredResources (events, core and events.k8s.io, as in
-//     Kubernetes). Objects are cut down to their metadata on the way in.
+//     Kubernetes). They list and watch metadata only
+//     (PartialObjectMetadata, in protobuf, as Kubernetes' metadata
+//     informers), cut down further to what the graph reads.
 //     Discovery is read again every ResyncPeriod (30 s): resources added
 //     later get an informer, resources no longer served lose theirs.
 //   - The dependency graph: a node per uid with the object's owner
@@ -24,7 +26,8 @@
 //
 // Every decision to delete or patch is taken on live reads from the API
 // server, never on the graph alone: the graph only says which objects to
-// look at. For an object in attemptToDelete the collector GETs it (a
+// look at. Reads and patches are metadata-only too (PartialObjectMetadata
+// in protobuf). For an object in attemptToDelete the collector GETs it (a
 // virtual node that is not found, or found with another uid, becomes a
 // "virtual delete" event for the builder), then classifies each owner
 // reference by a live GET of the owner: dangling (no object by that name

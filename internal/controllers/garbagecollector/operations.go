@@ -23,9 +23,11 @@ var (
 	errClusterScopedOwnsNS = errors.New("cluster-scoped object names a namespaced owner")
 )
 
-// resource returns the accessor of the object id names, bound to its
-// namespace, and whether its kind is namespaced.
-func (gc *GarbageCollector) resource(id identity) (*rest.Resource[*unstructured.Unstructured, *unstructured.UnstructuredList], bool, error) {
+// resource returns the metadata-only accessor of the object id names
+// (PartialObjectMetadata in protobuf: the collector reads and patches
+// metadata only, as kube-controller-manager's through its metadata
+// client), bound to its namespace, and whether its kind is namespaced.
+func (gc *GarbageCollector) resource(id identity) (*rest.Resource[*metav1.PartialObjectMetadata, *metav1.PartialObjectMetadataList], bool, error) {
 	r, err := gc.mapper.resourceFor(id.APIVersion, id.Kind)
 	if err != nil {
 		return nil, false, err
@@ -34,12 +36,13 @@ func (gc *GarbageCollector) resource(id identity) (*rest.Resource[*unstructured.
 	if r.namespaced {
 		ns = id.Namespace
 	}
-	return rest.Dynamic(gc.client, r.gvr, r.namespaced).Namespace(ns), r.namespaced, nil
+	res := rest.For[*metav1.PartialObjectMetadata, *metav1.PartialObjectMetadataList](gc.client, r.gvr, r.namespaced)
+	return res.Namespace(ns).MetadataOnly(), r.namespaced, nil
 }
 
-// getObject reads the object id names from the server (never from a
-// cache).
-func (gc *GarbageCollector) getObject(ctx context.Context, id identity) (*unstructured.Unstructured, bool, error) {
+// getObject reads the metadata of the object id names from the server
+// (never from a cache).
+func (gc *GarbageCollector) getObject(ctx context.Context, id identity) (*metav1.PartialObjectMetadata, bool, error) {
 	res, namespaced, err := gc.resource(id)
 	if err != nil {
 		return nil, false, err
@@ -78,7 +81,7 @@ const maxPatchAttempts = 5
 // metadata (change returns false for "nothing to do"), writes it back
 // with a JSON merge patch conditional on the resourceVersion read,
 // retrying on conflicts. A missing object or another uid is no error.
-func (gc *GarbageCollector) patchMeta(ctx context.Context, id identity, change func(obj *unstructured.Unstructured) (map[string]any, bool)) error {
+func (gc *GarbageCollector) patchMeta(ctx context.Context, id identity, change func(obj *metav1.PartialObjectMetadata) (map[string]any, bool)) error {
 	res, _, err := gc.resource(id)
 	if err != nil {
 		return err
@@ -118,7 +121,7 @@ func (gc *GarbageCollector) patchMeta(ctx context.Context, id identity, change f
 
 // removeFinalizer removes finalizer from the object id names.
 func (gc *GarbageCollector) removeFinalizer(ctx context.Context, id identity, finalizer string) error {
-	return gc.patchMeta(ctx, id, func(obj *unstructured.Unstructured) (map[string]any, bool) {
+	return gc.patchMeta(ctx, id, func(obj *metav1.PartialObjectMetadata) (map[string]any, bool) {
 		fs := obj.GetFinalizers()
 		if !slices.Contains(fs, finalizer) {
 			return nil, false
@@ -135,7 +138,7 @@ func (gc *GarbageCollector) removeFinalizer(ctx context.Context, id identity, fi
 // removeOwnerRefs removes the references to the given owner uids from the
 // object id names.
 func (gc *GarbageCollector) removeOwnerRefs(ctx context.Context, id identity, owners ...types.UID) error {
-	return gc.patchMeta(ctx, id, func(obj *unstructured.Unstructured) (map[string]any, bool) {
+	return gc.patchMeta(ctx, id, func(obj *metav1.PartialObjectMetadata) (map[string]any, bool) {
 		refs := obj.GetOwnerReferences()
 		kept := slices.DeleteFunc(slices.Clone(refs), func(r metav1.OwnerReference) bool { return slices.Contains(owners, r.UID) })
 		if len(kept) == len(refs) {
@@ -148,7 +151,7 @@ func (gc *GarbageCollector) removeOwnerRefs(ctx context.Context, id identity, ow
 // unblockOwnerRefs sets blockOwnerDeletion=false on every reference of the
 // object id names (to break a foreground-deletion cycle).
 func (gc *GarbageCollector) unblockOwnerRefs(ctx context.Context, id identity) error {
-	return gc.patchMeta(ctx, id, func(obj *unstructured.Unstructured) (map[string]any, bool) {
+	return gc.patchMeta(ctx, id, func(obj *metav1.PartialObjectMetadata) (map[string]any, bool) {
 		refs := obj.GetOwnerReferences()
 		changed := false
 		f := false

@@ -9,7 +9,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -158,7 +157,7 @@ func (gc *GarbageCollector) classify(ctx context.Context, item identity, refs []
 // isDangling reports whether ref names no existing object: none by that
 // name where item can have owners (its own namespace for namespaced kinds,
 // the cluster for cluster-scoped ones), or one with another uid.
-func (gc *GarbageCollector) isDangling(ctx context.Context, ref metav1.OwnerReference, item identity) (bool, *unstructured.Unstructured, error) {
+func (gc *GarbageCollector) isDangling(ctx context.Context, ref metav1.OwnerReference, item identity) (bool, *metav1.PartialObjectMetadata, error) {
 	r, err := gc.mapper.resourceFor(ref.APIVersion, ref.Kind)
 	if err != nil {
 		return false, nil, err

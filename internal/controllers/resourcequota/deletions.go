@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/setpoint-dev/setpoint/controller"
@@ -27,23 +27,18 @@ var typedWatches = map[schema.GroupResource]bool{
 	{Resource: "resourcequotas"}: true,
 }
 
-// metaInformer is an informer of one kind's objects, reduced to their
-// names (nameOnly).
-type metaInformer = informer.Informer[*unstructured.Unstructured]
+// metaInformer is an informer of one kind's metadata (PartialObjectMetadata,
+// listed and watched in protobuf as kube-controller-manager's quota
+// monitor does), reduced to names (nameOnly).
+type metaInformer = informer.Informer[*metav1.PartialObjectMetadata]
 
 // nameOnly keeps of an object what the deletion watches need: its
 // namespace, name and resourceVersion (the cache keeps no more than that
 // of every object of every quotable kind).
-func nameOnly(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	md := map[string]any{}
-	if m, ok := u.Object["metadata"].(map[string]any); ok {
-		for _, k := range []string{"name", "namespace", "resourceVersion"} {
-			if v, ok := m[k]; ok {
-				md[k] = v
-			}
-		}
-	}
-	return &unstructured.Unstructured{Object: map[string]any{"metadata": md}}, nil
+func nameOnly(p *metav1.PartialObjectMetadata) (*metav1.PartialObjectMetadata, error) {
+	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Name: p.Name, Namespace: p.Namespace, ResourceVersion: p.ResourceVersion,
+	}}, nil
 }
 
 // deletionWatches returns, for every quotable kind not among typedWatches,
@@ -60,7 +55,8 @@ func (r *reconciler) deletionWatches() ([]*metaInformer, []controller.Source) {
 		if typedWatches[k.gvr.GroupResource()] {
 			continue
 		}
-		inf := informer.New[*unstructured.Unstructured, *unstructured.UnstructuredList](rest.Dynamic(r.client, k.gvr, true), informer.Options[*unstructured.Unstructured]{
+		res := rest.For[*metav1.PartialObjectMetadata, *metav1.PartialObjectMetadataList](r.client, k.gvr, true).MetadataOnly()
+		inf := informer.New[*metav1.PartialObjectMetadata, *metav1.PartialObjectMetadataList](res, informer.Options[*metav1.PartialObjectMetadata]{
 			Transform: nameOnly,
 			Resource:  k.gvr.GroupResource(),
 			Logger:    r.log,
@@ -74,10 +70,10 @@ func (r *reconciler) deletionWatches() ([]*metaInformer, []controller.Source) {
 
 // countingQuotas maps a deleted object of kind k to the quotas of its
 // namespace with a hard name k's evaluator uses.
-func (r *reconciler) countingQuotas(k kindEval) func(*unstructured.Unstructured) []reconcile.Request {
-	return func(obj *unstructured.Unstructured) []reconcile.Request {
+func (r *reconciler) countingQuotas(k kindEval) func(*metav1.PartialObjectMetadata) []reconcile.Request {
+	return func(obj *metav1.PartialObjectMetadata) []reconcile.Request {
 		var out []reconcile.Request
-		for _, req := range inNamespace[*unstructured.Unstructured](r.quotaInf)(obj) {
+		for _, req := range inNamespace[*metav1.PartialObjectMetadata](r.quotaInf)(obj) {
 			q, err := r.quotaInf.Lister().Namespace(req.Namespace).Get(req.Name)
 			if err != nil || len(k.ev.MatchingResources(quota.Names(q.Spec.Hard))) == 0 {
 				continue

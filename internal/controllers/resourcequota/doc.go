@@ -13,8 +13,9 @@
 // (pods: created, deleted, finished, their deletion started or their spec
 // changed; services, claims, config maps, secrets, replication
 // controllers: created, updated, deleted); when an object of any other
-// built-in quotable kind is deleted (count/<resource>.<group>: an informer
-// of each such kind, keeping only names, runs while the controller leads,
+// built-in quotable kind is deleted (count/<resource>.<group>: a
+// metadata-only informer of each such kind, PartialObjectMetadata in
+// protobuf, keeping only names, runs while the controller leads,
 // as Kubernetes' quota monitor replenishes on deletes); and every
 // ResyncPeriod (5 minutes, Kubernetes' --resource-quota-sync-period).
 //
