@@ -100,9 +100,28 @@ func readableRevision(tx ReadTx, requested int64) (int64, error) {
 }
 
 // scanAt appends to res, in key order, the keys whose index entries start
-// with pfx, from position seek on, as they were at rev: for each user key
-// the newest entry <= rev, skipped when it is a tombstone.
+// with pfx, from position seek on, as they were at rev. Past the limit it
+// sets More and counts the keys that follow into Remaining, as etcd's range
+// count does, without copying their values.
 func scanAt(tx ReadTx, pfx, seek []byte, rev int64, limit int, res *storage.ListResult) error {
+	return visitAt(tx, pfx, seek, rev, func(userKey []byte, modRev int64, rec record) {
+		if limit > 0 && len(res.KVs) == limit {
+			res.More = true
+			res.Remaining++
+			return
+		}
+		res.KVs = append(res.KVs, storage.KeyValue{
+			Key: string(userKey), Value: cloneBytes(rec.value),
+			CreateRevision: rec.createRev, ModRevision: modRev,
+		})
+	})
+}
+
+// visitAt calls fn, in key order, for each key whose index entries start
+// with pfx, from position seek on, that existed at rev: with its newest
+// entry <= rev (keys whose newest such entry is a tombstone are skipped).
+// The slices fn gets alias the transaction's.
+func visitAt(tx ReadTx, pfx, seek []byte, rev int64, fn func(userKey []byte, modRev int64, rec record)) error {
 	c := tx.Cursor()
 	k, v := c.Seek(seek)
 	for k != nil && bytes.HasPrefix(k, pfx) {
@@ -124,14 +143,7 @@ func scanAt(tx ReadTx, pfx, seek []byte, rev int64, limit int, res *storage.List
 			return fmt.Errorf("key %q: %w", userKey, err)
 		}
 		if !rec.tombstone {
-			if limit > 0 && len(res.KVs) == limit {
-				res.More = true
-				return nil
-			}
-			res.KVs = append(res.KVs, storage.KeyValue{
-				Key: string(userKey), Value: cloneBytes(rec.value),
-				CreateRevision: rec.createRev, ModRevision: r,
-			})
+			fn(userKey, r, rec)
 		}
 		// Step to the next user key: usually the next entry (compacted
 		// history), otherwise seek past this key's older entries.
