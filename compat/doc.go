@@ -19,7 +19,8 @@
 //     details and causes, or the created object.
 //   - protocol: boolean query parameters, watch from a too-old
 //     resourceVersion, dry-run, deletion answers, 404/405/406/415, Table
-//     and PartialObjectMetadata views.
+//     and PartialObjectMetadata views, paged lists continued at an old
+//     revision (remainingItemCount).
 //
 // Every difference is either fixed in setpoint or listed in
 // testdata/allowlist.yaml with what differs, why, and who can remove it;

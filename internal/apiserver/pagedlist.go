@@ -61,26 +61,26 @@ func (s *Server) cachedPage(ctx context.Context, e *entry, info requestInfo, v r
 		ListOptions: watchcache.ListOptions{Namespace: info.Namespace, Label: sel.label, Field: sel.field},
 		Limit:       int(limit),
 	}
+	consistent := false
 	switch {
 	case cont != "":
 		rev, start, err := e.store.ParseContinue(info.Namespace, cont)
 		if err != nil {
 			return watchcache.Page{}, false, err
 		}
-		popts.Revision, popts.StartKey = rev, start
+		popts.StartKey = start
+		// The token of an inconsistent continue (a negative revision)
+		// reads the current state, as a consistent read.
+		popts.Revision, consistent = max(rev, 0), rev < 0
 	case !v.set:
-		cur, err := s.cfg.Storage.CurrentRevision(ctx)
-		if err != nil {
-			return watchcache.Page{}, false, apierrors.NewInternalError(err)
-		}
-		if err := e.cache.WaitForRevision(ctx, cur); err != nil {
-			if ctx.Err() != nil {
-				return watchcache.Page{}, false, err
-			}
-			return watchcache.Page{}, false, nil // a cache that cannot catch up leaves the read to storage
-		}
+		consistent = true
 	default:
 		popts.Revision = v.rv
+	}
+	if consistent {
+		if served, err := s.cacheCurrent(ctx, e); !served || err != nil {
+			return watchcache.Page{}, false, err
+		}
 	}
 	if popts.Revision > 0 {
 		// A revision storage has compacted away is not served, as
@@ -91,6 +91,23 @@ func (s *Server) cachedPage(ctx context.Context, e *entry, info requestInfo, v r
 		}
 	}
 	return e.cache.Page(popts)
+}
+
+// cacheCurrent waits until the cache holds storage's current revision, for
+// a consistent read; served is false when it cannot catch up, leaving the
+// read to storage.
+func (s *Server) cacheCurrent(ctx context.Context, e *entry) (served bool, err error) {
+	cur, err := s.cfg.Storage.CurrentRevision(ctx)
+	if err != nil {
+		return false, apierrors.NewInternalError(err)
+	}
+	if err := e.cache.WaitForRevision(ctx, cur); err != nil {
+		if ctx.Err() != nil {
+			return false, err
+		}
+		return false, nil
+	}
+	return true, nil
 }
 
 // pageList builds the list object of a page from the cache, with its

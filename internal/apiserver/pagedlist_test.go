@@ -89,9 +89,117 @@ func TestPagedListContinueRemainingAndExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, body = getPage(t, s, "limit=1&continue="+url.QueryEscape(l.Metadata.Continue))
-	st := decode[status](t, body)
-	if code != http.StatusGone || st.Reason != "Expired" ||
-		st.Message != "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter." {
+	st := decode[expiredStatus](t, body)
+	if code != http.StatusGone || st.Reason != "Expired" || st.Message != inconsistentContinue || st.Metadata.Continue == "" {
 		t.Fatalf("continue after compaction: %d %s", code, body)
+	}
+}
+
+// inconsistentContinue is kube-apiserver's message for a continue token
+// whose revision was compacted.
+const inconsistentContinue = "The provided continue parameter is too old to display a consistent list result. " +
+	"You can start a new list without the continue parameter, or use the continue token in this response to " +
+	"retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - " +
+	"objects that were created, modified, or deleted between the time the first chunk was returned and now may " +
+	"show up in the list."
+
+// expiredStatus is the 410 answer to a compacted continue token, with the
+// token that continues the list inconsistently.
+type expiredStatus struct {
+	status
+	Metadata struct {
+		Continue string `json:"continue"`
+	} `json:"metadata"`
+}
+
+func deleteCM(t *testing.T, s *testserver.Server, name string) {
+	t.Helper()
+	if code, b, _ := s.Do(t, http.MethodDelete, cmPath+"/"+name, "", nil); code != http.StatusOK {
+		t.Fatalf("delete %s: %d %s", name, code, b)
+	}
+}
+
+// TestPagedListFromStorageCountsRemaining: a continued page whose revision
+// is no longer current is read from storage (the watch cache holds only
+// the current state), and still carries remainingItemCount, the objects
+// after it at the list's revision; with a selector it carries none, as
+// kube-apiserver.
+func TestPagedListFromStorageCountsRemaining(t *testing.T) {
+	s, _ := start(t, nil)
+	for _, n := range []string{"p1", "p2", "p3", "p4", "p5", "p6"} {
+		createCM(t, s, n, map[string]string{"k": n})
+	}
+	_, first, body := getPage(t, s, "limit=2")
+	if names(first) != "[p1 p2]" || first.Metadata.RemainingItemCount == nil || *first.Metadata.RemainingItemCount != 4 {
+		t.Fatalf("first page: %s", body)
+	}
+	_, filtered, body := getPage(t, s, "limit=2&fieldSelector=metadata.name%21%3Dp2")
+	if names(filtered) != "[p1 p3]" || filtered.Metadata.Continue == "" || filtered.Metadata.RemainingItemCount != nil {
+		t.Fatalf("first filtered page: %s", body)
+	}
+	// Changes after the list's revision, before and after the next page.
+	createCM(t, s, "p0", nil)
+	deleteCM(t, s, "p4")
+	createCM(t, s, "p7", nil)
+
+	code, l, body := getPage(t, s, "limit=2&continue="+url.QueryEscape(first.Metadata.Continue))
+	if code != http.StatusOK || names(l) != "[p3 p4]" || l.Metadata.ResourceVersion != first.Metadata.ResourceVersion ||
+		l.Metadata.RemainingItemCount == nil || *l.Metadata.RemainingItemCount != 2 {
+		t.Fatalf("continued page at the old revision: %d %s", code, body)
+	}
+	code, l, body = getPage(t, s, "limit=1&continue="+url.QueryEscape(l.Metadata.Continue))
+	if code != http.StatusOK || names(l) != "[p5]" || l.Metadata.Continue == "" ||
+		l.Metadata.RemainingItemCount == nil || *l.Metadata.RemainingItemCount != 1 {
+		t.Fatalf("next page at the old revision: %d %s", code, body)
+	}
+	code, l, body = getPage(t, s, "limit=1&continue="+url.QueryEscape(l.Metadata.Continue))
+	if code != http.StatusOK || names(l) != "[p6]" || l.Metadata.Continue != "" || l.Metadata.RemainingItemCount != nil {
+		t.Fatalf("last page at the old revision: %d %s", code, body)
+	}
+	code, l, body = getPage(t, s, "limit=2&fieldSelector=metadata.name%21%3Dp2&continue="+url.QueryEscape(filtered.Metadata.Continue))
+	if code != http.StatusOK || names(l) != "[p4 p5]" || l.Metadata.Continue == "" || l.Metadata.RemainingItemCount != nil {
+		t.Fatalf("continued filtered page at the old revision: %d %s", code, body)
+	}
+}
+
+// TestPagedListInconsistentContinue: the 410 answer to a continue token
+// whose revision was compacted carries a token that continues from the
+// same key at the current revision, as kube-apiserver: the pages after it
+// show the current objects after that key, and remainingItemCount counts
+// the current objects after each page.
+func TestPagedListInconsistentContinue(t *testing.T) {
+	s, kv := start(t, nil)
+	for _, n := range []string{"p1", "p2", "p3", "p4", "p5", "p6"} {
+		createCM(t, s, n, nil)
+	}
+	_, first, body := getPage(t, s, "limit=2")
+	if names(first) != "[p1 p2]" || first.Metadata.Continue == "" {
+		t.Fatalf("first page: %s", body)
+	}
+	createCM(t, s, "p0", nil) // before the token's key: not listed
+	deleteCM(t, s, "p3")
+	createCM(t, s, "p7", nil)
+	cur, err := kv.CurrentRevision(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Compact(t.Context(), cur); err != nil {
+		t.Fatal(err)
+	}
+	code, _, body := getPage(t, s, "limit=2&continue="+url.QueryEscape(first.Metadata.Continue))
+	st := decode[expiredStatus](t, body)
+	if code != http.StatusGone || st.Message != inconsistentContinue || st.Metadata.Continue == "" {
+		t.Fatalf("continue after compaction: %d %s", code, body)
+	}
+	code, l, body := getPage(t, s, "limit=2&continue="+url.QueryEscape(st.Metadata.Continue))
+	if code != http.StatusOK || names(l) != "[p4 p5]" || rv(l.Metadata.ResourceVersion) < cur ||
+		l.Metadata.RemainingItemCount == nil || *l.Metadata.RemainingItemCount != 2 {
+		t.Fatalf("page after the inconsistent token: %d %s", code, body)
+	}
+	listRV := l.Metadata.ResourceVersion
+	code, l, body = getPage(t, s, "limit=2&continue="+url.QueryEscape(l.Metadata.Continue))
+	if code != http.StatusOK || names(l) != "[p6 p7]" || l.Metadata.ResourceVersion != listRV ||
+		l.Metadata.Continue != "" || l.Metadata.RemainingItemCount != nil {
+		t.Fatalf("last page: %d %s", code, body)
 	}
 }

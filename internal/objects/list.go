@@ -35,12 +35,26 @@ type ListOptions struct {
 
 // continueToken is the opaque pagination state, in the same shape
 // Kubernetes uses: the list's revision and the key to start from, relative
-// to the resource's key prefix.
+// to the resource's key prefix. A negative revision (latestRevision) asks
+// for the current state: it is the token of the 410 answer to a token whose
+// revision was compacted, continuing the list inconsistently.
 type continueToken struct {
 	APIVersion      string `json:"v"`
 	ResourceVersion int64  `json:"rv"`
 	StartKey        string `json:"start"`
 }
+
+// latestRevision is the revision of an inconsistent continue token, as
+// kube-apiserver encodes it (0 would be an invalid token).
+const latestRevision = -1
+
+// inconsistentContinue is kube-apiserver's message for a continue token
+// whose revision was compacted; the 410 carries a token at latestRevision.
+const inconsistentContinue = "The provided continue parameter is too old to display a consistent list result. " +
+	"You can start a new list without the continue parameter, or use the continue token in this response to " +
+	"retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - " +
+	"objects that were created, modified, or deleted between the time the first chunk was returned and now may " +
+	"show up in the list."
 
 func encodeContinue(rev int64, start string) string {
 	b, _ := json.Marshal(continueToken{APIVersion: "meta.k8s.io/v1", ResourceVersion: rev, StartKey: start})
@@ -56,7 +70,7 @@ func decodeContinue(tok string) (continueToken, error) {
 	if err := json.Unmarshal(b, &c); err != nil {
 		return c, fmt.Errorf("continue key is not valid: %w", err)
 	}
-	if c.APIVersion != "meta.k8s.io/v1" || c.ResourceVersion <= 0 || strings.Contains(c.StartKey, "..") {
+	if c.APIVersion != "meta.k8s.io/v1" || c.ResourceVersion == 0 || strings.Contains(c.StartKey, "..") {
 		return c, fmt.Errorf("continue key is not valid: incorrect encoded start resourceVersion or key")
 	}
 	return c, nil
@@ -64,16 +78,21 @@ func decodeContinue(tok string) (continueToken, error) {
 
 // List reads a page from storage, filtered by the selectors. With a limit,
 // it keeps reading storage pages until it has Limit matches or storage is
-// exhausted, and returns a continue token bound to the list's revision.
+// exhausted, and returns a continue token bound to the list's revision and,
+// as kube-apiserver when no selector filters, the remainingItemCount: the
+// keys after the page at that revision. A continue token whose revision
+// was compacted is 410 Expired carrying a token that continues from the
+// same key at the current revision.
 func (s *Store) List(ctx context.Context, opts ListOptions) (runtime.Object, error) {
 	prefix := s.ListPrefix(opts.Namespace)
 	rev, start := opts.Revision, ""
+	var tokenStart string // where the continue token starts, for a 410's token
 	if opts.Continue != "" {
 		c, err := decodeContinue(opts.Continue)
 		if err != nil {
 			return nil, apierrors.NewBadRequest("invalid continue token: " + err.Error())
 		}
-		rev, start = c.ResourceVersion, c.StartKey
+		rev, start, tokenStart = max(c.ResourceVersion, 0), c.StartKey, c.StartKey
 	}
 	pageSize := int(opts.Limit)
 	var items []runtime.Object
@@ -82,7 +101,7 @@ func (s *Store) List(ctx context.Context, opts ListOptions) (runtime.Object, err
 		res, err := s.kv.List(ctx, prefix, storage.ListOptions{Revision: rev, StartKey: joinStart(prefix, start), Limit: pageSize})
 		if err != nil {
 			if opts.Continue != "" && isCompacted(err) {
-				return nil, apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+				return nil, inconsistentContinueError(tokenStart)
 			}
 			return nil, s.storageError(err, "")
 		}
@@ -110,6 +129,10 @@ func (s *Store) List(ctx context.Context, opts ListOptions) (runtime.Object, err
 				if i < len(res.KVs)-1 || res.More {
 					next = encodeContinue(rev, start)
 				}
+				if next != "" && noSelector(opts.Label, opts.Field) {
+					// Unfiltered, the page is one storage page of Limit keys.
+					return s.NewPageFrom(items, rev, next, &res.Remaining)
+				}
 				return s.newList(items, rev, next)
 			}
 		}
@@ -119,6 +142,20 @@ func (s *Store) List(ctx context.Context, opts ListOptions) (runtime.Object, err
 		// Filtered out too much: read a larger page next time.
 		pageSize = min(pageSize*2, 10000)
 	}
+}
+
+// inconsistentContinueError is the 410 answer to a continue token whose
+// revision was compacted: it carries a token continuing from start (relative
+// to the list's prefix) at the current revision.
+func inconsistentContinueError(start string) error {
+	err := apierrors.NewResourceExpired(inconsistentContinue)
+	err.ErrStatus.ListMeta.Continue = encodeContinue(latestRevision, start)
+	return err
+}
+
+// noSelector is true when neither selector filters anything.
+func noSelector(label labels.Selector, field fields.Selector) bool {
+	return (label == nil || label.Empty()) && (field == nil || field.Empty())
 }
 
 func joinStart(prefix, start string) string {
@@ -135,7 +172,7 @@ func isCompacted(err error) bool {
 
 // Matches reports whether obj passes both selectors (nil selectors match).
 func (s *Store) Matches(obj runtime.Object, label labels.Selector, field fields.Selector) (bool, error) {
-	if (label == nil || label.Empty()) && (field == nil || field.Empty()) {
+	if noSelector(label, field) {
 		return true, nil
 	}
 	ls, fs, err := s.res.Attrs(obj)
@@ -211,8 +248,9 @@ func (s *Store) ListPrefix(namespace string) string {
 }
 
 // ParseContinue decodes a continue token of a list of namespace: the
-// revision it is bound to and the first storage key of the next page. An
-// invalid token is a BadRequest, as List answers it.
+// revision it is bound to (negative: the current revision, for the token
+// of an inconsistent continue) and the first storage key of the next page.
+// An invalid token is a BadRequest, as List answers it.
 func (s *Store) ParseContinue(namespace, token string) (int64, string, error) {
 	c, err := decodeContinue(token)
 	if err != nil {

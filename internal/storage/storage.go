@@ -82,6 +82,11 @@ type ListResult struct {
 	// More is true when keys beyond the last returned one exist under the
 	// prefix at Revision.
 	More bool
+	// Remaining is, when More, how many keys under the prefix follow the
+	// last returned one at Revision (etcd's range count less the page);
+	// 0 when !More. The API server reports it as a page's
+	// remainingItemCount.
+	Remaining int64
 }
 
 // Reader reads current or past state.

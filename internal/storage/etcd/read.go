@@ -51,6 +51,10 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 		return storage.ListResult{}, s.revisionError(ctx, "list", prefix, opts.Revision, err)
 	}
 	res := storage.ListResult{Revision: resp.Header.Revision, More: resp.More}
+	if resp.More {
+		// Count is the whole range's, not capped by the limit.
+		res.Remaining = resp.Count - int64(len(resp.Kvs))
+	}
 	if opts.Revision > 0 {
 		res.Revision = opts.Revision
 	}

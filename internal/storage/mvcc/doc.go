@@ -22,7 +22,10 @@
 // user key, keys may not contain NUL (ErrInvalidKey), and the index sorts
 // exactly like the user keys. The 'l' entries are the revision log that a
 // watch replays: revision -> key, the event being rebuilt from the key's
-// index entries (a delete's previous value is the entry below it).
+// index entries (a delete's previous value is the entry below it). A page
+// of List with keys after it counts them (Remaining) from the live index,
+// in memory, corrected by the keys the log shows changed since r; a commit
+// racing the list makes it scan the snapshot instead.
 //
 // # Invariants
 //
@@ -30,9 +33,10 @@
 //     backend's "current" meta always names the last committed revision,
 //     written in the same transaction as that revision's entries.
 //   - In memory, Store.rev, the live-key index (create and mod revision of
-//     every existing key, used for CAS without a disk read and for Count)
-//     and hub.rev advance only after the backend committed; a failed commit
-//     leaves all three untouched. The live index is rebuilt from the
+//     every existing key, used for CAS without a disk read, for Count and
+//     for a page's Remaining) and hub.rev advance only after the backend
+//     committed; a failed commit leaves all three untouched. Store.rev
+//     advances under liveMu with the live index. The live index is rebuilt from the
 //     backend by New.
 //   - Compact(c) leaves, for every key, the entries above c plus the newest
 //     entry <= c unless it is a tombstone, and removes log entries <= c.

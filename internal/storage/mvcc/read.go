@@ -68,7 +68,11 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 			return nil // no stored key contains NUL
 		}
 		from := max(prefix, opts.StartKey)
-		return scanAt(tx, append([]byte{nsIndex}, prefix...), indexSeek(from), rev, opts.Limit, &res)
+		if err := scanAt(tx, append([]byte{nsIndex}, prefix...), indexSeek(from), rev, opts.Limit, &res); err != nil || !res.More {
+			return err
+		}
+		res.Remaining, err = s.countAfter(tx, prefix, res.KVs[len(res.KVs)-1].Key, rev)
+		return err
 	})
 	if err != nil {
 		return storage.ListResult{}, fmt.Errorf("mvcc: list %q: %w", prefix, err)
@@ -100,9 +104,27 @@ func readableRevision(tx ReadTx, requested int64) (int64, error) {
 }
 
 // scanAt appends to res, in key order, the keys whose index entries start
-// with pfx, from position seek on, as they were at rev: for each user key
-// the newest entry <= rev, skipped when it is a tombstone.
+// with pfx, from position seek on, as they were at rev, up to limit (0: no
+// limit); it sets More when a key follows the last one returned.
 func scanAt(tx ReadTx, pfx, seek []byte, rev int64, limit int, res *storage.ListResult) error {
+	return visitAt(tx, pfx, seek, rev, func(userKey []byte, modRev int64, rec record) bool {
+		if limit > 0 && len(res.KVs) == limit {
+			res.More = true
+			return false
+		}
+		res.KVs = append(res.KVs, storage.KeyValue{
+			Key: string(userKey), Value: cloneBytes(rec.value),
+			CreateRevision: rec.createRev, ModRevision: modRev,
+		})
+		return true
+	})
+}
+
+// visitAt calls fn, in key order, for each key whose index entries start
+// with pfx, from position seek on, that existed at rev: with its newest
+// entry <= rev (keys whose newest such entry is a tombstone are skipped).
+// The slices fn gets alias the transaction's; fn returns false to stop.
+func visitAt(tx ReadTx, pfx, seek []byte, rev int64, fn func(userKey []byte, modRev int64, rec record) bool) error {
 	c := tx.Cursor()
 	k, v := c.Seek(seek)
 	for k != nil && bytes.HasPrefix(k, pfx) {
@@ -123,15 +145,8 @@ func scanAt(tx ReadTx, pfx, seek []byte, rev int64, limit int, res *storage.List
 		if err != nil {
 			return fmt.Errorf("key %q: %w", userKey, err)
 		}
-		if !rec.tombstone {
-			if limit > 0 && len(res.KVs) == limit {
-				res.More = true
-				return nil
-			}
-			res.KVs = append(res.KVs, storage.KeyValue{
-				Key: string(userKey), Value: cloneBytes(rec.value),
-				CreateRevision: rec.createRev, ModRevision: r,
-			})
+		if !rec.tombstone && !fn(userKey, r, rec) {
+			return nil
 		}
 		// Step to the next user key: usually the next entry (compacted
 		// history), otherwise seek past this key's older entries.

@@ -65,7 +65,8 @@ type Store struct {
 	// live holds every key that exists now, with its revisions. The
 	// committer (holding commitMu) is its only writer: it reads it without
 	// liveMu and writes it under liveMu; other readers take liveMu shared.
-	// It always matches the backend at revision rev.
+	// It always matches the backend at revision rev, which the committer
+	// advances under liveMu: a reader holding liveMu sees both agree.
 	liveMu sync.RWMutex
 	live   *btree.BTreeG[liveKey]
 

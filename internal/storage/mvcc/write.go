@@ -158,8 +158,9 @@ func (s *Store) commitBatch(batch []*writeOp) {
 				s.live.Delete(st.liveKey)
 			}
 		}
-		s.liveMu.Unlock()
+		// Under liveMu, so that a reader holding it sees rev match live.
 		s.rev.Store(last)
+		s.liveMu.Unlock()
 		s.hub.publish(events, last)
 	}
 	for _, p := range plans {

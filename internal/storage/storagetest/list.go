@@ -12,6 +12,7 @@ func listCases() []testCase {
 	return []testCase{
 		{"ListPrefix", testListPrefix},
 		{"ListPagination", testListPagination},
+		{"ListRemaining", testListRemaining},
 		{"ListHistory", testListHistory},
 		{"ListFutureRevision", testListFutureRevision},
 		{"Compaction", testCompaction},
@@ -85,6 +86,43 @@ func testListPagination(t *testing.T, s storage.Store) {
 	exact := mustList(t, s, "p/", storage.ListOptions{Revision: snapshot, Limit: n})
 	if exact.More || len(exact.KVs) != n {
 		t.Fatalf("Limit equal to the key count: %d keys, More=%v", len(exact.KVs), exact.More)
+	}
+}
+
+// testListRemaining checks that a page with More counts the keys after it
+// at the page's revision (none deleted before it, none created after it),
+// and that a last page counts none.
+func testListRemaining(t *testing.T, s storage.Store) {
+	for i := range 10 {
+		mustCreate(t, s, fmt.Sprintf("r/%d", i), "v")
+	}
+	mustCreate(t, s, "r0", "sibling") // outside the prefix "r/"
+	old, _ := mustDelete(t, s, "r/7", 0)
+	// At old: r/0..r/6, r/8, r/9.
+	mustCreate(t, s, "r/55", "new")
+	mustDelete(t, s, "r/8", 0)
+	r3 := mustGet(t, s, "r/3")
+	mustUpdate(t, s, "r/3", "changed", r3.ModRevision)
+	// Now: r/0..r/5, r/55, r/6, r/9.
+	for _, c := range []struct {
+		name  string
+		opts  storage.ListOptions
+		keys  int
+		after int64
+	}{
+		{"current, first page", storage.ListOptions{Limit: 3}, 3, 6},
+		{"current, continued", storage.ListOptions{StartKey: "r/3\x00", Limit: 2}, 2, 3},
+		{"current, last page", storage.ListOptions{StartKey: "r/5\x00", Limit: 4}, 3, 0},
+		{"current, exact fit", storage.ListOptions{StartKey: "r/5\x00", Limit: 3}, 3, 0},
+		{"old, first page", storage.ListOptions{Revision: old, Limit: 4}, 4, 5},
+		{"old, continued", storage.ListOptions{Revision: old, StartKey: "r/5\x00", Limit: 1}, 1, 2},
+		{"old, last page", storage.ListOptions{Revision: old, StartKey: "r/6\x00", Limit: 2}, 2, 0},
+	} {
+		res := mustList(t, s, "r/", c.opts)
+		if len(res.KVs) != c.keys || res.More != (c.after > 0) || res.Remaining != c.after {
+			t.Fatalf("%s: %d keys, More=%v, Remaining=%d; want %d keys and %d remaining",
+				c.name, len(res.KVs), res.More, res.Remaining, c.keys, c.after)
+		}
 	}
 }
 

@@ -63,6 +63,9 @@ func (r *metaRunner) listAndCheck(prefix string, rev int64, limit int, wantErr e
 			t.Fatalf("list %q %+v: page %d of %d keys (More on the previous page)", prefix, opts, page, len(res.KVs))
 		}
 		got = append(got, res.KVs...)
+		if left := int64(len(want) - len(got)); (res.More && res.Remaining != left) || (!res.More && res.Remaining != 0) {
+			t.Fatalf("list %q %+v: More=%v Remaining=%d, want %d keys after the page", prefix, opts, res.More, res.Remaining, left)
+		}
 		if !res.More {
 			break
 		}
