@@ -42,6 +42,11 @@
 //     them all, then into new slices. No endpoint appears in two slices.
 //   - An address type with no endpoints keeps one placeholder slice (no
 //     endpoints, no ports).
+//   - A sync that would both create and delete slices of one address type
+//     updates the slices it would delete instead (they keep their names),
+//     as Kubernetes' reconciler does: a list never shows the placeholder
+//     beside the slice that replaced it (the e2e EndpointSlice spec fails
+//     on any slice without the Service's ports).
 //   - Slices written carry endpoints.kubernetes.io/last-change-trigger-time
 //     when the sync reflects a pod or Service change.
 //   - The controller acts only on a cache that shows its own previous

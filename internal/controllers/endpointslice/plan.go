@@ -65,11 +65,29 @@ func (r *reconciler) plan(svc *corev1.Service, cached []*discoveryv1.EndpointSli
 			r.planPorts(sub, svc, lbls, t, byPorts[k], want[t][k])
 		}
 		r.placeholder(sub, svc, lbls, t, len(existing))
+		reuse(sub)
 		p.create = append(p.create, sub.create...)
 		p.update = append(p.update, sub.update...)
 		p.del = append(p.del, sub.del...)
 	}
 	return p
+}
+
+// reuse turns the creates of one address type into updates of its slices
+// the plan would delete, as Kubernetes' reconciler does before it writes:
+// the replaced slice takes the old one's name, so readers never list both
+// side by side (e.g. the placeholder, with no ports, beside the slice that
+// replaces it once the first endpoint appears). The update carries the
+// old slice's resourceVersion: a concurrent change is a conflict, retried.
+func reuse(p *plan) {
+	for len(p.create) > 0 && len(p.del) > 0 {
+		old := p.del[0]
+		s := p.create[len(p.create)-1]
+		s.Name, s.GenerateName, s.ResourceVersion = old.Name, "", old.ResourceVersion
+		p.create = p.create[:len(p.create)-1]
+		p.del = p.del[1:]
+		p.update = append(p.update, s)
+	}
 }
 
 // placeholder keeps one empty slice for an address type that would
