@@ -41,6 +41,12 @@ func TestProtocolPaging(t *testing.T) {
 	pageBoth(t, rep, "paging/last page at an old revision", cm+"?limit=1", next)
 	pageBoth(t, rep, "paging/continued filtered page at an old revision", cm+"?limit=2"+filter, filtered)
 	pageBoth(t, rep, "paging/current list", cm+"?limit=3", nil)
+	// Refusals: a token with a resourceVersion other than "0" (the token
+	// names the revision), and a token that does not decode.
+	pageBoth(t, rep, "paging/continue with a resourceVersion", cm+"?limit=2&resourceVersion=1", first)
+	pageBoth(t, rep, "paging/continue with resourceVersion 0", cm+"?limit=2&resourceVersion=0", first)
+	garbage := map[string]string{env.ref.Name: "garbage", env.sp.Name: "garbage"}
+	pageBoth(t, rep, "paging/continue token that does not decode", cm+"?limit=2&resourceVersion=1", garbage)
 }
 
 // pageBoth lists path on each side, continuing with that side's token of

@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"strings"
@@ -24,6 +25,10 @@ func deployment(replicas, selector, label string) string {
 
 // TestBadInput sends malformed or refused requests and checks each gets the
 // right status code and reason, and that none of them changed the store.
+// validContinue is a continue token that decodes (revision 1, from the
+// first key).
+var validContinue = base64.RawURLEncoding.EncodeToString([]byte(`{"v":"meta.k8s.io/v1","rv":1,"start":"a"}`))
+
 func TestBadInput(t *testing.T) {
 	s, kv := start(t, nil)
 	createCM(t, s, "existing", map[string]string{"a": "1"})
@@ -86,6 +91,7 @@ func TestBadInput(t *testing.T) {
 		{"resourceVersionMatch without resourceVersion", "GET", cmPath + "?resourceVersionMatch=Exact", "", "", "", 422, "Invalid", ""},
 		{"resourceVersion too large", "GET", cmPath + "?resourceVersion=999999999&resourceVersionMatch=NotOlderThan", "", "", "", 504, "Timeout", ""},
 		{"invalid continue token", "GET", cmPath + "?limit=1&continue=garbage", "", "", "", 400, "BadRequest", ""},
+		{"continue token with a resourceVersion", "GET", cmPath + "?limit=1&resourceVersion=1&continue=" + validContinue, "", "", "", 400, "BadRequest", ""},
 		{"POST to a named object", "POST", cmPath + "/existing", "application/json", `{}`, "", 405, "MethodNotAllowed", ""},
 		{"delete precondition on uid", "DELETE", cmPath + "/existing", "application/json", `{"preconditions":{"uid":"not-the-uid"}}`, "", 409, "Conflict", ""},
 		{"delete of the default namespace", "DELETE", "/api/v1/namespaces/default", "", "", "", 403, "Forbidden", ""},

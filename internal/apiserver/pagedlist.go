@@ -33,6 +33,23 @@ func (s *Server) pagedList(ctx context.Context, e *entry, info requestInfo, v re
 	})
 }
 
+// checkContinue refuses a continue token that does not decode, then one
+// sent with a resourceVersion other than "0", as kube-apiserver's storage
+// (and its watch cache, which validates the same way) does before reading:
+// the token alone names the revision.
+func checkContinue(e *entry, info requestInfo, cont, rv string) error {
+	if cont == "" {
+		return nil
+	}
+	if _, _, err := e.store.ParseContinue(info.Namespace, cont); err != nil {
+		return err
+	}
+	if rv != "" && rv != "0" {
+		return apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
+	}
+	return nil
+}
+
 // streamPagedList is pagedList written from the items' shared encodings
 // (liststream.go) when the page comes from the watch cache; served is
 // false, and nothing written, when storage must answer. An error is
@@ -61,6 +78,7 @@ func (s *Server) cachedPage(ctx context.Context, e *entry, info requestInfo, v r
 		ListOptions: watchcache.ListOptions{Namespace: info.Namespace, Label: sel.label, Field: sel.field},
 		Limit:       int(limit),
 	}
+
 	consistent := false
 	switch {
 	case cont != "":

@@ -193,6 +193,16 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, e *entry, in
 		limit = max(limit, 0) // as kube-apiserver: a negative limit is no limit
 	}
 	cont := q.Get("continue")
+	if err := checkContinue(e, info, cont, q.Get("resourceVersion")); err != nil {
+		s.resp.writeError(w, r, err)
+		return
+	}
+	if cont != "" && v.set && v.rv == 0 {
+		// As kube-apiserver, whose watch cache ignores the limit of a
+		// resourceVersion "0" list: a continued one gives the rest of the
+		// list at the token's revision, with no further token.
+		limit = 0
+	}
 	var list runtime.Object
 	switch {
 	case cont != "" || (limit > 0 && !v.set) || v.match == metav1.ResourceVersionMatchExact || (limit > 0 && v.set && v.rv > 0 && v.match == ""):
