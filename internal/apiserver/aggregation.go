@@ -54,14 +54,15 @@ func (s *Server) servesGroupVersion(gv schema.GroupVersion) bool {
 	return false
 }
 
-// publishAggregated puts the aggregated group-versions into discovery and
-// OpenAPI.
+// publishAggregated puts the aggregated group-versions into OpenAPI and
+// then discovery: a client that finds a group-version in discovery finds
+// its OpenAPI document too (kubectl reads them in that order).
 func (s *Server) publishAggregated() {
-	if err := s.disc.SetAggregated(s.agg.Discovery()); err != nil {
-		s.log.Error("aggregated discovery", "err", err)
-	}
 	if err := s.oapi.SetAggregated(s.agg.OpenAPI()); err != nil {
 		s.log.Error("aggregated OpenAPI", "err", err)
+	}
+	if err := s.disc.SetAggregated(s.agg.Discovery()); err != nil {
+		s.log.Error("aggregated discovery", "err", err)
 	}
 }
 

@@ -475,6 +475,9 @@ func (s *Server) start(ctx context.Context, host, port string) error {
 			s.log.Warn("serving custom resources", "err", err)
 		}
 	}
+	// The storage gauges exist once the server is ready; the loop started
+	// after start keeps them current.
+	s.refreshStorageMetrics(ctx)
 	if err := s.writeKubeconfigs(host, port); err != nil {
 		return err
 	}

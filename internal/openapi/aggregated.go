@@ -49,7 +49,10 @@ func withAggregatedV3(base *v3Set, agg []Aggregated) (*v3Set, error) {
 	if len(agg) == 0 {
 		return base, nil
 	}
-	out := &v3Set{docs: maps.Clone(base.docs), byKey: base.byKey, schemas: base.schemas}
+	if err := base.ready(); err != nil {
+		return nil, err
+	}
+	docs := maps.Clone(base.docs)
 	var disco discoveryV3
 	if err := json.Unmarshal(base.discovery.body, &disco); err != nil {
 		return nil, fmt.Errorf("openapi: decode the v3 index: %w", err)
@@ -60,15 +63,15 @@ func withAggregatedV3(base *v3Set, agg []Aggregated) (*v3Set, error) {
 				continue
 			}
 			doc := newDocument(body)
-			out.docs[path] = doc
+			docs[path] = doc
 			disco.Paths[path] = discoveryV3Entry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + doc.hash}
 		}
 	}
-	var err error
-	if out.discovery, err = encodeJSON(disco); err != nil {
+	discovery, err := encodeJSON(disco)
+	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return encodedV3Set(base.schemas, docs, base.byKey, discovery), nil
 }
 
 // addAggregatedV2 adds to the server's own Swagger 2.0 paths and

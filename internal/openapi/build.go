@@ -227,26 +227,14 @@ func (g *groupVersion) routes() []route {
 	return out
 }
 
-// v3Set is the rendered OpenAPI v3 documents of a plan.
-type v3Set struct {
-	// docs maps a group-version path ("api/v1", "apis/apps/v1") to its
-	// document.
-	docs map[string]document
-	// byKey holds every document under its reuse key (reuse.go).
-	byKey map[string]document
-	// discovery is the /openapi/v3 body naming each document's URL.
-	discovery document
-	// schemas holds every definition, OpenAPI v3 style.
-	schemas map[string]*spec.Schema
-}
-
-// renderV3 renders one OpenAPI 3.0 document per group-version, reusing
-// the documents of prev (nil for none) whose inputs did not change.
+// renderV3 renders one OpenAPI 3.0 document per group-version. The
+// definitions (Schemas) are derived now; the documents are encoded on
+// first use (v3Set.ready), reusing those of prev (nil for none) whose
+// inputs did not change, when prev was encoded.
 func (p *plan) renderV3(version string, prev *v3Set) (*v3Set, error) {
 	gen := newGenerator(openapi3, p.kinds)
 	gen.defineCustoms(p.customs)
-	out := &v3Set{docs: map[string]document{}, byKey: map[string]document{}}
-	disco := discoveryV3{Paths: map[string]discoveryV3Entry{}}
+	var pending []pendingDoc
 	for _, g := range p.gvs {
 		r := &v3Renderer{gen: gen}
 		paths := r.paths(g.routes())
@@ -254,42 +242,27 @@ func (p *plan) renderV3(version string, prev *v3Set) (*v3Set, error) {
 			return nil, gen.err
 		}
 		defs := perDocumentKinds(gen.closure(r.roots), g)
-		key := p.docKey(version, g, defs)
-		doc, reused := document{}, false
-		if prev != nil {
-			doc, reused = prev.byKey[key]
-		}
-		if !reused {
-			var err error
+		d := pendingDoc{path: gvPath(g.gv), key: p.docKey(version, g, defs)}
+		if doc, ok := prev.reusable(d.key); ok {
+			d.doc, d.reused = doc, true
+		} else {
 			t, v := title, version
 			if !g.hasTyped() {
 				t, v = customTitle, customVersion
 			}
-			if doc, err = encodeJSON(v3Document(t, v, paths, defs)); err != nil {
-				return nil, err
-			}
+			d.value = v3Document(t, v, paths, defs)
 		}
-		out.byKey[key] = doc
-		path := gvPath(g.gv)
-		out.docs[path] = doc
-		disco.Paths[path] = discoveryV3Entry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + doc.hash}
+		pending = append(pending, d)
 	}
 	for path, rt := range p.discoveryRoutes() {
 		r := &v3Renderer{gen: gen}
 		paths := r.paths([]route{rt})
-		doc, err := encodeJSON(v3Document(title, version, paths, gen.closure(r.roots)))
-		if err != nil {
-			return nil, err
-		}
-		out.docs[path] = doc
-		disco.Paths[path] = discoveryV3Entry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + doc.hash}
+		pending = append(pending, pendingDoc{path: path, value: v3Document(title, version, paths, gen.closure(r.roots))})
 	}
-	var err error
-	if out.discovery, err = encodeJSON(disco); err != nil {
-		return nil, err
+	if gen.err != nil {
+		return nil, gen.err
 	}
-	out.schemas = gen.defs
-	return out, nil
+	return newV3Set(gen.defs, pending), nil
 }
 
 // discoveryRoutes are the documents of kube-apiserver's OpenAPI v3 that

@@ -76,13 +76,17 @@
 //
 // # Caching and invariants
 //
-//   - A Service serves one immutable snapshot at a time; Update builds the
-//     v3 documents, then swaps an atomic pointer. A failed Update keeps the
-//     previous snapshot. The v2 JSON and protobuf forms are built on their
-//     first request per snapshot (sync.Once).
+//   - A Service serves one immutable snapshot at a time; Update derives
+//     the v3 definitions and paths (an invalid resource set fails here),
+//     then swaps an atomic pointer. A failed Update keeps the previous
+//     snapshot. The v3 documents are encoded on the first /openapi/v3
+//     request (or SetAggregated) per snapshot, the v2 JSON and protobuf
+//     forms on their first request (sync.Once each): a server nobody asks
+//     for OpenAPI never pays for encoding it.
 //   - Update reuses the encoded v3 document of every group-version whose
-//     inputs did not change (reuse.go): a CRD change re-encodes its own
-//     group-versions only. Definitions are still derived anew per Update.
+//     inputs did not change (reuse.go), when the previous snapshot was
+//     encoded: a CRD change re-encodes its own group-versions only.
+//     Definitions are still derived anew per Update.
 //   - Each v3 group-version document is addressed as
 //     /openapi/v3/<path>?hash=<SHA-256>. A matching hash is answered with
 //     "Cache-Control: public, immutable" and a one-year Expires; a stale

@@ -65,6 +65,11 @@ func (s *Service) ServeV2(w http.ResponseWriter, r *http.Request) {
 // current URL; without hash the response has an ETag only.
 func (s *Service) ServeV3(w http.ResponseWriter, r *http.Request) {
 	snap := s.current.Load()
+	if err := snap.v3.ready(); err != nil {
+		s.opts.Logger.Error("building OpenAPI v3 failed", "err", err)
+		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error())
+		return
+	}
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	if path == v3DiscoveryPath {
 		serve(w, r, mimeJSON, snap.v3.discovery, snap.built)

@@ -39,8 +39,9 @@ type Service struct {
 	agg []Aggregated
 }
 
-// snapshot is every document of one resource set. The v3 documents are
-// built eagerly (the /openapi/v3 discovery names their hashes); the
+// snapshot is every document of one resource set. The v3 definitions are
+// derived eagerly (Schemas), the v3 documents encoded on first use, all at
+// once (the /openapi/v3 discovery names their hashes; v3set.go); the
 // Swagger 2.0 JSON and protobuf forms are built on first use, once.
 type snapshot struct {
 	built time.Time

@@ -6,6 +6,10 @@
 // again with the old Options.DataDir (and StorageBolt) restarts it on the
 // same data and credentials, on a new port.
 //
+// The servers of one test process that have no PKIDir share one
+// service-account signing key (generated once, see sakey.go); everything
+// else (CA, tokens, data) is each server's own.
+//
 // It is for this module's own tests; operator authors get a public test
 // environment in a later issue.
 package testserver

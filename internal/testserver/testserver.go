@@ -91,6 +91,12 @@ func Start(t testing.TB, opts Options) *Server {
 	if opts.DataDir == "" {
 		opts.DataDir = t.TempDir()
 	}
+	if opts.PKIDir == "" {
+		// Servers sharing a PKIDir create their key under its lock.
+		if err := seedServiceAccountKey(opts.DataDir); err != nil {
+			t.Fatal(err)
+		}
+	}
 	level := slog.LevelWarn
 	if os.Getenv("SETPOINT_TEST_LOG") != "" {
 		level = slog.LevelDebug

@@ -255,6 +255,17 @@ func TestAdoptAndRelease(t *testing.T) {
 	if _, err := h.pods.Create(ctx, orphan, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The orphan must be in the controller's cache before the DaemonSet
+	// exists: a sync that does not know of it yet rightly creates a pod on
+	// n0, as kube's controller would (and deletes the surplus afterwards).
+	h.eventually("orphan in the controller's cache", func() error {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if _, ok, _ := h.run.r.podInf.Indexer().GetByKey(ns + "/orphan"); !ok {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
 	ds := newDS("adopt")
 	ds.Spec.UpdateStrategy = appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}
 	ds = h.create(ds)

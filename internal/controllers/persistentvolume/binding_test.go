@@ -243,15 +243,22 @@ func TestStaticBinding(t *testing.T) {
 	if pv.Status.Message != `error getting deleter volume plugin for volume "deleter": no deletable volume plugin matched` {
 		t.Errorf("failed volume message %q", pv.Status.Message)
 	}
-	// A bound claim whose volume vanishes is Lost.
-	lost := e.getVolume("labeled")
-	lost.Finalizers = nil
-	if _, err := e.pvs.Update(ctx, lost, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	// A bound claim whose volume vanishes is Lost. The volume is deleted
+	// first and its finalizer dropped afterwards: dropped first, the
+	// protection controller may add it back to the live volume before the
+	// delete, which then holds the bound volume for good.
 	if err := e.pvs.Delete(ctx, "labeled", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	e.eventually("volume labeled released of its finalizer", func() bool {
+		lost := e.getVolume("labeled")
+		if lost == nil {
+			return true
+		}
+		lost.Finalizers = nil
+		_, err := e.pvs.Update(ctx, lost, metav1.UpdateOptions{})
+		return err == nil || apierrors.IsNotFound(err)
+	})
 	e.eventually("claim sel lost", func() bool { return e.getClaim("sel").Status.Phase == corev1.ClaimLost })
 	e.waitEvent("sel", "ClaimLost", "Bound claim has lost its PersistentVolume. Data on the volume is lost!")
 	// A new claim fitting "big" does not get the released volume.
