@@ -15,10 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/setpoint-dev/setpoint/internal/testwait"
-	"github.com/setpoint-dev/setpoint/testenv"
 )
 
 // metaWidgetCRD is a namespaced CRD whose objects the test reads as
@@ -35,24 +33,7 @@ const metaWidgetCRD = `{"apiVersion": "apiextensions.k8s.io/v1", "kind": "Custom
 // protobuf to a metadata client (kube-apiserver lets the metadata views
 // choose their media types), for Get, List and Watch, on both servers.
 func TestCustomResourceMetadataMatchesReference(t *testing.T) {
-	refCfg, err := clientcmd.BuildConfigFromFlags("", refKubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := testenv.Start(testenv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	spCfg, err := clientcmd.BuildConfigFromFlags("", env.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours, theirs := crMetadataTranscript(t, spCfg), crMetadataTranscript(t, refCfg)
-	if fmt.Sprint(ours) != fmt.Sprint(theirs) {
-		t.Fatalf("custom resource metadata differs:\nsetpoint       %v\nkube-apiserver %v", ours, theirs)
-	}
-	t.Logf("both: %v", theirs)
+	sameOnBoth(t, "custom resource metadata", crMetadataTranscript)
 }
 
 // crMetadataTranscript creates the MetaWidget CRD and one object in

@@ -18,9 +18,6 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	restclientwatch "k8s.io/client-go/rest/watch"
-	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/setpoint-dev/setpoint/testenv"
 )
 
 // metadataWatchAccept is the Accept of client-go's metadata client's
@@ -34,24 +31,7 @@ const metadataWatchAccept = "application/vnd.kubernetes.protobuf;as=PartialObjec
 // initial events included, carry PartialObjectMetadata in the same
 // envelope; client-go's metadata client decodes them alike.
 func TestMetadataWatchMatchesReference(t *testing.T) {
-	refCfg, err := clientcmd.BuildConfigFromFlags("", refKubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := testenv.Start(testenv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	spCfg, err := clientcmd.BuildConfigFromFlags("", env.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours, theirs := metadataWatchTranscript(t, spCfg), metadataWatchTranscript(t, refCfg)
-	if fmt.Sprint(ours) != fmt.Sprint(theirs) {
-		t.Fatalf("metadata watch streams differ:\nsetpoint       %v\nkube-apiserver %v", ours, theirs)
-	}
-	t.Logf("both: %v", theirs)
+	sameOnBoth(t, "metadata watch streams", metadataWatchTranscript)
 }
 
 // metadataWatchTranscript creates a ConfigMap in namespace "protobuf" and

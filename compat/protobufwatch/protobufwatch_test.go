@@ -65,11 +65,10 @@ func protobufConfig(cfg *rest.Config) *rest.Config {
 	return cfg
 }
 
-// TestProtobufWatchMatchesReference: the protobuf watch stream of the same
-// operations decodes, with client-go's own watch decoder, to the same
-// events on setpoint and on kube-apiserver (namespace "protobuf"); and its frames have the same shape: Content-Type,
-// the length-delimited WatchEvent, the object's k8s\x00 envelope and kind.
-func TestProtobufWatchMatchesReference(t *testing.T) {
+// sameOnBoth runs transcript against a fresh setpoint (testenv) and the
+// reference kube-apiserver and fails when what they record differs.
+func sameOnBoth(t *testing.T, what string, transcript func(*testing.T, *rest.Config) []string) {
+	t.Helper()
 	refCfg, err := clientcmd.BuildConfigFromFlags("", refKubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -83,12 +82,19 @@ func TestProtobufWatchMatchesReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours := watchTranscript(t, spCfg)
-	theirs := watchTranscript(t, refCfg)
+	ours, theirs := transcript(t, spCfg), transcript(t, refCfg)
 	if fmt.Sprint(ours) != fmt.Sprint(theirs) {
-		t.Fatalf("protobuf watch streams differ:\nsetpoint       %v\nkube-apiserver %v", ours, theirs)
+		t.Fatalf("%s differ:\nsetpoint       %v\nkube-apiserver %v", what, ours, theirs)
 	}
 	t.Logf("both: %v", theirs)
+}
+
+// TestProtobufWatchMatchesReference: the protobuf watch stream of the same
+// operations decodes, with client-go's own watch decoder, to the same
+// events on setpoint and on kube-apiserver (namespace "protobuf"); and its frames have the same shape: Content-Type,
+// the length-delimited WatchEvent, the object's k8s\x00 envelope and kind.
+func TestProtobufWatchMatchesReference(t *testing.T) {
+	sameOnBoth(t, "protobuf watch streams", watchTranscript)
 }
 
 // watchTranscript creates, updates and deletes a ConfigMap in namespace
