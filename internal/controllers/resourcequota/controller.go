@@ -100,9 +100,9 @@ func Add(mgr *manager.Manager, opts Options) error {
 	b = b.Watches(builder.KindAt[*corev1.Pod](corev1.SchemeGroupVersion.WithResource("pods"), true).Map(inNamespace[*corev1.Pod](quotaInf)), podUsageChanged())
 	b = b.Watches(builder.KindAt[*corev1.Service](corev1.SchemeGroupVersion.WithResource("services"), true).Map(inNamespace[*corev1.Service](quotaInf)), specChanged())
 	b = b.Watches(builder.KindAt[*corev1.PersistentVolumeClaim](corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), true).Map(inNamespace[*corev1.PersistentVolumeClaim](quotaInf)), specChanged())
-	b = b.Watches(builder.KindAt[*corev1.ReplicationController](corev1.SchemeGroupVersion.WithResource("replicationcontrollers"), true).Map(inNamespace[*corev1.ReplicationController](quotaInf)), createDelete())
-	b = b.Watches(builder.KindAt[*corev1.ConfigMap](corev1.SchemeGroupVersion.WithResource("configmaps"), true).Map(inNamespace[*corev1.ConfigMap](quotaInf)), createDelete())
-	b = b.Watches(builder.KindAt[*corev1.Secret](corev1.SchemeGroupVersion.WithResource("secrets"), true).Map(inNamespace[*corev1.Secret](quotaInf)), createDelete())
+	b = b.Watches(builder.KindAt[*corev1.ReplicationController](corev1.SchemeGroupVersion.WithResource("replicationcontrollers"), true).Map(inNamespace[*corev1.ReplicationController](quotaInf)), deleteOnly())
+	b = b.Watches(builder.KindAt[*corev1.ConfigMap](corev1.SchemeGroupVersion.WithResource("configmaps"), true).Map(inNamespace[*corev1.ConfigMap](quotaInf)), deleteOnly())
+	b = b.Watches(builder.KindAt[*corev1.Secret](corev1.SchemeGroupVersion.WithResource("secrets"), true).Map(inNamespace[*corev1.Secret](quotaInf)), deleteOnly())
 	ctrl, err := b.Build(r)
 	if err != nil {
 		return fmt.Errorf("resourcequota controller: %w", err)
@@ -170,24 +170,36 @@ func needsSync(q *corev1.ResourceQuota) bool {
 	return false
 }
 
-// podUsageChanged lets through pod updates that may change usage: the
-// phase, the start of deletion, the spec (a resize).
+// noCreate ignores the objects' creations, as Kubernetes' quota monitor
+// (it has no add handler): the ResourceQuota admission charged them
+// already, and a recount then could undo the charge of a create still in
+// flight — charged, not yet stored, so not in the recount's list — and
+// let one more object past the limit.
+func noCreate(predicate.CreateEvent) bool { return false }
+
+// podUsageChanged lets through pod updates that may lower usage: the pod
+// finished (Succeeded or Failed), its deletion started, its spec changed
+// (a resize); and deletes.
 func podUsageChanged() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(e predicate.UpdateEvent) bool {
+	return predicate.Funcs{CreateFunc: noCreate, UpdateFunc: func(e predicate.UpdateEvent) bool {
 		o, n := e.ObjectOld.(*corev1.Pod), e.ObjectNew.(*corev1.Pod)
-		return o.Status.Phase != n.Status.Phase || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
+		return (!finished(o) && finished(n)) || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
 			o.Generation != n.Generation
 	}}
 }
 
-// specChanged lets through updates whose generation changed.
+func finished(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// specChanged lets through updates whose generation changed, and deletes.
 func specChanged() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(e predicate.UpdateEvent) bool {
+	return predicate.Funcs{CreateFunc: noCreate, UpdateFunc: func(e predicate.UpdateEvent) bool {
 		return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() || e.ObjectOld.GetGeneration() == 0
 	}}
 }
 
-// createDelete lets through creates and deletes only.
-func createDelete() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(predicate.UpdateEvent) bool { return false }}
+// deleteOnly lets through deletes only.
+func deleteOnly() predicate.Predicate {
+	return predicate.Funcs{CreateFunc: noCreate, UpdateFunc: func(predicate.UpdateEvent) bool { return false }}
 }

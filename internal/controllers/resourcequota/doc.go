@@ -9,10 +9,14 @@
 // Add registers one controller (it runs while the manager leads) with
 // Options.Workers workers (default 5). A quota is synced when it is
 // created, when its spec changes or its status does not match its spec;
-// when an object its namespace counts changes in a way that changes usage
-// (pods: created, deleted, finished, their deletion started or their spec
-// changed; services, claims, config maps, secrets, replication
-// controllers: created, updated, deleted); when an object of any other
+// when an object its namespace counts changes in a way that may lower
+// usage (pods: deleted, finished, their deletion started or their spec
+// changed; services and claims: updated or deleted; config maps,
+// secrets, replication controllers: deleted) — never on an object's
+// creation, as Kubernetes' quota monitor: the ResourceQuota admission
+// charged it, and a recount then could undo the charge of a create still
+// in flight (charged, not yet stored) and let one more past the limit;
+// when an object of any other
 // built-in quotable kind is deleted (count/<resource>.<group>: a
 // metadata-only informer of each such kind, PartialObjectMetadata in
 // protobuf, keeping only names, runs while the controller leads,
