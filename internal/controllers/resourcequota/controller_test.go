@@ -73,3 +73,33 @@ func TestDeletionReleasesObjectCount(t *testing.T) {
 	}
 	h.wantStatus("q", rl("count/replicasets.apps", "0", "count/deployments.apps", "0"))
 }
+
+// TestCreateIsNotRecounted: an object's creation is charged by admission
+// and triggers no recount, as in Kubernetes (a recount racing a create
+// still in flight could undo its charge). The status is set by hand to 3
+// pods used (as if three creates were charged and not yet stored): after
+// a pod's create it reads 4 and stays so; the pod's deletion recounts.
+func TestCreateIsNotRecounted(t *testing.T) {
+	h := newHarness(t, Options{ResyncPeriod: time.Hour})
+	h.createQuota("q", rl("pods", "5"))
+	h.wantStatus("q", rl("pods", "0"))
+	q, err := h.quotas.Get(h.ctx, "q", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Status.Used = rl("pods", "3")
+	if _, err := h.quotas.UpdateStatus(h.ctx, q, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.pods.Create(h.ctx, newPod("a", "100m"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.wantStatus("q", rl("pods", "4"))
+	// Nothing to wait for but time: a recount would take well under this.
+	time.Sleep(time.Second)
+	h.wantStatus("q", rl("pods", "4"))
+	if err := h.pods.Delete(h.ctx, "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.wantStatus("q", rl("pods", "0"))
+}
