@@ -21,7 +21,9 @@ import (
 // most 100 concurrent streams on it (kube-apiserver's default, 0 for
 // --http2-max-streams-per-connection). That is what a client sees of the
 // limit: Go's HTTP/2 client opens another connection beyond it rather
-// than wait, and client-go's watches each hold a stream.
+// than wait, and client-go's watches each hold a stream. The same frame's
+// initial stream window and largest frame are compared too
+// (kube-apiserver shrinks both to 256 KiB).
 func TestHTTP2MaxConcurrentStreams(t *testing.T) {
 	rep := difftest.NewReport(t, env.allow, "protocol", env.sink)
 	defer rep.Finish()
@@ -32,16 +34,20 @@ func TestHTTP2MaxConcurrentStreams(t *testing.T) {
 			t.Fatalf("%s: %v", side.Name, err)
 		}
 		t.Logf("%s: SETTINGS %v", side.Name, settings)
-		v, ok := settings[http2.SettingMaxConcurrentStreams]
-		got[side.Name] = map[string]any{"maxConcurrentStreams": difftest.Absent}
-		if ok {
-			got[side.Name]["maxConcurrentStreams"] = difftest.Number(int(v))
+		got[side.Name] = map[string]any{}
+		for name, id := range map[string]http2.SettingID{"maxConcurrentStreams": http2.SettingMaxConcurrentStreams,
+			"initialWindowSize": http2.SettingInitialWindowSize, "maxFrameSize": http2.SettingMaxFrameSize} {
+			got[side.Name][name] = difftest.Absent
+			if v, ok := settings[id]; ok {
+				got[side.Name][name] = difftest.Number(int(v))
+			}
 		}
+		v, ok := settings[http2.SettingMaxConcurrentStreams]
 		if !ok || v != 100 {
 			t.Errorf("%s announces SETTINGS_MAX_CONCURRENT_STREAMS %d (present %v), want 100", side.Name, v, ok)
 		}
 	}
-	rep.Compare("protocol/http2 max concurrent streams", got[env.ref.Name], got[env.sp.Name])
+	rep.Compare("protocol/http2 settings", got[env.ref.Name], got[env.sp.Name])
 }
 
 // http2Settings opens an HTTP/2 connection to the server of kubeconfig (its

@@ -357,6 +357,11 @@ func (s *Server) CA() *pki.CA { return s.ca }
 // and deliveries go out on several connections at once.
 const http2MaxStreams = 100
 
+// http2MaxBodyFrame is the stream window and the largest frame the server
+// reads, as kube-apiserver announces them (256 KiB, "most API POST
+// requests in a single frame", instead of Go's 1 MiB).
+const http2MaxBodyFrame = 256 << 10
+
 // Run serves until ctx is cancelled, then shuts down gracefully and closes
 // the store.
 func (s *Server) Run(ctx context.Context) error {
@@ -383,7 +388,8 @@ func (s *Server) Run(ctx context.Context) error {
 			ClientCAs:    s.clientCAs(),
 			MinVersion:   tls.VersionTLS12,
 		},
-		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: http2MaxStreams},
+		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: http2MaxStreams,
+			MaxReceiveBufferPerStream: http2MaxBodyFrame, MaxReadFrameSize: http2MaxBodyFrame},
 	}
 	cacheCtx, stopCaches := context.WithCancel(context.Background())
 	s.table.startCaches(cacheCtx)
