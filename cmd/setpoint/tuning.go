@@ -115,7 +115,8 @@ func (f *nodeFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.prefix, "name-prefix", "node-", "simulated nodes are named <prefix>0, <prefix>1, …")
 	fl.DurationVar(&f.startDelay, "pod-start-delay", 0, "how long a pod bound to a simulated node stays Pending before it runs")
-	fl.DurationVar(&f.stopDelay, "pod-stop-delay", 0, "cap on the simulated container stop time of a deleted pod (its grace period otherwise)")
+	fl.DurationVar(&f.stopDelay, "pod-stop-delay", time.Second,
+		"cap on the simulated container stop time of a deleted pod: it is gone min(its grace period, this) after the node saw the deletion (1s: KWOK's pod-delete stage; 0: at once)")
 	fl.DurationVar(&f.restartBackoff, "container-restart-backoff", 10*time.Second,
 		"first back-off before a crashed container restarts (doubling up to 5 minutes, as the kubelet's)")
 	fl.DurationVar(&f.runTime, "pod-run-time", 0,
