@@ -2,7 +2,6 @@ package apiserver_test
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"testing"
@@ -73,17 +72,7 @@ func TestTableIsNeverProtobuf(t *testing.T) {
 // decodes it.
 func metaGet(t *testing.T, s *testserver.Server, path, accept string) any {
 	t.Helper()
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, s.URL+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+s.Token)
-	req.Header.Set("Accept", accept)
-	resp, err := s.Client.Do(req)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close()
+	resp := protoWatch(t, s, path, accept) // a GET with that Accept
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
