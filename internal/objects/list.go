@@ -98,7 +98,8 @@ func (s *Store) List(ctx context.Context, opts ListOptions) (runtime.Object, err
 	var items []runtime.Object
 	var next string
 	for {
-		res, err := s.kv.List(ctx, prefix, storage.ListOptions{Revision: rev, StartKey: joinStart(prefix, start), Limit: pageSize})
+		res, err := s.kv.List(ctx, prefix, storage.ListOptions{Revision: rev, StartKey: joinStart(prefix, start), Limit: pageSize,
+			CountRemaining: noSelector(opts.Label, opts.Field)})
 		if err != nil {
 			if opts.Continue != "" && isCompacted(err) {
 				return nil, inconsistentContinueError(tokenStart)

@@ -68,6 +68,10 @@ type ListOptions struct {
 	StartKey string
 	// Limit caps the number of returned keys; 0 means no limit.
 	Limit int
+	// CountRemaining asks for ListResult.Remaining. Backends that count
+	// for free (etcd's range count) may fill it anyway; others count only
+	// when asked, since a caller that filters the page has no use for it.
+	CountRemaining bool
 }
 
 // ListResult is one page of a List.
@@ -82,8 +86,8 @@ type ListResult struct {
 	// More is true when keys beyond the last returned one exist under the
 	// prefix at Revision.
 	More bool
-	// Remaining is, when More, how many keys under the prefix follow the
-	// last returned one at Revision (etcd's range count less the page);
+	// Remaining is, when More and ListOptions.CountRemaining, how many
+	// keys under the prefix follow the last returned one at Revision (etcd's range count less the page);
 	// 0 when !More. The API server reports it as a page's
 	// remainingItemCount.
 	Remaining int64

@@ -68,7 +68,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 			return nil // no stored key contains NUL
 		}
 		from := max(prefix, opts.StartKey)
-		if err := scanAt(tx, append([]byte{nsIndex}, prefix...), indexSeek(from), rev, opts.Limit, &res); err != nil || !res.More {
+		if err := scanAt(tx, append([]byte{nsIndex}, prefix...), indexSeek(from), rev, opts.Limit, &res); err != nil || !res.More || !opts.CountRemaining {
 			return err
 		}
 		res.Remaining, err = s.countAfter(tx, prefix, res.KVs[len(res.KVs)-1].Key, rev)

@@ -118,6 +118,7 @@ func testListRemaining(t *testing.T, s storage.Store) {
 		{"old, continued", storage.ListOptions{Revision: old, StartKey: "r/5\x00", Limit: 1}, 1, 2},
 		{"old, last page", storage.ListOptions{Revision: old, StartKey: "r/6\x00", Limit: 2}, 2, 0},
 	} {
+		c.opts.CountRemaining = true
 		res := mustList(t, s, "r/", c.opts)
 		if len(res.KVs) != c.keys || res.More != (c.after > 0) || res.Remaining != c.after {
 			t.Fatalf("%s: %d keys, More=%v, Remaining=%d; want %d keys and %d remaining",

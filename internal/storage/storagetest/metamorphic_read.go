@@ -46,7 +46,7 @@ func (r *metaRunner) listAndCheck(prefix string, rev int64, limit int, wantErr e
 	}
 	want := sortedKVs(r.m.stateAt(at), prefix)
 	var got []storage.KeyValue
-	opts := storage.ListOptions{Revision: rev, Limit: limit}
+	opts := storage.ListOptions{Revision: rev, Limit: limit, CountRemaining: true}
 	for page := 0; ; page++ {
 		res, err := r.s.List(t.Context(), prefix, opts)
 		r.logf("list %q %+v -> %d keys more=%v rev=%d, %v", prefix, opts, len(res.KVs), res.More, res.Revision, err)
