@@ -39,9 +39,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("list pods of service %s: %w", key, err)
 	}
-	// Computed before the comparison so the tracker's state moves on
-	// even when nothing is written.
-	trigger := r.triggers.Compute(svc, pods)
+	// Computed before the comparison: a sync with nothing to write
+	// commits what it saw too.
+	trigger, seen := r.triggers.Compute(svc, pods)
 	subsets := DesiredSubsets(svc, pods)
 
 	cur, err := r.epInf.Lister().Namespace(svc.Namespace).Get(svc.Name)
@@ -60,6 +60,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if !create && subsetsEqual(cur.Subsets, subsets) && labelsEqual(compareLabels, svc.Labels) &&
 		capacityAnnotationCorrect(cur.Annotations, cur.Subsets) {
+		r.triggers.Commit(seen)
 		return reconcile.Result{}, nil
 	}
 	next := cur.DeepCopy()
@@ -86,7 +87,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	} else {
 		delete(next.Annotations, corev1.EndpointsOverCapacity)
 	}
-	return reconcile.Result{}, r.write(ctx, svc, cur, next, create)
+	if err := r.write(ctx, svc, cur, next, create); err != nil {
+		return reconcile.Result{}, err
+	}
+	r.triggers.Commit(seen)
+	return reconcile.Result{}, nil
 }
 
 // write creates or updates next, recording an event on failure.

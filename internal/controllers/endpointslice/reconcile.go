@@ -49,7 +49,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("list pods of service %s: %w", key, err)
 	}
-	trigger := r.triggers.Compute(svc, pods)
+	trigger, seen := r.triggers.Compute(svc, pods)
 	types := addressTypes(svc)
 	want, missing := r.desired(svc, pods, types)
 	if want == nil {
@@ -61,6 +61,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			"Error updating Endpoint Slices for Service %s/%s: %v", svc.Namespace, svc.Name, err)
 		return reconcile.Result{}, err
 	}
+	r.triggers.Commit(seen)
 	return reconcile.Result{}, nil
 }
 

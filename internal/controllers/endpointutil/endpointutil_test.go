@@ -72,18 +72,31 @@ func TestTriggerTimes(t *testing.T) {
 				{Type: corev1.PodReady, Status: st, LastTransitionTime: metav1.NewTime(at)}}}}
 	}
 	tt := NewTriggerTimes()
-	if got := tt.Compute(svc, []*corev1.Pod{pod("a", true, t0.Add(time.Second))}); !got.Equal(t0) {
+	compute := func(pods ...*corev1.Pod) time.Time {
+		at, seen := tt.Compute(svc, pods)
+		tt.Commit(seen)
+		return at
+	}
+	if got := compute(pod("a", true, t0.Add(time.Second))); !got.Equal(t0) {
 		t.Fatalf("first sync: %v, want the service's creation", got)
 	}
-	if got := tt.Compute(svc, []*corev1.Pod{pod("a", true, t0.Add(time.Second))}); !got.IsZero() {
+	if got := compute(pod("a", true, t0.Add(time.Second))); !got.IsZero() {
 		t.Fatalf("nothing changed: %v", got)
 	}
-	got := tt.Compute(svc, []*corev1.Pod{pod("a", false, t0.Add(5*time.Second)), pod("b", true, t0.Add(3*time.Second))})
-	if !got.Equal(t0.Add(3 * time.Second)) {
+	// A sync whose write failed commits nothing: its retry sees the same
+	// changes.
+	changed := []*corev1.Pod{pod("a", false, t0.Add(5*time.Second)), pod("b", true, t0.Add(3*time.Second))}
+	if got, _ := tt.Compute(svc, changed); !got.Equal(t0.Add(3 * time.Second)) {
 		t.Fatalf("two changes: %v, want the earliest", got)
 	}
+	if got := compute(changed...); !got.Equal(t0.Add(3 * time.Second)) {
+		t.Fatalf("retry after an uncommitted sync: %v, want the same changes again", got)
+	}
+	if got := compute(changed...); !got.IsZero() {
+		t.Fatalf("after commit: %v, want nothing new", got)
+	}
 	tt.Forget("n", "s")
-	if got := tt.Compute(svc, nil); !got.Equal(t0) {
+	if got := compute(); !got.Equal(t0) {
 		t.Fatalf("after Forget: %v", got)
 	}
 }

@@ -12,9 +12,9 @@ import (
 
 // TriggerTimes computes the endpoints.kubernetes.io/last-change-trigger-time
 // of each Service's endpoints: the earliest change, among those its
-// previous sync had not seen, that the endpoints now reflect. A pod
+// last committed sync had not seen, that the endpoints now reflect. A pod
 // changed when it is new to the Service or its readiness, deletion, IPs or
-// phase differ from the previous sync; its change time is its Ready
+// phase differ from the last committed sync; its change time is its Ready
 // condition's last transition (its creation when it has none). A
 // Service's is its creation, counted at its first sync.
 // Safe for concurrent use (one key is never synced twice at once).
@@ -54,13 +54,23 @@ func podTriggerTime(pod *corev1.Pod) time.Time {
 	return pod.CreationTimestamp.Time
 }
 
+// Seen is what one sync saw of a Service's pods, to be committed once the
+// endpoints reflecting it are written.
+type Seen struct {
+	key   string
+	state *serviceTriggers
+}
+
 // Compute returns the trigger time for svc's sync over pods (zero when
-// no unseen change), and remembers what it saw.
-func (t *TriggerTimes) Compute(svc *corev1.Service, pods []*corev1.Pod) time.Time {
+// no unseen change) and what the sync saw. Nothing is remembered until
+// Commit: a sync whose write fails (a conflict, a stale cache) leaves its
+// changes unseen, so its retry stamps them again rather than writing the
+// endpoints without the annotation.
+func (t *TriggerTimes) Compute(svc *corev1.Service, pods []*corev1.Pod) (time.Time, Seen) {
 	key := svc.Namespace + "/" + svc.Name
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	prev, seen := t.state[key]
+	t.mu.Unlock()
 	next := &serviceTriggers{pods: make(map[string]podState, len(pods))}
 	var min time.Time
 	consider := func(at time.Time) {
@@ -81,8 +91,15 @@ func (t *TriggerTimes) Compute(svc *corev1.Service, pods []*corev1.Pod) time.Tim
 			consider(st.at)
 		}
 	}
-	t.state[key] = next
-	return min
+	return min, Seen{key: key, state: next}
+}
+
+// Commit remembers what a sync saw: its endpoints are written, or needed
+// no write.
+func (t *TriggerTimes) Commit(s Seen) {
+	t.mu.Lock()
+	t.state[s.key] = s.state
+	t.mu.Unlock()
 }
 
 // Forget drops a deleted Service's state.
