@@ -52,10 +52,13 @@ func TestScaleUpAndDownOnCPU(t *testing.T) {
 	h.setUsage("web", "500m")
 	took := h.stepUntil("scale up", 20, h.wantReplicas("web", 4))
 	h.wantEvent("web", "SuccessfulRescale", "New size: 4; reason: cpu resource utilization (percentage of request) above target")
-	a = h.hpa("web")
-	if a.Status.LastScaleTime == nil || a.Status.DesiredReplicas != 4 {
-		t.Errorf("status after the scale-up: %+v", a.Status)
-	}
+	// The status is written after the scale and the event.
+	h.Eventually("status after the scale-up", func() error {
+		if a := h.hpa("web"); a.Status.LastScaleTime == nil || a.Status.DesiredReplicas != 4 {
+			return fmt.Errorf("status %+v", a.Status)
+		}
+		return nil
+	})
 	t.Logf("scaled up after %s of simulated time", took)
 	h.waitRunning("web", 4)
 	h.stepUntil("limited by maxReplicas", 10, h.wantCondition("web", autoscalingv2.ScalingLimited, corev1.ConditionTrue,
