@@ -18,19 +18,38 @@ import (
 
 // Options configure New.
 type Options struct {
-	// REST reaches the server (required); its scheme is the client's.
+	// REST reaches the server; its scheme is the client's. Without it,
+	// New builds one from Config and Scheme.
 	REST *rest.Client
-	// Mapper maps kinds to resources (required).
+	// Config reaches the server when REST is nil, with Scheme (nil:
+	// rest.NewScheme(), every built-in kind; add your own types to a
+	// scheme of yours with their AddToScheme).
+	Config *rest.Config
+	Scheme *runtime.Scheme
+	// Mapper maps kinds to resources; nil: NewDiscoveryRESTMapper over
+	// the client's rest client.
 	Mapper RESTMapper
 	// Cache answers Get and List; nil sends them to the server.
 	Cache Reader
 }
 
-// New returns a client writing through opts.REST and reading from
-// opts.Cache (or the server).
+// New returns a client writing through opts.REST (or a rest client of
+// opts.Config) and reading from opts.Cache (or the server). Without a
+// cache it is controller-runtime's client.New(cfg, client.Options{Scheme:
+// s}): every call is a request, as tests and tools want.
 func New(opts Options) (Client, error) {
-	if opts.REST == nil || opts.Mapper == nil {
-		return nil, errors.New("client: Options.REST and Options.Mapper are required")
+	if opts.REST == nil {
+		if opts.Config == nil {
+			return nil, errors.New("client: Options.REST or Options.Config is required")
+		}
+		r, err := rest.NewWithScheme(opts.Config, opts.Scheme)
+		if err != nil {
+			return nil, fmt.Errorf("client: %w", err)
+		}
+		opts.REST = r
+	}
+	if opts.Mapper == nil {
+		opts.Mapper = NewDiscoveryRESTMapper(opts.REST)
 	}
 	c := &client{rest: opts.REST, scheme: opts.REST.Scheme(), mapper: opts.Mapper}
 	c.reader = opts.Cache

@@ -8,7 +8,10 @@
 // It is its own package, not part of manager, so that reconcilers and
 // their unit tests (package client/fake) depend on the interface alone;
 // manager.GetClient returns the implementation wired to the manager's
-// informers, discovery and rest client.
+// informers, discovery and rest client. New(Options{Config: cfg, Scheme:
+// s}) makes one without a manager or cache, reading from the server, as
+// controller-runtime's client.New(cfg, client.Options{Scheme: s}): the
+// client tests use to set up and check what a controller did.
 //
 // # Reads come from the cache
 //

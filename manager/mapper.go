@@ -3,15 +3,12 @@ package manager
 import (
 	"context"
 	"fmt"
-	"strings"
-	"sync"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/setpoint-dev/setpoint/client"
 	"github.com/setpoint-dev/setpoint/rest"
 )
 
@@ -30,20 +27,17 @@ func describe(gvr schema.GroupVersionResource) string {
 	return gvr.GroupVersion().String() + " " + gvr.Resource
 }
 
-// mapper resolves kinds to resources through discovery, reading each
-// group version once and remembering it.
+// mapper resolves kinds to resources through discovery (the client
+// package's mapper: each group version read once and remembered, read
+// again when a kind is missing from it) and kinds of objects through the
+// scheme.
 type mapper struct {
-	client *rest.Client
-	scheme *runtime.Scheme
-
-	mu sync.Mutex
-	// lists caches the discovery document of each group version read so
-	// far; a failed read is not cached.
-	lists map[schema.GroupVersion]*metav1.APIResourceList
+	discovery client.RESTMapper
+	scheme    *runtime.Scheme
 }
 
 func newMapper(c *rest.Client, s *runtime.Scheme) *mapper {
-	return &mapper{client: c, scheme: s, lists: map[schema.GroupVersion]*metav1.APIResourceList{}}
+	return &mapper{discovery: client.NewDiscoveryRESTMapper(c), scheme: s}
 }
 
 // kindFor returns the GroupVersionKind of obj: from the scheme for typed
@@ -65,34 +59,9 @@ func (m *mapper) kindFor(obj runtime.Object) (schema.GroupVersionKind, error) {
 
 // mappingFor resolves gvk to its resource and scope.
 func (m *mapper) mappingFor(ctx context.Context, gvk schema.GroupVersionKind) (Mapping, error) {
-	list, err := m.resources(ctx, gvk.GroupVersion())
+	mp, err := m.discovery.RESTMapping(ctx, gvk)
 	if err != nil {
-		return Mapping{}, fmt.Errorf("map %s: %w", gvk, err)
+		return Mapping{}, err
 	}
-	for _, r := range list.APIResources {
-		if r.Kind == gvk.Kind && !strings.Contains(r.Name, "/") {
-			return Mapping{GVK: gvk, GVR: gvk.GroupVersion().WithResource(r.Name), Namespaced: r.Namespaced}, nil
-		}
-	}
-	return Mapping{}, fmt.Errorf("map %s: the server serves no resource of that kind in %s", gvk, gvk.GroupVersion())
-}
-
-func (m *mapper) resources(ctx context.Context, gv schema.GroupVersion) (*metav1.APIResourceList, error) {
-	m.mu.Lock()
-	list, ok := m.lists[gv]
-	m.mu.Unlock()
-	if ok {
-		return list, nil
-	}
-	list, err := m.client.ServerResourcesForGroupVersion(ctx, gv)
-	if err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("the server does not serve %s: %w", gv, err)
-		}
-		return nil, err
-	}
-	m.mu.Lock()
-	m.lists[gv] = list
-	m.mu.Unlock()
-	return list, nil
+	return Mapping{GVK: gvk, GVR: mp.GVR, Namespaced: mp.Namespaced}, nil
 }

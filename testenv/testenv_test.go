@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	ctrlclient "github.com/setpoint-dev/setpoint/client"
 	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
@@ -176,21 +177,19 @@ func TestStartTAndRunManager(t *testing.T) {
 // message; Eventually waits until a condition holds.
 func TestWaitForEventAndEventually(t *testing.T) {
 	env := testenv.StartT(t, testenv.Options{})
-	c, err := rest.New(env.Config)
+	c, err := ctrlclient.New(ctrlclient.Options{Config: env.Config})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.CloseIdleConnections()
-	events := rest.For[*corev1.Event, *corev1.EventList](c, corev1.SchemeGroupVersion.WithResource("events"), true).Namespace("default")
 	go func() {
 		time.Sleep(200 * time.Millisecond)
-		_, _ = events.Create(context.Background(), &corev1.Event{
+		_ = c.Create(context.Background(), &corev1.Event{
 			ObjectMeta:     metav1.ObjectMeta{Name: "e1", Namespace: "default"},
 			InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Name: "x", Namespace: "default", UID: "uid-1"},
 			Type:           "Warning", Reason: "Broken", Message: "the thing is broken",
-		}, metav1.CreateOptions{})
+		})
 	}()
-	e := testenv.WaitForEvent(t, events, "uid-1", "Warning", "Broken", "is broken")
+	e := testenv.WaitForEvent(t, c, "default", "uid-1", "Warning", "Broken", "is broken")
 	if e.Name != "e1" {
 		t.Errorf("event = %+v", e)
 	}

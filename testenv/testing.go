@@ -11,12 +11,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/setpoint-dev/setpoint/cache"
+	"github.com/setpoint-dev/setpoint/client"
 	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
-	"github.com/setpoint-dev/setpoint/rest"
 )
 
 // StartT starts an environment for the test t and stops it when the test
@@ -106,16 +105,17 @@ func Eventually(t testing.TB, timeout time.Duration, what string, cond func() st
 	testwait.UntilEvery(t, timeout, 50*time.Millisecond, what, testwait.Reason(cond))
 }
 
-// WaitForEvent waits up to 30 s for an Event about the object with uid,
-// of type eventType ("Normal", "Warning") and reason, whose message
-// contains msg, among events (a client of one namespace's events), and
-// returns it. The failure lists the events seen.
-func WaitForEvent(t testing.TB, events *rest.Resource[*corev1.Event, *corev1.EventList], uid, eventType, reason, msg string) *corev1.Event {
+// WaitForEvent waits up to 30 s for an Event in namespace about the
+// object with uid, of type eventType ("Normal", "Warning") and reason,
+// whose message contains msg, and returns it. c must read from the server
+// (a client.New without a cache, or a manager's GetAPIReader): the events
+// are listed with a field selector. The failure lists the events seen.
+func WaitForEvent(t testing.TB, c client.Reader, namespace, uid, eventType, reason, msg string) *corev1.Event {
 	t.Helper()
 	var found *corev1.Event
 	Eventually(t, 30*time.Second, "event "+reason, func() string {
-		list, err := events.List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.uid=" + uid})
-		if err != nil {
+		list := &corev1.EventList{}
+		if err := c.List(context.Background(), list, client.InNamespace(namespace), client.MatchingFields{"involvedObject.uid": uid}); err != nil {
 			return err.Error()
 		}
 		var seen []string

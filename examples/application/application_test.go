@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/setpoint-dev/setpoint/client"
 	"github.com/setpoint-dev/setpoint/examples/application"
-	"github.com/setpoint-dev/setpoint/rest"
 )
 
 // controllerRef is the owner reference the operator sets to app.
@@ -74,10 +74,9 @@ func serviceMismatch(s *corev1.Service, app *application.Application, port int32
 // and that many pods labelled app=<name> really run and are ready.
 func (f *fixture) waitRunning(t *testing.T, name string, replicas int32) *application.Application {
 	t.Helper()
-	pods := rest.For[*corev1.Pod, *corev1.PodList](mustClient(t, f), corev1.SchemeGroupVersion.WithResource("pods"), true).Namespace("default")
 	var app *application.Application
 	eventually(t, name+" running with "+fmt.Sprint(replicas), func() string {
-		app = get(t, f.apps.Get, name)
+		app = get[application.Application](t, f, name)
 		if app == nil {
 			return "no application"
 		}
@@ -92,8 +91,8 @@ func (f *fixture) waitRunning(t *testing.T, name string, replicas int32) *applic
 		case prog == nil || prog.Status != metav1.ConditionFalse || prog.Reason != application.ReasonRolloutComplete || prog.ObservedGeneration != app.Generation:
 			return fmt.Sprintf("Progressing %+v", prog)
 		}
-		list, err := pods.List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + name})
-		if err != nil {
+		list := &corev1.PodList{}
+		if err := f.client.List(context.Background(), list, client.InNamespace("default"), client.MatchingLabels{"app": name}); err != nil {
 			return err.Error()
 		}
 		var ready int32
@@ -119,16 +118,6 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
-func mustClient(t *testing.T, f *fixture) *rest.Client {
-	t.Helper()
-	c, err := rest.New(f.env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
-	return c
-}
-
 // TestApplicationLifecycle: an Application gets its Deployment, Service
 // (controller references) and record, a finalizer, and a status that
 // reaches Running once its pods really run; scaling and a new image reach
@@ -141,12 +130,12 @@ func TestApplicationLifecycle(t *testing.T) {
 	app := f.create(t, newApp("web", "nginx:1.25", 2, 8080))
 
 	eventually(t, "deployment and service", func() string {
-		if why := deploymentMismatch(get(t, f.deployments.Get, "web"), app, 2, 8080, "nginx:1.25"); why != "" {
+		if why := deploymentMismatch(get[appsv1.Deployment](t, f, "web"), app, 2, 8080, "nginx:1.25"); why != "" {
 			return why
 		}
-		return serviceMismatch(get(t, f.services.Get, "web"), app, 8080)
+		return serviceMismatch(get[corev1.Service](t, f, "web"), app, 8080)
 	})
-	rec := get(t, f.records.Get, application.RecordName("default", "web"))
+	rec := f.record(t, application.RecordName("default", "web"))
 	if rec == nil || rec.Data["uid"] != string(app.UID) || rec.Data["name"] != "web" || rec.Data["namespace"] != "default" {
 		t.Fatalf("record: %+v", rec)
 	}
@@ -166,7 +155,7 @@ func TestApplicationLifecycle(t *testing.T) {
 	// Scale: the Deployment follows, and so does the status.
 	f.updateApp(t, "web", func(a *application.Application) { a.Spec.Replicas = ptr.To[int32](3) })
 	eventually(t, "deployment scaled", func() string {
-		return deploymentMismatch(get(t, f.deployments.Get, "web"), app, 3, 8080, "nginx:1.25")
+		return deploymentMismatch(get[appsv1.Deployment](t, f, "web"), app, 3, 8080, "nginx:1.25")
 	})
 	f.waitEvent(t, uid, corev1.EventTypeNormal, application.ReasonUpdated, "Updated Deployment web")
 	f.waitRunning(t, "web", 3)
@@ -174,29 +163,29 @@ func TestApplicationLifecycle(t *testing.T) {
 	// A new image rolls out.
 	f.updateApp(t, "web", func(a *application.Application) { a.Spec.Image = "nginx:1.27" })
 	eventually(t, "new image", func() string {
-		return deploymentMismatch(get(t, f.deployments.Get, "web"), app, 3, 8080, "nginx:1.27")
+		return deploymentMismatch(get[appsv1.Deployment](t, f, "web"), app, 3, 8080, "nginx:1.27")
 	})
 	f.waitRunning(t, "web", 3)
-	d := get(t, f.deployments.Get, "web")
+	d := get[appsv1.Deployment](t, f, "web")
 	if d.Status.UpdatedReplicas != 3 || d.Status.Replicas != 3 {
 		t.Fatalf("running before the rollout ended: deployment status %+v", d.Status)
 	}
 
 	// Delete: the finalizer deletes the record first, then the
 	// Application goes and the garbage collector takes the rest.
-	if err := f.apps.Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+	if err := f.client.Delete(ctx, app); err != nil {
 		t.Fatal(err)
 	}
 	f.waitEvent(t, uid, corev1.EventTypeNormal, application.ReasonCleanup, "Deleted record ConfigMap setpoint-records/application-default-web")
 	eventually(t, "everything gone", func() string {
 		switch {
-		case get(t, f.records.Get, application.RecordName("default", "web")) != nil:
+		case f.record(t, application.RecordName("default", "web")) != nil:
 			return "record still there"
-		case get(t, f.apps.Get, "web") != nil:
+		case get[application.Application](t, f, "web") != nil:
 			return "application still there"
-		case get(t, f.deployments.Get, "web") != nil:
+		case get[appsv1.Deployment](t, f, "web") != nil:
 			return "deployment still there"
-		case get(t, f.services.Get, "web") != nil:
+		case get[corev1.Service](t, f, "web") != nil:
 			return "service still there"
 		}
 		return ""

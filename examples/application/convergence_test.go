@@ -22,32 +22,32 @@ func TestApplicationKeptAsDesired(t *testing.T) {
 	ctx := context.Background()
 	app := f.create(t, newApp("api", "busybox:1.36", 1, 0))
 	f.waitRunning(t, "api", 1)
-	svc := get(t, f.services.Get, "api")
+	svc := get[corev1.Service](t, f, "api")
 	if why := serviceMismatch(svc, app, 80); why != "" {
 		t.Fatalf("service with the default port: %s", why)
 	}
 
-	d := get(t, f.deployments.Get, "api")
+	d := get[appsv1.Deployment](t, f, "api")
 	d.Spec.Replicas = ptr.To[int32](4)
-	if _, err := f.deployments.Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+	if err := f.client.Update(ctx, d); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "replicas set back", func() string {
-		return deploymentMismatch(get(t, f.deployments.Get, "api"), app, 1, 80, "busybox:1.36")
+		return deploymentMismatch(get[appsv1.Deployment](t, f, "api"), app, 1, 80, "busybox:1.36")
 	})
 	f.waitEvent(t, string(app.UID), corev1.EventTypeNormal, application.ReasonUpdated, "Updated Deployment api")
 
 	svc.Spec.Ports[0].Port = 1234
-	if _, err := f.services.Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+	if err := f.client.Update(ctx, svc); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "service port set back", func() string { return serviceMismatch(get(t, f.services.Get, "api"), app, 80) })
+	eventually(t, "service port set back", func() string { return serviceMismatch(get[corev1.Service](t, f, "api"), app, 80) })
 
-	if err := f.services.Delete(ctx, "api", metav1.DeleteOptions{}); err != nil {
+	if err := f.client.Delete(ctx, svc); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "service recreated", func() string {
-		s := get(t, f.services.Get, "api")
+		s := get[corev1.Service](t, f, "api")
 		if s != nil && s.UID == svc.UID {
 			return "the old service"
 		}
@@ -56,12 +56,12 @@ func TestApplicationKeptAsDesired(t *testing.T) {
 
 	// The record is recreated on the next reconcile (here: a label change).
 	rec := application.RecordName("default", "api")
-	if err := f.records.Delete(ctx, rec, metav1.DeleteOptions{}); err != nil {
+	if err := f.client.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: application.RecordNamespace, Name: rec}}); err != nil {
 		t.Fatal(err)
 	}
 	f.updateApp(t, "api", func(a *application.Application) { a.Labels = map[string]string{"team": "x"} })
 	eventually(t, "record recreated", func() string {
-		if r := get(t, f.records.Get, rec); r == nil || r.Data["uid"] != string(app.UID) {
+		if r := f.record(t, rec); r == nil || r.Data["uid"] != string(app.UID) {
 			return fmt.Sprintf("record %+v", r)
 		}
 		return ""
@@ -78,28 +78,27 @@ func TestApplicationBlocked(t *testing.T) {
 	ctx := context.Background()
 	foreign := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "default"},
 		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "other"}, Ports: []corev1.ServicePort{{Port: 7000}}}}
-	foreign, err := f.services.Create(ctx, foreign, metav1.CreateOptions{})
-	if err != nil {
+	if err := f.client.Create(ctx, foreign); err != nil {
 		t.Fatal(err)
 	}
 	app := f.create(t, newApp("shop", "nginx:1.25", 1, 0))
 	f.waitEvent(t, string(app.UID), corev1.EventTypeWarning, application.ReasonNotOwned, "Service default/shop exists without a controller")
 	eventually(t, "phase Failed", func() string {
-		a := get(t, f.apps.Get, "shop")
+		a := get[application.Application](t, f, "shop")
 		c := meta.FindStatusCondition(a.Status.Conditions, application.ConditionProgressing)
 		if a.Status.Phase != application.PhaseFailed || c == nil || c.Status != metav1.ConditionFalse || c.Reason != application.ReasonBlocked {
 			return fmt.Sprintf("phase %s, Progressing %+v", a.Status.Phase, c)
 		}
 		return ""
 	})
-	if now := get(t, f.services.Get, "shop"); now.ResourceVersion != foreign.ResourceVersion {
+	if now := get[corev1.Service](t, f, "shop"); now.ResourceVersion != foreign.ResourceVersion {
 		t.Fatalf("the foreign service was modified: %+v", now)
 	}
-	if err := f.services.Delete(ctx, "shop", metav1.DeleteOptions{}); err != nil {
+	if err := f.client.Delete(ctx, foreign); err != nil {
 		t.Fatal(err)
 	}
 	f.waitRunning(t, "shop", 1)
-	eventually(t, "our service", func() string { return serviceMismatch(get(t, f.services.Get, "shop"), app, 80) })
+	eventually(t, "our service", func() string { return serviceMismatch(get[corev1.Service](t, f, "shop"), app, 80) })
 }
 
 // TestApplicationInvalidName: an Application whose name cannot name a
@@ -110,19 +109,19 @@ func TestApplicationInvalidName(t *testing.T) {
 	app := f.create(t, newApp("web.v1", "nginx:1.25", 1, 0))
 	f.waitEvent(t, string(app.UID), corev1.EventTypeWarning, application.ReasonInvalid, `name "web.v1" cannot name a Service`)
 	eventually(t, "phase Failed", func() string {
-		if a := get(t, f.apps.Get, "web.v1"); a.Status.Phase != application.PhaseFailed || len(a.Finalizers) != 0 {
+		if a := get[application.Application](t, f, "web.v1"); a.Status.Phase != application.PhaseFailed || len(a.Finalizers) != 0 {
 			return fmt.Sprintf("phase %s finalizers %v", a.Status.Phase, a.Finalizers)
 		}
 		return ""
 	})
-	if d := get(t, f.deployments.Get, "web.v1"); d != nil {
+	if d := get[appsv1.Deployment](t, f, "web.v1"); d != nil {
 		t.Fatalf("deployment created: %+v", d.ObjectMeta)
 	}
-	if err := f.apps.Delete(context.Background(), "web.v1", metav1.DeleteOptions{}); err != nil {
+	if err := f.client.Delete(context.Background(), app); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "deleted", func() string {
-		if get(t, f.apps.Get, "web.v1") != nil {
+		if get[application.Application](t, f, "web.v1") != nil {
 			return "still there"
 		}
 		return ""

@@ -10,32 +10,30 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/setpoint-dev/setpoint/client"
 	"github.com/setpoint-dev/setpoint/examples/application"
 	"github.com/setpoint-dev/setpoint/manager"
-	"github.com/setpoint-dev/setpoint/rest"
 	"github.com/setpoint-dev/setpoint/testenv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // fixture is a control plane with the CRD of config/crd.yaml established
-// and typed clients; with the operator, also the Application controller
-// on a manager.
+// and a client; with the operator, also the Application controller on a
+// manager.
 type fixture struct {
-	env         *testenv.Environment
-	apps        *rest.Resource[*application.Application, *application.ApplicationList]
-	deployments *rest.Resource[*appsv1.Deployment, *appsv1.DeploymentList]
-	services    *rest.Resource[*corev1.Service, *corev1.ServiceList]
-	events      *rest.Resource[*corev1.Event, *corev1.EventList]
-	records     *rest.Resource[*corev1.ConfigMap, *corev1.ConfigMapList]
+	env *testenv.Environment
+	// client reads from the server, not a cache, so that a read sees
+	// every write before it; its scheme holds Application.
+	client client.Client
 }
 
 // start runs testenv (controllers and two nodes, so pods really run),
@@ -45,25 +43,29 @@ type fixture struct {
 func start(t *testing.T, operator bool) *fixture {
 	t.Helper()
 	env := testenv.StartT(t, testenv.Options{Controllers: operator, Nodes: nodes(operator)})
-	client, err := rest.New(env.Config)
+	c, err := client.New(client.Options{Config: env.Config, Scheme: newScheme(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(client.CloseIdleConnections)
-	applyCRD(t, client)
-	f := &fixture{
-		env: env,
-		apps: rest.For[*application.Application, *application.ApplicationList](client, application.GroupVersionResource, true).
-			WithKind(application.GroupVersion.WithKind(application.Kind)).Namespace("default"),
-		deployments: rest.For[*appsv1.Deployment, *appsv1.DeploymentList](client, appsv1.SchemeGroupVersion.WithResource("deployments"), true).Namespace("default"),
-		services:    rest.For[*corev1.Service, *corev1.ServiceList](client, corev1.SchemeGroupVersion.WithResource("services"), true).Namespace("default"),
-		events:      rest.For[*corev1.Event, *corev1.EventList](client, corev1.SchemeGroupVersion.WithResource("events"), true).Namespace("default"),
-		records:     rest.For[*corev1.ConfigMap, *corev1.ConfigMapList](client, corev1.SchemeGroupVersion.WithResource("configmaps"), true).Namespace(application.RecordNamespace),
-	}
+	f := &fixture{env: env, client: c}
+	f.applyCRD(t)
 	if operator {
 		runOperator(t, env)
 	}
 	return f
+}
+
+// newScheme is the manager's scheme plus Application.
+func newScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := application.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	return scheme
 }
 
 func nodes(operator bool) int {
@@ -75,7 +77,7 @@ func nodes(operator bool) int {
 
 // applyCRD creates the CRD from config/crd.yaml and waits until it is
 // Established.
-func applyCRD(t *testing.T, client *rest.Client) {
+func (f *fixture) applyCRD(t *testing.T) {
 	t.Helper()
 	raw, err := os.ReadFile("config/crd.yaml")
 	if err != nil {
@@ -88,15 +90,13 @@ func applyCRD(t *testing.T, client *rest.Client) {
 	if err := yaml.UnmarshalStrict(raw, crd); err != nil {
 		t.Fatalf("config/crd.yaml: %v", err)
 	}
-	crds := rest.For[*apiextensionsv1.CustomResourceDefinition, *apiextensionsv1.CustomResourceDefinitionList](client,
-		apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions"), false)
 	ctx := context.Background()
-	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+	if err := f.client.Create(ctx, crd); err != nil {
 		t.Fatalf("create CRD: %v", err)
 	}
 	eventually(t, "CRD established", func() string {
-		got, err := crds.Get(ctx, application.CRDName, metav1.GetOptions{})
-		if err != nil {
+		got := &apiextensionsv1.CustomResourceDefinition{}
+		if err := f.client.Get(ctx, client.ObjectKey{Name: application.CRDName}, got); err != nil {
 			return err.Error()
 		}
 		for _, c := range got.Status.Conditions {
@@ -112,13 +112,7 @@ func applyCRD(t *testing.T, client *rest.Client) {
 // Application; it stops when the test ends, before the environment.
 func runOperator(t *testing.T, env *testenv.Environment) {
 	t.Helper()
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := application.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := newScheme(t)
 	logs := &testenv.LogBuffer{}
 	mgr, err := manager.New(manager.Options{Config: env.Config, Scheme: scheme, MetricsAddr: "0", HealthAddr: "0",
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
@@ -156,11 +150,10 @@ func newApp(name, image string, replicas, port int32) *application.Application {
 
 func (f *fixture) create(t *testing.T, app *application.Application) *application.Application {
 	t.Helper()
-	out, err := f.apps.Create(context.Background(), app, metav1.CreateOptions{})
-	if err != nil {
+	if err := f.client.Create(context.Background(), app); err != nil {
 		t.Fatalf("create application %s: %v", app.Name, err)
 	}
-	return out
+	return app
 }
 
 // updateApp applies mutate to the live Application, retrying conflicts
@@ -169,14 +162,14 @@ func (f *fixture) updateApp(t *testing.T, name string, mutate func(*application.
 	t.Helper()
 	ctx := context.Background()
 	for range 10 {
-		app, err := f.apps.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
+		app := &application.Application{}
+		if err := f.client.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, app); err != nil {
 			t.Fatalf("get application %s: %v", name, err)
 		}
 		mutate(app)
-		out, err := f.apps.Update(ctx, app, metav1.UpdateOptions{})
+		err := f.client.Update(ctx, app)
 		if err == nil {
-			return out
+			return app
 		}
 		if !apierrors.IsConflict(err) {
 			t.Fatalf("update application %s: %v", name, err)
@@ -186,15 +179,34 @@ func (f *fixture) updateApp(t *testing.T, name string, mutate func(*application.
 	return nil
 }
 
-// get returns the live object or nil when it does not exist.
-func get[T any](t *testing.T, fetch func(context.Context, string, metav1.GetOptions) (*T, error), name string) *T {
+// get returns the live object name of namespace default, or nil when it
+// does not exist: get[appsv1.Deployment](t, f, "web").
+func get[T any, P interface {
+	*T
+	client.Object
+}](t *testing.T, f *fixture, name string) P {
 	t.Helper()
-	obj, err := fetch(context.Background(), name, metav1.GetOptions{})
+	return getIn[T, P](t, f, client.ObjectKey{Namespace: "default", Name: name})
+}
+
+// record returns the live record ConfigMap name, or nil.
+func (f *fixture) record(t *testing.T, name string) *corev1.ConfigMap {
+	t.Helper()
+	return getIn[corev1.ConfigMap](t, f, client.ObjectKey{Namespace: application.RecordNamespace, Name: name})
+}
+
+func getIn[T any, P interface {
+	*T
+	client.Object
+}](t *testing.T, f *fixture, key client.ObjectKey) P {
+	t.Helper()
+	obj := P(new(T))
+	err := f.client.Get(context.Background(), key, obj)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		t.Fatalf("get %s: %v", name, err)
+		t.Fatalf("get %s: %v", key, err)
 	}
 	return obj
 }
@@ -202,5 +214,5 @@ func get[T any](t *testing.T, fetch func(context.Context, string, metav1.GetOpti
 // waitEvent waits for an Event of the given type and reason about the
 // object with uid, whose message contains msg.
 func (f *fixture) waitEvent(t *testing.T, uid, eventType, reason, msg string) *corev1.Event {
-	return testenv.WaitForEvent(t, f.events, uid, eventType, reason, msg)
+	return testenv.WaitForEvent(t, f.client, "default", uid, eventType, reason, msg)
 }

@@ -8,23 +8,19 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/setpoint-dev/setpoint/examples/application"
-	"github.com/setpoint-dev/setpoint/rest"
 )
 
 // TestApplicationSchema checks config/crd.yaml as the server applies it:
 // bad input is refused with 422 naming the field (a string replica count,
 // replicas and ports out of range, a missing or empty image, a phase
 // outside the enum); unset replicas and port are defaulted to 1 and 80;
-// the typed client (rest.For with WithKind) creates an Application
-// without a TypeMeta.
+// the client creates a typed Application without a TypeMeta.
 func TestApplicationSchema(t *testing.T) {
 	f := start(t, false)
 	ctx := context.Background()
-	dyn := rest.Dynamic(mustClient(t, f), application.GroupVersionResource, true).Namespace("default")
 	for _, tc := range []struct {
 		name  string
 		spec  map[string]any
@@ -42,15 +38,14 @@ func TestApplicationSchema(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := &unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": application.GroupVersion.String(), "kind": application.Kind,
-				"metadata": map[string]any{"name": "bad"}, "spec": tc.spec}}
-			_, err := dyn.Create(ctx, obj, metav1.CreateOptions{})
-			checkInvalid(t, err, tc.field, tc.msg)
+				"metadata": map[string]any{"name": "bad", "namespace": "default"}, "spec": tc.spec}}
+			checkInvalid(t, f.client.Create(ctx, obj), tc.field, tc.msg)
 		})
 	}
 
 	// Defaults, through the typed client, without a TypeMeta.
-	got, err := f.apps.Create(ctx, newApp("plain", "nginx:1.25", 0, 0), metav1.CreateOptions{})
-	if err != nil {
+	got := newApp("plain", "nginx:1.25", 0, 0)
+	if err := f.client.Create(ctx, got); err != nil {
 		t.Fatalf("create without TypeMeta: %v", err)
 	}
 	if got.Spec.Replicas == nil || *got.Spec.Replicas != 1 || got.Spec.Port == nil || *got.Spec.Port != 80 {
@@ -62,8 +57,7 @@ func TestApplicationSchema(t *testing.T) {
 
 	// The status enum, through the status subresource.
 	got.Status.Phase = "Bogus"
-	_, err = f.apps.UpdateStatus(ctx, got, metav1.UpdateOptions{})
-	checkInvalid(t, err, "status.phase", "Running")
+	checkInvalid(t, f.client.Status().Update(ctx, got), "status.phase", "Running")
 }
 
 // checkInvalid expects a 422 whose causes name field and, in the same

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/setpoint-dev/setpoint/client"
 	"github.com/setpoint-dev/setpoint/examples/autoservice"
 )
 
@@ -91,7 +92,7 @@ func TestServiceKeptAsDesired(t *testing.T) {
 	eventually(t, "service created", func() string { return matches(f.service(t, "web-service"), web, want) })
 	first := f.service(t, "web-service")
 
-	if err := f.services.Delete(ctx, "web-service", metav1.DeleteOptions{}); err != nil {
+	if err := f.client.Delete(ctx, first); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "service recreated", func() string {
@@ -103,9 +104,9 @@ func TestServiceKeptAsDesired(t *testing.T) {
 	})
 	ev := f.waitEvent(t, string(web.UID), corev1.EventTypeNormal, autoservice.ReasonCreated, "web-service")
 	eventually(t, "second ServiceCreated counted", func() string {
-		e, err := f.events.Get(ctx, ev.Name, metav1.GetOptions{})
-		if err != nil || e.Count < 2 {
-			return fmt.Sprintf("count %v, err %v", ptr.Deref(e, corev1.Event{}).Count, err)
+		e := &corev1.Event{}
+		if err := f.client.Get(ctx, key(ev.Name), e); err != nil || e.Count < 2 {
+			return fmt.Sprintf("count %v, err %v", e.Count, err)
 		}
 		return ""
 	})
@@ -188,14 +189,14 @@ func TestDeploymentDeletionCollectsService(t *testing.T) {
 		eventually(t, svcName+" created", func() string {
 			return matches(f.service(t, svcName), d, []corev1.ServicePort{port("", "TCP", 80)})
 		})
-		if err := f.deployments.Delete(ctx, d.Name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil {
+		if err := f.client.Delete(ctx, d, client.PropagationPolicy(policy)); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, string(policy)+" deletion", func() string {
 			if s := f.service(t, svcName); s != nil {
 				return "service still there"
 			}
-			if _, err := f.deployments.Get(ctx, d.Name, metav1.GetOptions{}); err == nil {
+			if err := f.client.Get(ctx, key(d.Name), &appsv1.Deployment{}); err == nil {
 				return "deployment still there"
 			}
 			return ""

@@ -13,22 +13,21 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/setpoint-dev/setpoint/client"
 	"github.com/setpoint-dev/setpoint/examples/autoservice"
 	"github.com/setpoint-dev/setpoint/manager"
-	"github.com/setpoint-dev/setpoint/rest"
 	"github.com/setpoint-dev/setpoint/testenv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // fixture is a control plane with controllers (so the garbage collector
-// runs), the auto-service controller on a manager, and typed clients.
+// runs), the auto-service controller on a manager, and a client.
 type fixture struct {
-	env         *testenv.Environment
-	deployments *rest.Resource[*appsv1.Deployment, *appsv1.DeploymentList]
-	services    *rest.Resource[*corev1.Service, *corev1.ServiceList]
-	events      *rest.Resource[*corev1.Event, *corev1.EventList]
-	configMaps  *rest.Resource[*corev1.ConfigMap, *corev1.ConfigMapList]
+	env *testenv.Environment
+	// client reads from the server, not a cache, so that a read sees
+	// every write before it.
+	client client.Client
 }
 
 // start runs the environment and the controller (one worker, so requests
@@ -37,18 +36,11 @@ type fixture struct {
 func start(t *testing.T) *fixture {
 	t.Helper()
 	env := testenv.StartT(t, testenv.Options{Controllers: true})
-	client, err := rest.New(env.Config)
+	c, err := client.New(client.Options{Config: env.Config})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(client.CloseIdleConnections)
-	f := &fixture{
-		env:         env,
-		deployments: rest.For[*appsv1.Deployment, *appsv1.DeploymentList](client, appsv1.SchemeGroupVersion.WithResource("deployments"), true).Namespace("default"),
-		services:    rest.For[*corev1.Service, *corev1.ServiceList](client, corev1.SchemeGroupVersion.WithResource("services"), true).Namespace("default"),
-		events:      rest.For[*corev1.Event, *corev1.EventList](client, corev1.SchemeGroupVersion.WithResource("events"), true).Namespace("default"),
-		configMaps:  rest.For[*corev1.ConfigMap, *corev1.ConfigMapList](client, corev1.SchemeGroupVersion.WithResource("configmaps"), true).Namespace("default"),
-	}
+	f := &fixture{env: env, client: c}
 	logs := &testenv.LogBuffer{}
 	mgr, err := manager.New(manager.Options{Config: env.Config, MetricsAddr: "0", HealthAddr: "0",
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
@@ -96,11 +88,10 @@ func deployment(name, annotation string, containerPorts ...[]corev1.ContainerPor
 
 func (f *fixture) create(t *testing.T, d *appsv1.Deployment) *appsv1.Deployment {
 	t.Helper()
-	out, err := f.deployments.Create(context.Background(), d, metav1.CreateOptions{})
-	if err != nil {
+	if err := f.client.Create(context.Background(), d); err != nil {
 		t.Fatalf("create deployment %s: %v", d.Name, err)
 	}
-	return out
+	return d
 }
 
 // setAnnotation sets (or, with value "", removes) the auto-service
@@ -123,12 +114,12 @@ func (f *fixture) updateDeployment(t *testing.T, name string, mutate func(*appsv
 	t.Helper()
 	ctx := context.Background()
 	for range 10 {
-		d, err := f.deployments.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
+		d := &appsv1.Deployment{}
+		if err := f.client.Get(ctx, key(name), d); err != nil {
 			t.Fatalf("get deployment %s: %v", name, err)
 		}
 		mutate(d)
-		if _, err = f.deployments.Update(ctx, d, metav1.UpdateOptions{}); err == nil {
+		if err := f.client.Update(ctx, d); err == nil {
 			return
 		} else if !apierrors.IsConflict(err) {
 			t.Fatalf("update deployment %s: %v", name, err)
@@ -141,12 +132,12 @@ func (f *fixture) updateService(t *testing.T, name string, mutate func(*corev1.S
 	t.Helper()
 	ctx := context.Background()
 	for range 10 {
-		s, err := f.services.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
+		s := &corev1.Service{}
+		if err := f.client.Get(ctx, key(name), s); err != nil {
 			t.Fatalf("get service %s: %v", name, err)
 		}
 		mutate(s)
-		if _, err = f.services.Update(ctx, s, metav1.UpdateOptions{}); err == nil {
+		if err := f.client.Update(ctx, s); err == nil {
 			return
 		} else if !apierrors.IsConflict(err) {
 			t.Fatalf("update service %s: %v", name, err)
@@ -158,7 +149,8 @@ func (f *fixture) updateService(t *testing.T, name string, mutate func(*corev1.S
 // service returns the Service, or nil when it does not exist.
 func (f *fixture) service(t *testing.T, name string) *corev1.Service {
 	t.Helper()
-	s, err := f.services.Get(context.Background(), name, metav1.GetOptions{})
+	s := &corev1.Service{}
+	err := f.client.Get(context.Background(), key(name), s)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -171,5 +163,8 @@ func (f *fixture) service(t *testing.T, name string) *corev1.Service {
 // waitEvent waits for an Event of the given type and reason about the
 // object with uid, whose message contains msg, and returns it.
 func (f *fixture) waitEvent(t *testing.T, uid, eventType, reason, msg string) *corev1.Event {
-	return testenv.WaitForEvent(t, f.events, uid, eventType, reason, msg)
+	return testenv.WaitForEvent(t, f.client, "default", uid, eventType, reason, msg)
 }
+
+// key names an object of namespace default.
+func key(name string) client.ObjectKey { return client.ObjectKey{Namespace: "default", Name: name} }

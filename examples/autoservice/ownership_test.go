@@ -21,13 +21,11 @@ func TestForeignServiceLeftAlone(t *testing.T) {
 	ctx := context.Background()
 	hand := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web-service", Namespace: "default"},
 		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "hand"}, Ports: []corev1.ServicePort{port("", "TCP", 7000)}}}
-	hand, err := f.services.Create(ctx, hand, metav1.CreateOptions{})
-	if err != nil {
+	if err := f.client.Create(ctx, hand); err != nil {
 		t.Fatal(err)
 	}
 	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: "default"}}
-	owner, err = f.configMaps.Create(ctx, owner, metav1.CreateOptions{})
-	if err != nil {
+	if err := f.client.Create(ctx, owner); err != nil {
 		t.Fatal(err)
 	}
 	owned := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "api-service", Namespace: "default",
@@ -35,7 +33,7 @@ func TestForeignServiceLeftAlone(t *testing.T) {
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID,
 			Controller: ptr.To(true)}}},
 		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "cm"}, Ports: []corev1.ServicePort{port("", "TCP", 7001)}}}
-	if owned, err = f.services.Create(ctx, owned, metav1.CreateOptions{}); err != nil {
+	if err := f.client.Create(ctx, owned); err != nil {
 		t.Fatal(err)
 	}
 
@@ -66,7 +64,7 @@ func TestForeignServiceLeftAlone(t *testing.T) {
 
 	// Once the hand-made Service is deleted, the retries create ours.
 	f.setAnnotation(t, "web", "true")
-	if err := f.services.Delete(ctx, "web-service", metav1.DeleteOptions{}); err != nil {
+	if err := f.client.Delete(ctx, hand); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "our service after the foreign one went", func() string {

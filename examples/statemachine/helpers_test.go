@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/setpoint-dev/setpoint/client"
 	"github.com/setpoint-dev/setpoint/examples/statemachine"
 	dbv1 "github.com/setpoint-dev/setpoint/examples/statemachine/api/v1"
 	"github.com/setpoint-dev/setpoint/manager"
@@ -36,30 +37,25 @@ var testOptions = statemachine.Options{
 const step = time.Minute
 
 // fixture is an API server with the CRD installed, the controller on a
-// manager driven by a fake clock, and typed clients.
+// manager driven by a fake clock, and a client.
 type fixture struct {
-	clock  *clocktesting.FakeClock
-	dbs    *rest.Resource[*dbv1.Database, *dbv1.DatabaseList]
-	events *rest.Resource[*corev1.Event, *corev1.EventList]
+	clock *clocktesting.FakeClock
+	// client reads from the server, not a cache, so that a read sees
+	// every write before it; its scheme holds Database.
+	client client.Client
 	logs   *testenv.LogBuffer
 }
 
 func start(t *testing.T) *fixture {
 	t.Helper()
 	env := testenv.StartT(t, testenv.Options{})
-	client, err := rest.New(env.Config)
+	rc, err := rest.New(env.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(client.CloseIdleConnections)
-	if err := statemachine.InstallCRD(context.Background(), client, 30*time.Second); err != nil {
+	t.Cleanup(rc.CloseIdleConnections)
+	if err := statemachine.InstallCRD(context.Background(), rc, 30*time.Second); err != nil {
 		t.Fatal(err)
-	}
-	f := &fixture{
-		clock:  clocktesting.NewFakeClock(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)),
-		dbs:    rest.For[*dbv1.Database, *dbv1.DatabaseList](client, dbv1.GroupVersionResource(), true).Namespace("default"),
-		events: rest.For[*corev1.Event, *corev1.EventList](client, corev1.SchemeGroupVersion.WithResource("events"), true).Namespace("default"),
-		logs:   &testenv.LogBuffer{},
 	}
 	scheme, err := manager.NewScheme()
 	if err != nil {
@@ -67,6 +63,15 @@ func start(t *testing.T) *fixture {
 	}
 	if err := dbv1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
+	}
+	c, err := client.New(client.Options{Config: env.Config, Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{
+		clock:  clocktesting.NewFakeClock(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)),
+		client: c,
+		logs:   &testenv.LogBuffer{},
 	}
 	mgr, err := manager.New(manager.Options{Config: env.Config, Scheme: scheme, MetricsAddr: "0", HealthAddr: "0",
 		Clock: f.clock, Logger: slog.New(slog.NewTextHandler(f.logs, nil))})
@@ -84,17 +89,17 @@ func (f *fixture) create(t *testing.T, name string, spec dbv1.DatabaseSpec) *dbv
 	t.Helper()
 	db := &dbv1.Database{TypeMeta: metav1.TypeMeta{APIVersion: dbv1.GroupVersion.String(), Kind: "Database"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: spec}
-	out, err := f.dbs.Create(context.Background(), db, metav1.CreateOptions{})
-	if err != nil {
+	if err := f.client.Create(context.Background(), db); err != nil {
 		t.Fatalf("create database %s: %v", name, err)
 	}
-	return out
+	return db
 }
 
 // get returns the Database, or nil once it is gone.
 func (f *fixture) get(t *testing.T, name string) *dbv1.Database {
 	t.Helper()
-	db, err := f.dbs.Get(context.Background(), name, metav1.GetOptions{})
+	db := &dbv1.Database{}
+	err := f.client.Get(context.Background(), key(name), db)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -104,14 +109,17 @@ func (f *fixture) get(t *testing.T, name string) *dbv1.Database {
 	return db
 }
 
+// key names an object of namespace default.
+func key(name string) client.ObjectKey { return client.ObjectKey{Namespace: "default", Name: name} }
+
 // patchSpec merges spec (JSON) into the Database's spec.
 func (f *fixture) patchSpec(t *testing.T, name, spec string) *dbv1.Database {
 	t.Helper()
-	out, err := f.dbs.Patch(context.Background(), name, types.MergePatchType, []byte(`{"spec":`+spec+`}`), metav1.PatchOptions{})
-	if err != nil {
+	db := &dbv1.Database{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}}
+	if err := f.client.Patch(context.Background(), db, client.RawPatch(types.MergePatchType, []byte(`{"spec":`+spec+`}`))); err != nil {
 		t.Fatalf("patch database %s: %v", name, err)
 	}
-	return out
+	return db
 }
 
 // inPhase is a condition: the Database exists and is in phase.
@@ -190,8 +198,8 @@ func (f *fixture) waitEvents(t *testing.T, uid types.UID, reasons ...string) map
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		list, err := f.events.List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.uid=" + string(uid)})
-		if err != nil {
+		list := &corev1.EventList{}
+		if err := f.client.List(context.Background(), list, client.InNamespace("default"), client.MatchingFields{"involvedObject.uid": string(uid)}); err != nil {
 			t.Fatalf("list events: %v", err)
 		}
 		got := map[string]corev1.Event{}

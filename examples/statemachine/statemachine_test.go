@@ -77,7 +77,7 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("observedGeneration %d after the update, want %d", updated.Status.ObservedGeneration, patched.Generation)
 	}
 
-	if err := f.dbs.Delete(context.Background(), "orders", metav1.DeleteOptions{}); err != nil {
+	if err := f.client.Delete(context.Background(), &dbv1.Database{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "orders"}}); err != nil {
 		t.Fatal(err)
 	}
 	term := f.wait(t, "orders", "Terminating", inPhase(dbv1.PhaseTerminating))
@@ -188,7 +188,7 @@ func TestUpdateFailsThenDeleted(t *testing.T) {
 	if failed.Status.Retries != 1 || !strings.HasPrefix(failed.Status.Message, "update failed (attempt 1)") {
 		t.Errorf("failed update: retries %d, message %q", failed.Status.Retries, failed.Status.Message)
 	}
-	if err := f.dbs.Delete(context.Background(), "ledger", metav1.DeleteOptions{}); err != nil {
+	if err := f.client.Delete(context.Background(), &dbv1.Database{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "ledger"}}); err != nil {
 		t.Fatal(err)
 	}
 	term := f.wait(t, "ledger", "Terminating", inPhase(dbv1.PhaseTerminating))
@@ -213,7 +213,7 @@ func TestInvalidSpec(t *testing.T) {
 	} {
 		db := &dbv1.Database{TypeMeta: metav1.TypeMeta{APIVersion: dbv1.GroupVersion.String(), Kind: "Database"},
 			ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: "default"}, Spec: c.spec}
-		_, err := f.dbs.Create(context.Background(), db, metav1.CreateOptions{})
+		err := f.client.Create(context.Background(), db)
 		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("create %+v: %v, want 422 naming %s", c.spec, err, c.want)
 		}

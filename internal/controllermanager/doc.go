@@ -73,9 +73,12 @@
 // with 1000/1000 so that neither side is limited
 // by its client. The controller manager's informers resync every
 // MinResyncPeriod (12 h) × a factor drawn once per process from [1, 2), as
-// kube-controller-manager's shared informer factory; its controllers
-// register no resync of their own: those with a period of their own in
-// kube (the HPA's 15 s, the resource quota's 5 minutes, the
+// kube-controller-manager's shared informer factory. The namespace
+// controller also registers a resync of its own, as kube's does: its
+// source of terminating namespaces (controller.WithResyncPeriod) replays
+// them every namespace.Options.SyncPeriod (5 minutes, kube's
+// --namespace-sync-period). The other controllers with a period of their
+// own in kube (the HPA's 15 s, the resource quota's 5 minutes, the
 // persistentvolume binder's 15 s) run it with RequeueAfter or a periodic
 // source. The scheduler and the node agent do not resync, as
 // kube-scheduler's and the kubelet's informers.
