@@ -129,13 +129,7 @@ func (h *harness) expect(req reconcile.Request, f func() (reconcile.Result, erro
 // clock, so a Step cannot race with it.
 func (h *harness) waitTimer() {
 	h.t.Helper()
-	deadline := time.Now().Add(failSafe)
-	for !h.clk.HasWaiters() {
-		if time.Now().After(deadline) {
-			h.t.Fatal("queue never waited on the clock")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.UntilEvery(h.t, failSafe, time.Millisecond, "queue waiting on the clock", testwait.Bool(h.clk.HasWaiters))
 }
 
 func rq(name string) reconcile.Request {

@@ -65,17 +65,19 @@ func (p *proc) kill9() {
 // waitOutput polls the process's output for want.
 func (p *proc) waitOutput(t *testing.T, want string, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !strings.Contains(p.out.String(), want) {
+	err := testwait.Poll(t.Context(), timeout, 50*time.Millisecond, func() error {
+		if strings.Contains(p.out.String(), want) {
+			return nil
+		}
 		select {
 		case <-p.exited:
 			t.Fatalf("%s exited before printing %q:\n%s", p.name, want, tail(p.out.String(), 80))
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not print %q within %s:\n%s", p.name, want, timeout, tail(p.out.String(), 80))
-		}
-		time.Sleep(50 * time.Millisecond)
+		return testwait.ErrNotYet
+	})
+	if err != nil {
+		t.Fatalf("%s did not print %q within %s:\n%s", p.name, want, timeout, tail(p.out.String(), 80))
 	}
 }
 

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -141,20 +142,16 @@ spec: {cronSpec: "0 3 * * *", image: backup:1}
 
 	// Deleting the CRD takes its objects along and stops serving it.
 	s.kubectl(t, "", "delete", "crd", "crontabs.stable.example.com", "--timeout=30s")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	eventually(t, 20*time.Second, "crontabs not served once the CRD is deleted", func() string {
 		_, errOut, err := s.kubectlErr(t, "", "get", "crontabs")
 		// kubectl says one or the other, depending on whether its
 		// discovery cache still knows the resource.
 		if err != nil && (strings.Contains(errOut, `the server doesn't have a resource type "crontabs"`) ||
 			strings.Contains(errOut, "the server could not find the requested resource")) {
-			break
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("crontabs still served after the CRD was deleted: %v %s", err, errOut)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return fmt.Sprintf("still served: %v %s", err, errOut)
+	})
 	// A new CRD of the same name starts empty.
 	s.kubectl(t, crontabCRD, "apply", "-f", "-")
 	s.kubectl(t, "", "wait", "--for=condition=Established", "--timeout=10s", "crd/crontabs.stable.example.com")

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 // syncBuffer is an io.Writer safe for a process's output and a polling test.
@@ -92,10 +94,10 @@ func startOperator(t *testing.T, name, ready string, args ...string) *example {
 // waitFor polls the example's output until it contains every line of want.
 func (e *example) waitFor(t *testing.T, want ...string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	missing := ""
+	err := testwait.Poll(t.Context(), 60*time.Second, 50*time.Millisecond, func() error {
 		out := e.out.String()
-		missing := ""
+		missing = ""
 		for _, w := range want {
 			if !strings.Contains(out, w+"\n") {
 				missing = w
@@ -103,17 +105,17 @@ func (e *example) waitFor(t *testing.T, want ...string) {
 			}
 		}
 		if missing == "" {
-			return
+			return nil
 		}
 		select {
 		case <-e.exited:
 			t.Fatalf("example exited before printing %q\nstdout:\n%s\nstderr:\n%s", missing, out, e.errOut.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("example did not print %q within 60s\nstdout:\n%s\nstderr:\n%s", missing, out, e.errOut.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return testwait.ErrNotYet
+	})
+	if err != nil {
+		t.Fatalf("example did not print %q within 60s\nstdout:\n%s\nstderr:\n%s", missing, e.out.String(), e.errOut.String())
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -19,6 +20,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 // setpointBin is the binary TestMain built.
@@ -85,20 +88,27 @@ func startServer(t *testing.T, dataDir, storage string, extra ...string) *server
 	}
 	go func() { _ = s.cmd.Wait(); close(s.exited) }()
 	t.Cleanup(func() { s.stop() })
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	s.waitReady(t)
+	return s
+}
+
+// waitReady polls ready every 50 ms for up to 60 s, failing at once with
+// the server's log if the process exits first.
+func (s *server) waitReady(t *testing.T) {
+	t.Helper()
+	err := testwait.Poll(t.Context(), 60*time.Second, 50*time.Millisecond, func() error {
 		select {
 		case <-s.exited:
 			t.Fatalf("setpoint exited before ready:\n%s", s.log.String())
 		default:
 		}
 		if s.ready() {
-			return s
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("setpoint not ready after 60s:\n%s", s.log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return errors.New("/readyz not 200 or kubeconfig not written")
+	})
+	if err != nil {
+		t.Fatalf("setpoint not ready after 60s (%v):\n%s", err, s.log.String())
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/setpoint-dev/setpoint/internal/storage/etcd/etcdtest"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/rest"
 )
 
@@ -38,18 +39,7 @@ func startReplica(t *testing.T, pkiDir string, endpoints []string) *server {
 	}
 	go func() { _ = s.cmd.Wait(); close(s.exited) }()
 	t.Cleanup(s.stop)
-	deadline := time.Now().Add(60 * time.Second)
-	for !s.ready() {
-		select {
-		case <-s.exited:
-			t.Fatalf("setpoint exited before ready:\n%s", s.log.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("setpoint not ready after 60s:\n%s", s.log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	s.waitReady(t)
 	return s
 }
 
@@ -129,19 +119,14 @@ func TestMultiServerOnEtcd(t *testing.T) {
 	}
 	waitCount := func(n int) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		testwait.UntilEvery(t, 30*time.Second, 10*time.Millisecond, "acknowledged writes", func() error {
 			mu.Lock()
-			got := len(acked)
-			mu.Unlock()
-			if got >= n {
-				return
+			defer mu.Unlock()
+			if len(acked) < n {
+				return fmt.Errorf("%d writes acknowledged, want %d; errors %v", len(acked), n, errs)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d writes acknowledged, want %d; errors %v", got, n, errs)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 	waitCount(50)
 	a.kill()

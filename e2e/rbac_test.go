@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 // TestKubectlRBAC: a ServiceAccount's token (kubectl create token) is
@@ -20,31 +23,27 @@ func TestKubectlRBAC(t *testing.T) {
 	s.kubectl(t, "", "create", "serviceaccount", "robot")
 	token := strings.TrimSpace(s.kubectl(t, "", "create", "token", "robot"))
 	want := `Error from server (Forbidden): pods is forbidden: User "system:serviceaccount:default:robot" cannot list resource "pods" in API group "" in the namespace "default"`
-	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
-		// The discovery binding takes effect a moment after it is written.
+	// The discovery binding takes effect a moment after it is written.
+	testwait.UntilEvery(t, 20*time.Second, 100*time.Millisecond, "get pods without a binding", func() error {
 		_, errOut, err := s.kubectlErr(t, "", "--token", token, "get", "pods")
 		if err != nil && strings.TrimSpace(errOut) == want {
-			break
+			return nil
 		}
-		if time.Since(start) > 20*time.Second {
-			t.Fatalf("get pods without a binding: %v\n%s\nwant %s", err, errOut, want)
-		}
-	}
+		return fmt.Errorf("%v\n%s\nwant %s", err, errOut, want)
+	})
 	s.kubectl(t, "", "create", "role", "pod-reader", "--verb=get,list", "--resource=pods")
 	s.kubectl(t, "", "create", "rolebinding", "robot-reads", "--role=pod-reader", "--serviceaccount=default:robot")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		out, errOut, err := s.kubectlErr(t, "", "--token", token, "get", "pods")
-		if err == nil {
-			if !strings.Contains(errOut+out, "No resources found") {
-				t.Errorf("get pods once bound: %s%s", out, errOut)
-			}
-			break
+	var out, errOut string
+	testwait.UntilEvery(t, 20*time.Second, 100*time.Millisecond, "get pods once bound", func() error {
+		var err error
+		out, errOut, err = s.kubectlErr(t, "", "--token", token, "get", "pods")
+		if err != nil {
+			return fmt.Errorf("%v %s", err, errOut)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("get pods once bound: %v %s", err, errOut)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return nil
+	})
+	if !strings.Contains(errOut+out, "No resources found") {
+		t.Errorf("get pods once bound: %s%s", out, errOut)
 	}
 	// Escalation: the robot may not grant itself more.
 	_, errOut, err := s.kubectlErr(t, "", "--token", token, "create", "role", "more", "--verb=delete", "--resource=pods")

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 	"github.com/setpoint-dev/setpoint/testenv"
@@ -77,13 +78,10 @@ func TestResourceOfUserType(t *testing.T) {
 		t.Fatalf("create CRD: %v", err)
 	}
 	gv := schema.GroupVersion{Group: "example.com", Version: "v1"}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := c.ServerResourcesForGroupVersion(ctx, gv); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("memos not served: %v", err)
-		}
-	}
+	testwait.UntilEvery(t, 10*time.Second, 20*time.Millisecond, "memos served", func() error {
+		_, err := c.ServerResourcesForGroupVersion(ctx, gv)
+		return err
+	})
 
 	scheme := runtime.NewScheme()
 	scheme.AddKnownTypeWithName(gv.WithKind("Memo"), &memo{})

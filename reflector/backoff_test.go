@@ -2,7 +2,6 @@ package reflector_test
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/reflector"
 )
 
@@ -51,18 +51,15 @@ func (l *timedLW) times() (lists, watches []time.Time) {
 // chose, rounded up to step.
 func advance(t *testing.T, fc *testingclock.FakeClock, step time.Duration, done func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !done() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out advancing the fake clock")
+	testwait.UntilEvery(t, 30*time.Second, 100*time.Microsecond, "advancing the fake clock", func() error {
+		for !done() {
+			if !fc.HasWaiters() {
+				return testwait.ErrNotYet
+			}
+			fc.Step(step)
 		}
-		if !fc.HasWaiters() {
-			runtime.Gosched()
-			time.Sleep(100 * time.Microsecond)
-			continue
-		}
-		fc.Step(step)
-	}
+		return nil
+	})
 }
 
 // With the server unreachable, list attempts are spaced by the backoff:

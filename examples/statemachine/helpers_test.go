@@ -142,14 +142,15 @@ func gone(db *dbv1.Database) string {
 	return ""
 }
 
-// wait polls the Database every 20 ms, without touching the clock, until
-// cond returns "" (within 30 s), and returns it.
+// wait polls the Database (testenv.Eventually), without touching the
+// clock, until cond returns "" (within 30 s), and returns it.
 func (f *fixture) wait(t *testing.T, name, what string, cond func(*dbv1.Database) string) *dbv1.Database {
 	t.Helper()
-	db, ok, why := f.poll(t, name, 30*time.Second, cond)
-	if !ok {
-		t.Fatalf("database %s %s: not reached within 30s: %s", name, what, why)
-	}
+	var db *dbv1.Database
+	testenv.Eventually(t, 30*time.Second, "database "+name+" "+what, func() string {
+		db = f.get(t, name)
+		return cond(db)
+	})
 	return db
 }
 
@@ -176,6 +177,9 @@ func (f *fixture) advance(t *testing.T, name, what string, jump time.Duration, c
 	return nil, time.Time{}
 }
 
+// poll is advance's window: it polls the Database every 20 ms for up to
+// timeout. An example's tests use the public library only, and testenv
+// has no wait that steps a fake clock, so advance keeps its own loop.
 func (f *fixture) poll(t *testing.T, name string, timeout time.Duration, cond func(*dbv1.Database) string) (*dbv1.Database, bool, string) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -196,34 +200,31 @@ func (f *fixture) poll(t *testing.T, name string, timeout time.Duration, cond fu
 // and returns the events by reason.
 func (f *fixture) waitEvents(t *testing.T, uid types.UID, reasons ...string) map[string]corev1.Event {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var got map[string]corev1.Event
+	testenv.Eventually(t, 30*time.Second, "events of "+string(uid), func() string {
 		list := &corev1.EventList{}
 		if err := f.client.List(context.Background(), list, client.InNamespace("default"), client.MatchingFields{"involvedObject.uid": string(uid)}); err != nil {
 			t.Fatalf("list events: %v", err)
 		}
-		got := map[string]corev1.Event{}
+		got = map[string]corev1.Event{}
 		for _, e := range list.Items {
 			got[e.Reason] = e
 		}
-		var missing []string
+		var missing, seen []string
 		for _, r := range reasons {
 			if _, ok := got[r]; !ok {
 				missing = append(missing, r)
 			}
 		}
 		if len(missing) == 0 {
-			return got
+			return ""
 		}
-		if time.Now().After(deadline) {
-			var seen []string
-			for r := range got {
-				seen = append(seen, r)
-			}
-			t.Fatalf("events of %s: missing %v, have %v", uid, missing, seen)
+		for r := range got {
+			seen = append(seen, r)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Sprintf("missing %v, have %v", missing, seen)
+	})
+	return got
 }
 
 // ready returns the Ready condition's status and reason.

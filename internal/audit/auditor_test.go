@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	authnv1 "k8s.io/api/authentication/v1"
 
 	"github.com/setpoint-dev/setpoint/internal/authorizer"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 const metadataPolicy = "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: None\n  namespaces: [quiet]\n- level: Metadata\n"
@@ -268,14 +270,15 @@ func TestRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	var backups []string
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	// Old backups are removed in the background: wait up to 10 s for at
+	// most two, then check there are exactly two.
+	_ = testwait.Poll(t.Context(), 10*time.Second, 20*time.Millisecond, func() error {
 		backups, _ = filepath.Glob(filepath.Join(dir, "audit-*.log"))
-		if len(backups) <= 2 || time.Now().After(deadline) {
-			break // old backups are removed in the background
+		if len(backups) > 2 {
+			return fmt.Errorf("%d backups", len(backups))
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	if len(backups) != 2 {
 		t.Fatalf("backups %v, want 2", backups)
 	}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/setpoint-dev/setpoint/internal/controllermanager"
 	"github.com/setpoint-dev/setpoint/internal/controlplane"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/rest"
 )
 
@@ -63,24 +65,20 @@ func TestComponentRestartsAfterLosingLeadership(t *testing.T) {
 	if _, err := leases.Namespace("kube-system").Update(ctx, l, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
 	sawOther := false
-	for {
+	testwait.UntilEvery(t, 30*time.Second, 100*time.Millisecond, "the scheduler leading again", func() error {
 		h := holder()
 		sawOther = sawOther || h == "someone-else"
 		if h == identity(dir) && sawOther {
-			break
+			return nil
 		}
 		select {
 		case <-c.Done():
 			t.Fatalf("the cluster stopped after the scheduler lost its leadership: %v", c.Wait())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the scheduler did not lead again; the Lease is held by %q", h)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return fmt.Errorf("the Lease is held by %q", h)
+	})
 	select {
 	case <-c.Done():
 		t.Fatalf("the cluster stopped: %v", c.Wait())

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 const crd = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
@@ -22,13 +24,7 @@ func TestCRDServedByEveryReplica(t *testing.T) {
 	const things = "/apis/example.com/v1/namespaces/default/things"
 	wait := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		testwait.UntilEvery(t, 20*time.Second, 20*time.Millisecond, what, testwait.Bool(cond))
 	}
 	if code, body, _ := servers[0].Do(t, http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
 		"application/json", strings.NewReader(crd)); code != http.StatusCreated {

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/setpoint-dev/setpoint/informer"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 // load runs writers goroutines creating configmaps through r until stop is
@@ -56,15 +57,8 @@ func startLoad(ctx context.Context, prefix string, rs []*configMaps, writers int
 // waitAcked waits until at least n writes are acknowledged.
 func (l *load) waitAcked(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		l.mu.Lock()
-		got := len(l.acked)
-		l.mu.Unlock()
-		if got >= n {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	if testwait.Poll(t.Context(), 30*time.Second, 10*time.Millisecond, testwait.Bool(func() bool { return l.count() >= n })) == nil {
+		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -132,8 +126,7 @@ func TestClientFailsOverWhenAnAPIServerDies(t *testing.T) {
 	if m := missing(acked, names(t, cms(only(t, srv[1])))); len(m) > 0 {
 		t.Fatalf("replica B misses %d acknowledged writes: %v", len(m), m)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testwait.UntilEvery(t, 20*time.Second, 20*time.Millisecond, "informer has every acknowledged write", func() error {
 		have := map[string]bool{}
 		items, err := inf.Lister().List(nil)
 		if err == nil {
@@ -141,15 +134,11 @@ func TestClientFailsOverWhenAnAPIServerDies(t *testing.T) {
 				have[cm.Name] = true
 			}
 		}
-		m := missing(acked, have)
-		if len(m) == 0 {
-			break
+		if m := missing(acked, have); len(m) > 0 {
+			return fmt.Errorf("informer misses %d acknowledged writes (last error %v): %v", len(m), inf.LastError(), m[:min(len(m), 10)])
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("informer misses %d acknowledged writes 20s after the load (last error %v): %v", len(m), inf.LastError(), m[:min(len(m), 10)])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestEtcdLeaderKilledUnderLoad: 8 writers, half through each replica, and

@@ -133,20 +133,15 @@ func eventually(t testing.TB, what string, cond func() bool) {
 // until cond holds (at most 200 steps).
 func (e *env) stepUntil(what string, step time.Duration, cond func() bool) {
 	e.t.Helper()
-	for i := 0; i < 200; i++ {
-		if cond() {
-			return
-		}
-		e.clk.Step(step)
-		deadline := time.Now().Add(100 * time.Millisecond)
-		for time.Now().Before(deadline) {
-			if cond() {
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+	if cond() {
+		return
 	}
-	e.t.Fatalf("%s did not happen after 200 steps of %s", what, step)
+	e.clk.Step(step)
+	err := testwait.PollStepping(e.t.Context(), 200, 100*time.Millisecond, 5*time.Millisecond,
+		func() { e.clk.Step(step) }, testwait.Bool(cond))
+	if err != nil {
+		e.t.Fatalf("%s did not happen after 200 steps of %s: %v", what, step, err)
+	}
 }
 
 func ctx() context.Context { return context.Background() }

@@ -23,6 +23,12 @@
 //     failing a test, for waits outside a test's goroutine.
 //   - The deadline is the caller's: each test keeps its own timeout, a
 //     hang guard rather than a timing assertion.
+//   - A condition that only a fake clock makes true (a controller that
+//     requeues after a delay on an injected clock) waits with
+//     PollStepping: it polls for a short window of real time, then calls
+//     the caller's step (which advances the fake clock) and polls again,
+//     for at most a given number of rounds. It takes no clock type, so
+//     the package imports nothing of the module or of a clock library.
 //
 // # Why internal, and not part of testenv
 //

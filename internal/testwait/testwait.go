@@ -115,3 +115,30 @@ func Check(cond func() (bool, string)) func() error {
 		return errors.New(why)
 	}
 }
+
+// PollStepping is Poll for a condition that a fake clock drives: it polls
+// cond every interval for a window of real time (the work the current fake
+// time causes gets that long to be done), and each time a window passes
+// without cond holding it calls step (which advances the fake clock) and
+// polls another window, for at most rounds windows (rounds-1 steps: no
+// step is taken that no poll follows). It returns nil as soon as cond
+// holds, so no step happens after cond was seen to hold; otherwise an
+// error saying the rounds it polled and wrapping cond's last answer, or,
+// when ctx ends first, Poll's error for that.
+func PollStepping(ctx context.Context, rounds int, window, interval time.Duration, step func(), cond func() error) error {
+	var last error
+	for round := range max(rounds, 1) {
+		if round > 0 {
+			step()
+		}
+		err := Poll(ctx, window, interval, cond)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		last = errors.Unwrap(err)
+	}
+	return fmt.Errorf("not reached within %d rounds of %v: %w", max(rounds, 1), window, last)
+}

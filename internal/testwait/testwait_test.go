@@ -163,3 +163,50 @@ func TestAdapters(t *testing.T) {
 		}
 	}
 }
+
+// TestPollSteppingStepsBetweenWindows: the condition holds at the third
+// fake tick; it is polled at once, each step is followed by a window, and
+// no step happens once it holds.
+func TestPollSteppingStepsBetweenWindows(t *testing.T) {
+	ticks, polls := 0, 0
+	err := PollStepping(context.Background(), 10, 5*time.Millisecond, time.Millisecond,
+		func() { ticks++ },
+		func() error {
+			polls++
+			if ticks < 3 {
+				return fmt.Errorf("tick %d", ticks)
+			}
+			return nil
+		})
+	if err != nil || ticks != 3 {
+		t.Fatalf("PollStepping: %v after %d steps, want nil after 3", err, ticks)
+	}
+	if polls < 4 {
+		t.Fatalf("%d polls for 3 steps, want one window (at least one poll) per round", polls)
+	}
+}
+
+// TestPollSteppingGivesUpAfterRounds: rounds windows, rounds-1 steps, and
+// the error names the rounds and wraps the last answer.
+func TestPollSteppingGivesUpAfterRounds(t *testing.T) {
+	ticks := 0
+	err := PollStepping(context.Background(), 4, 2*time.Millisecond, time.Millisecond,
+		func() { ticks++ },
+		func() error { return fmt.Errorf("tick %d", ticks) })
+	if ticks != 3 {
+		t.Fatalf("%d steps for 4 rounds, want 3", ticks)
+	}
+	if err == nil || !strings.Contains(err.Error(), "within 4 rounds of 2ms") || !strings.HasSuffix(err.Error(), "tick 3") {
+		t.Fatalf("PollStepping: %v, want the rounds and the last answer", err)
+	}
+}
+
+func TestPollSteppingEndsWithTheContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	err := PollStepping(ctx, 1000, time.Hour, time.Hour, func() { t.Error("stepped after the context ended") },
+		func() error { return errors.New("still pending") })
+	if err == nil || !strings.Contains(err.Error(), "context canceled") || !strings.Contains(err.Error(), "still pending") {
+		t.Fatalf("PollStepping: %v, want the cancellation and the last answer", err)
+	}
+}

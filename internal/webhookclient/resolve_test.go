@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/internal/webhookclient"
 	"github.com/setpoint-dev/setpoint/internal/webhookclient/webhooktest"
 )
@@ -65,15 +66,16 @@ func TestServiceReference(t *testing.T) {
 		cfg := webhookclient.ClientConfig{CABundle: ca, Service: &webhookclient.ServiceReference{Namespace: "default", Name: name, Path: "/mutate", Port: port}}
 		var resp *webhookclient.Response
 		var err error
-		// The watch caches see the objects a moment after their writes.
-		deadline := time.Now().Add(5 * time.Second)
-		for {
+		// The watch caches see the objects a moment after their writes:
+		// while retry holds, a "not found" or "no endpoints" is asked
+		// again for up to 5 s, and the last answer is the call's.
+		_ = testwait.Poll(t.Context(), 5*time.Second, 50*time.Millisecond, func() error {
 			resp, err = c.Post(context.Background(), cfg, webhookclient.Request{Timeout: 2 * time.Second, Resolver: webhookclient.EnvResolver(env)})
-			if err == nil || !retry || time.Now().After(deadline) || !strings.Contains(err.Error(), "not found") && !strings.Contains(err.Error(), "no endpoints") {
-				break
+			if err == nil || !retry || !strings.Contains(err.Error(), "not found") && !strings.Contains(err.Error(), "no endpoints") {
+				return nil
 			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return err
+		})
 		if err != nil {
 			return "", err
 		}

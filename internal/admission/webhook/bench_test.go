@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 // BenchmarkCreateWithValidatingWebhook measures what a no-op validating
@@ -37,14 +38,13 @@ func BenchmarkCreateWithValidatingWebhook(b *testing.B) {
 	if code != 201 {
 		b.Fatalf("webhook configuration: %d %s", code, out)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(hs.got("/noop")) == 0 {
-		if time.Now().After(deadline) {
-			b.Fatal("webhook not called")
+	testwait.UntilEvery(b, 10*time.Second, 20*time.Millisecond, "webhook called", func() error {
+		if len(hs.got("/noop")) > 0 {
+			return nil
 		}
 		s.Do(b, "POST", cms+"?dryRun=All", "application/json", strings.NewReader(configMap("probe", "")))
-		time.Sleep(20 * time.Millisecond)
-	}
+		return testwait.ErrNotYet
+	})
 	b.Run("with", func(b *testing.B) {
 		before := len(hs.got("/noop"))
 		creates(b, s, &seq)

@@ -263,18 +263,17 @@ func (h *harness) toNextMinute() time.Time {
 func (h *harness) settle() {
 	h.t.Helper()
 	quiet := 0
-	deadline := time.Now().Add(20 * time.Second)
-	for quiet < 6 {
-		if time.Now().After(deadline) {
-			h.t.Fatal("controller did not settle")
-		}
-		time.Sleep(10 * time.Millisecond)
+	testwait.Until(h.t, 20*time.Second, "controller settled", func() error {
 		if h.r.syncing.Load() == 0 && h.ctrl.Queue().Len() == 0 {
 			quiet++
 		} else {
 			quiet = 0
 		}
-	}
+		if quiet < 6 {
+			return fmt.Errorf("quiet for %d polls in a row, want 6", quiet)
+		}
+		return nil
+	})
 }
 
 // testLogger logs the controller's errors to stderr when CRONJOB_LOG is set.

@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 // TestRandomizedConvergence: on a fake clock, nodes are added, deleted,
@@ -138,18 +140,13 @@ func (h *harness) settle(ds *appsv1.DaemonSet) {
 	h.mu.Lock()
 	clear(h.unready)
 	h.mu.Unlock()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.UntilEvery(h.t, 30*time.Second, 30*time.Millisecond, "settled", func() error {
 		err := h.settledOn(ds.Name, h.eligible())
-		if err == nil {
-			return
+		if err != nil {
+			h.clock.Step(500 * time.Millisecond)
 		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("not settled: %v", err)
-		}
-		h.clock.Step(500 * time.Millisecond)
-		time.Sleep(30 * time.Millisecond)
-	}
+		return err
+	})
 }
 
 // rollout settles, changes the image (restarting the controller midway if

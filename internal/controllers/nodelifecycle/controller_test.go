@@ -19,6 +19,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/nodelifecycle"
 	"github.com/setpoint-dev/setpoint/internal/nodeagent"
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -72,17 +73,11 @@ func start(t *testing.T) *env {
 // until it holds.
 func (e *env) stepUntil(what string, step time.Duration, cond func() bool) {
 	e.t.Helper()
-	for range 300 {
-		deadline := time.Now().Add(150 * time.Millisecond)
-		for time.Now().Before(deadline) {
-			if cond() {
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		e.clk.Step(step)
+	err := testwait.PollStepping(e.t.Context(), 300, 150*time.Millisecond, 5*time.Millisecond,
+		func() { e.clk.Step(step) }, testwait.Bool(cond))
+	if err != nil {
+		e.t.Fatalf("%s did not happen (fake time %s): %v", what, e.clk.Since(epoch), err)
 	}
-	e.t.Fatalf("%s did not happen (fake time %s)", what, e.clk.Since(epoch))
 }
 
 func (e *env) bind(name, node string, tols ...corev1.Toleration) {

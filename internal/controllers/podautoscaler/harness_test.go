@@ -21,6 +21,7 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/controllers/replicaset"
 	"github.com/setpoint-dev/setpoint/internal/nodeagent"
 	"github.com/setpoint-dev/setpoint/internal/scheduler"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/rest"
 )
 
@@ -162,19 +163,12 @@ func (h *harness) step(d time.Duration) {
 func (h *harness) stepUntil(what string, maxSteps int, cond func() error) time.Duration {
 	h.t.Helper()
 	start := h.clk.Now()
-	var err error
-	for range maxSteps {
-		deadline := time.Now().Add(300 * time.Millisecond)
-		for time.Now().Before(deadline) {
-			if err = cond(); err == nil {
-				return h.clk.Now().Sub(start)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		h.clk.Step(15 * time.Second)
+	err := testwait.PollStepping(h.t.Context(), maxSteps, 300*time.Millisecond, 20*time.Millisecond,
+		func() { h.clk.Step(15 * time.Second) }, cond)
+	if err != nil {
+		h.t.Fatalf("%s: %v (after %s of simulated time)", what, err, h.clk.Now().Sub(start))
 	}
-	h.t.Fatalf("%s: %v (after %s of simulated time)", what, err, h.clk.Now().Sub(start))
-	return 0
+	return h.clk.Now().Sub(start)
 }
 
 func (h *harness) hpa(name string) *autoscalingv2.HorizontalPodAutoscaler {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/setpoint-dev/setpoint/internal/testserver"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 	"github.com/setpoint-dev/setpoint/manager"
 	"github.com/setpoint-dev/setpoint/rest"
 )
@@ -133,17 +134,12 @@ func (e *env) exists(name string) bool {
 // is the check period), polling cond after each, until it holds.
 func (e *env) stepUntil(what string, step time.Duration, cond func() bool) {
 	e.t.Helper()
-	for range 100 {
-		e.clk.Step(step)
-		deadline := time.Now().Add(200 * time.Millisecond)
-		for time.Now().Before(deadline) {
-			if cond() {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+	e.clk.Step(step)
+	err := testwait.PollStepping(e.t.Context(), 100, 200*time.Millisecond, 10*time.Millisecond,
+		func() { e.clk.Step(step) }, testwait.Bool(cond))
+	if err != nil {
+		e.t.Fatalf("%s: not within 100 steps: %v", what, err)
 	}
-	e.t.Fatalf("%s: not within 100 steps", what)
 }
 
 // settleFor advances the clock by step n times, pausing for passes to run.

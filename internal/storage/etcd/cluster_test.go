@@ -9,6 +9,7 @@ import (
 
 	"github.com/setpoint-dev/setpoint/internal/storage"
 	"github.com/setpoint-dev/setpoint/internal/storage/etcd/etcdtest"
+	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
 
 // TestKillLeaderDuringWrites runs writers against a 3-member cluster
@@ -60,14 +61,16 @@ func TestKillLeaderDuringWrites(t *testing.T) {
 		})
 	}
 	waitFor := func(target int64) {
-		deadline := time.Now().Add(30 * time.Second)
-		for n.Load() < target {
-			if time.Now().After(deadline) {
-				close(stop)
-				wg.Wait()
-				t.Fatalf("only %d acknowledged writes, want %d", n.Load(), target)
+		err := testwait.Poll(t.Context(), 30*time.Second, 5*time.Millisecond, func() error {
+			if got := n.Load(); got < target {
+				return fmt.Errorf("only %d acknowledged writes, want %d", got, target)
 			}
-			time.Sleep(5 * time.Millisecond)
+			return nil
+		})
+		if err != nil {
+			close(stop)
+			wg.Wait()
+			t.Fatal(err)
 		}
 	}
 	waitFor(200)
