@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
-	"strings"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -49,9 +48,9 @@ func clusterTrustBundlesResource() *registry.Resource {
 }
 
 func validateCTB(b *certificatesv1.ClusterTrustBundle, parseBundle bool) field.ErrorList {
-	errs := strategy.ValidateMeta(&b.ObjectMeta, false, ctbNameValidator(b.Spec.SignerName))
+	errs := strategy.ValidateMeta(&b.ObjectMeta, false, strategy.ClusterTrustBundleName(b.Spec.SignerName))
 	if b.Spec.SignerName != "" {
-		errs = append(errs, validateSignerName(ctbSignerPath, b.Spec.SignerName)...)
+		errs = append(errs, strategy.ValidateSignerName(ctbSignerPath, b.Spec.SignerName)...)
 	}
 	if parseBundle {
 		errs = append(errs, validateTrustBundle(b.Spec.TrustBundle)...)
@@ -65,25 +64,6 @@ func validateCTBUpdate(b, old *certificatesv1.ClusterTrustBundle) field.ErrorLis
 	errs := validateCTB(b, b.Spec.TrustBundle != old.Spec.TrustBundle)
 	errs = append(errs, strategy.ValidateMetaUpdate(&b.ObjectMeta, &old.ObjectMeta)...)
 	return append(errs, apivalidation.ValidateImmutableField(b.Spec.SignerName, old.Spec.SignerName, ctbSignerPath)...)
-}
-
-// ctbNameValidator checks a bundle's name: with a signer name, it must
-// start with the signer name with ':' for '/', then ':'; without, it may
-// hold no ':'. The rest is a DNS subdomain.
-func ctbNameValidator(signerName string) apivalidation.ValidateNameFunc {
-	return func(name string, prefix bool) []string {
-		if signerName == "" {
-			if strings.Contains(name, ":") {
-				return []string{`ClusterTrustBundle without signer name must not have ":" in its name`}
-			}
-			return apivalidation.NameIsDNSSubdomain(name, prefix)
-		}
-		want := strings.ReplaceAll(signerName, "/", ":") + ":"
-		if !strings.HasPrefix(name, want) {
-			return []string{fmt.Sprintf("ClusterTrustBundle for signerName %s must be named with prefix %s", signerName, want)}
-		}
-		return apivalidation.NameIsDNSSubdomain(strings.TrimPrefix(name, want), prefix)
-	}
 }
 
 // validateTrustBundle requires header-less CERTIFICATE blocks of CA

@@ -85,7 +85,7 @@ func validateCSR(csr *certificatesv1.CertificateSigningRequest, t csrTolerance) 
 	if !t.legacySigner && csr.Spec.SignerName == legacySigner {
 		errs = append(errs, field.Invalid(csrSpecPath.Child("signerName"), csr.Spec.SignerName, "the legacy signerName is not allowed via this API version"))
 	} else {
-		errs = append(errs, validateSignerName(csrSpecPath.Child("signerName"), csr.Spec.SignerName)...)
+		errs = append(errs, strategy.ValidateSignerName(csrSpecPath.Child("signerName"), csr.Spec.SignerName)...)
 	}
 	if s := csr.Spec.ExpirationSeconds; s != nil && *s < 600 {
 		errs = append(errs, field.Invalid(csrSpecPath.Child("expirationSeconds"), *s, "may not specify a duration less than 600 seconds (10 minutes)"))

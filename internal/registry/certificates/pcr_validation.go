@@ -7,11 +7,9 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"fmt"
-	"strings"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/setpoint-dev/setpoint/internal/registry/strategy"
@@ -38,9 +36,9 @@ var (
 func validatePCR(r *certificatesv1.PodCertificateRequest) field.ErrorList {
 	s := &r.Spec
 	errs := strategy.ValidateGenericMeta(&r.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
-	errs = append(errs, validateSignerName(pcrSpecPath.Child("signerName"), s.SignerName)...)
+	errs = append(errs, strategy.ValidateSignerName(pcrSpecPath.Child("signerName"), s.SignerName)...)
 	if s.UnverifiedUserAnnotations != nil {
-		errs = append(errs, validateUserAnnotations(s.UnverifiedUserAnnotations)...)
+		errs = append(errs, strategy.ValidateUserAnnotations(pcrSpecPath.Child("unverifiedUserAnnotations"), s.UnverifiedUserAnnotations)...)
 	}
 	errs = append(errs, nameErrors("podName", s.PodName)...)
 	errs = append(errs, uidErrors("podUID", string(s.PodUID))...)
@@ -52,7 +50,7 @@ func validatePCR(r *certificatesv1.PodCertificateRequest) field.ErrorList {
 		return append(errs, field.Required(pcrSpecPath.Child("maxExpirationSeconds"), "must be set"))
 	}
 	hi := int32(maxMaxExpiration)
-	if isKubernetesSigner(s.SignerName) {
+	if strategy.IsKubernetesSigner(s.SignerName) {
 		hi = maxK8sMaxExpiration
 	}
 	if v := *s.MaxExpirationSeconds; v < minMaxExpiration || v > hi {
@@ -84,20 +82,6 @@ func uidErrors(f, v string) field.ErrorList {
 		return field.ErrorList{field.TooLong(pcrSpecPath.Child(f), v, maxUIDLength)}
 	}
 	return nil
-}
-
-// validateUserAnnotations requires domain-prefixed keys (any case) and
-// the annotations' total size limit.
-func validateUserAnnotations(annotations map[string]string) field.ErrorList {
-	p := pcrSpecPath.Child("unverifiedUserAnnotations")
-	var errs field.ErrorList
-	for _, k := range strategy.SortedKeys(annotations) {
-		errs = append(errs, validation.IsDomainPrefixedKey(p, strings.ToLower(k))...)
-	}
-	if apivalidation.ValidateAnnotationsSize(annotations) != nil {
-		errs = append(errs, field.TooLong(p, "", apivalidation.TotalAnnotationSizeLimitB))
-	}
-	return errs
 }
 
 // validateStubRequest requires a PKCS#10 request signed by a supported key:

@@ -30,7 +30,7 @@ func podsResource() *registry.Resource {
 		NewList: func() runtime.Object { return &corev1.PodList{} },
 		Strategy: podStrategy{strategy.Typed[*corev1.Pod]{
 			PrepareCreate:  preparePodCreate,
-			PrepareUpdate:  func(p, old *corev1.Pod) { p.Status = old.Status },
+			PrepareUpdate:  preparePodUpdate,
 			Defaults:       podspec.DefaultPod,
 			ValidateNew:    validatePod,
 			ValidateChange: validatePodUpdate,
@@ -89,18 +89,26 @@ func isPodTerminal(phase corev1.PodPhase) bool {
 	return phase == corev1.PodSucceeded || phase == corev1.PodFailed
 }
 
-// preparePodCreate resets the status to Pending with the pod's QoS class;
-// a pod created with scheduling gates says why it waits, as
-// kube-apiserver's pod strategy writes it (PodScheduled=False, reason
-// SchedulingGated).
+// preparePodCreate drops the fields of gates that are off and resets the
+// status to Pending with the pod's QoS class; a pod created with
+// scheduling gates says why it waits, as kube-apiserver's pod strategy
+// writes it (PodScheduled=False, reason SchedulingGated).
 func preparePodCreate(p *corev1.Pod) {
 	podspec.SyncServiceAccount(&p.Spec) // after admission named the ServiceAccount
+	podspec.DropDisabledFields(&p.Spec, nil)
 	p.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: podspec.QOS(&p.Spec)}
 	if len(p.Spec.SchedulingGates) > 0 {
 		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 			Reason: corev1.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates",
 			LastTransitionTime: metav1.Now()}}
 	}
+}
+
+// preparePodUpdate keeps the status and drops the fields of gates that
+// are off.
+func preparePodUpdate(p, old *corev1.Pod) {
+	p.Status = old.Status
+	podspec.DropDisabledFields(&p.Spec, &old.Spec)
 }
 
 // preparePodStatusUpdate keeps everything of old but status. The QoS class

@@ -47,28 +47,46 @@ func ValidatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	return errs
 }
 
+// validateVolumes checks the pod's volumes in kube-apiserver's order: the
+// source, then the name. It returns the names of the valid volumes only,
+// so that a mount of an invalid one is refused too, as kube-apiserver
+// refuses it.
 func validateVolumes(vols []corev1.Volume, p *field.Path) (sets.Set[string], field.ErrorList) {
 	names := sets.New[string]()
 	var errs field.ErrorList
 	for i := range vols {
 		v, idx := &vols[i], p.Index(i)
-		switch {
-		case v.Name == "":
-			errs = append(errs, field.Required(idx.Child("name"), ""))
-		case names.Has(v.Name):
-			errs = append(errs, field.Duplicate(idx.Child("name"), v.Name))
-		default:
-			errs = append(errs, strategy.ValidateName(idx.Child("name"), v.Name, validation.IsDNS1123Label)...)
+		el := validateVolumeSource(&v.VolumeSource, idx)
+		np := idx.Child("name")
+		if v.Name == "" {
+			el = append(el, field.Required(np, ""))
+		} else {
+			el = append(el, strategy.ValidateName(np, v.Name, validation.IsDNS1123Label)...)
 		}
-		names.Insert(v.Name)
-		switch n := volumeSourceCount(&v.VolumeSource); {
-		case n == 0:
-			errs = append(errs, field.Required(idx, "must specify a volume type"))
-		case n > 1:
-			errs = append(errs, field.Forbidden(idx, "may not specify more than 1 volume type"))
+		if names.Has(v.Name) {
+			el = append(el, field.Duplicate(np, v.Name))
 		}
+		if len(el) == 0 {
+			names.Insert(v.Name)
+		}
+		errs = append(errs, el...)
 	}
 	return names, errs
+}
+
+// validateVolumeSource requires exactly one source; of the sources, only
+// projected volumes are checked further (validateProjected).
+func validateVolumeSource(vs *corev1.VolumeSource, p *field.Path) field.ErrorList {
+	switch n := volumeSourceCount(vs); {
+	case n == 0:
+		return field.ErrorList{field.Required(p, "must specify a volume type")}
+	case n > 1:
+		return field.ErrorList{field.Forbidden(p, "may not specify more than 1 volume type")}
+	}
+	if vs.Projected != nil {
+		return validateProjected(vs.Projected, p.Child("projected"))
+	}
+	return nil
 }
 
 func validateContainer(c *corev1.Container, init bool, names, vols sets.Set[string], p *field.Path) field.ErrorList {
