@@ -206,6 +206,44 @@ func TestActiveDeadline(t *testing.T) {
 	e.waitEvent("deadline", "Killing", "Stopping container app")
 }
 
+// activeDeadlineSeconds set on a running pod (the one change of it the API
+// allows besides lowering it) fails the pod: at the new deadline when that
+// is still ahead, at once when it is already past.
+func TestActiveDeadlineSetOnRunningPod(t *testing.T) {
+	e := startEnv(t, nodeagent.Options{})
+	e.createBound(newPod("later", corev1.RestartPolicyAlways, "app=nginx"), "node-0")
+	e.createBound(newPod("past", corev1.RestartPolicyAlways, "app=nginx"), "node-0")
+	e.waitPod("later", "running", running)
+	e.waitPod("past", "running", running)
+	e.step(60 * time.Second)
+	setDeadline := func(name string, seconds int64) {
+		t.Helper()
+		p := e.getPod(name)
+		p.Spec.ActiveDeadlineSeconds = &seconds
+		if _, err := e.pods.Namespace("default").Update(ctx(), p, metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("set activeDeadlineSeconds of %s: %v", name, err)
+		}
+	}
+	setDeadline("later", 90) // 30 s from now
+	setDeadline("past", 5)   // 55 s ago
+	got := e.waitPod("past", "failed", phase(corev1.PodFailed))
+	if got.Status.Reason != "DeadlineExceeded" {
+		t.Errorf("past: reason %q", got.Status.Reason)
+	}
+	if term := terminated(got, "app"); term == nil || term.ExitCode != 137 || !term.FinishedAt.Time.Equal(at(60*time.Second)) {
+		t.Errorf("past: app %+v, want killed at 60s, when the node saw the deadline", term)
+	}
+	e.step(29 * time.Second)
+	if got := e.getPod("later"); got.Status.Phase != corev1.PodRunning {
+		t.Fatalf("later at 89s: %s", got.Status.Phase)
+	}
+	e.step(time.Second)
+	got = e.waitPod("later", "failed", phase(corev1.PodFailed))
+	if term := terminated(got, "app"); got.Status.Reason != "DeadlineExceeded" || term == nil || !term.FinishedAt.Time.Equal(at(90*time.Second)) {
+		t.Errorf("later: reason %q app %+v, want killed at 90s", got.Status.Reason, term)
+	}
+}
+
 // The kubelet's events for a container start: an image pull the first
 // time the node sees the image, "already present" later, Created,
 // Started, from source kubelet on the node, naming the container.

@@ -256,6 +256,7 @@ func (a *Agent) simulateLocked(ps *podState, pod *corev1.Pod, view depView, now 
 	if wait, err := a.ensureStartedLocked(ps, pod, view, now); wait > 0 || err != nil {
 		return nil, wait, ps.takeEvents(), err
 	}
+	ps.setDeadline(pod, now)
 	if !ps.started() { // waiting for a volume, up to the active deadline
 		var after time.Duration
 		if !ps.deadline.IsZero() {

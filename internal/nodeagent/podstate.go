@@ -201,9 +201,28 @@ func (ps *podState) admit(pod *corev1.Pod, now time.Time) {
 	if st := pod.Status.StartTime; st != nil {
 		ps.admittedAt = st.Time
 	}
-	if ads := pod.Spec.ActiveDeadlineSeconds; ads != nil {
-		ps.deadline = ps.admittedAt.Add(time.Duration(*ads) * time.Second)
+	ps.setDeadline(pod, now)
+}
+
+// setDeadline sets the active deadline from the pod's
+// activeDeadlineSeconds, counted from its admission. The field may be set
+// or lowered on a running pod, so every sync of an admitted pod calls it.
+// A deadline that changes to a time already past takes effect at now, when
+// the node sees it (as the kubelet's active-deadline handler kills the pod
+// on its next look), not at a time whose events were already reported.
+func (ps *podState) setDeadline(pod *corev1.Pod, now time.Time) {
+	ads := pod.Spec.ActiveDeadlineSeconds
+	if ads == nil || !ps.admitted() {
+		return
 	}
+	d := ps.admittedAt.Add(time.Duration(*ads) * time.Second)
+	if d.Equal(ps.deadline) {
+		return
+	}
+	if d.Before(now) {
+		d = now
+	}
+	ps.deadline = d
 }
 
 func (ps *podState) admitted() bool { return !ps.admittedAt.IsZero() }
