@@ -73,7 +73,10 @@
 //     Error), which is restarted per policy. activeDeadlineSeconds after
 //     startTime the pod is Failed with reason DeadlineExceeded, message
 //     "Pod was active on the node longer than the specified deadline", its
-//     running containers terminated (137) at the deadline.
+//     running containers terminated (137) at the deadline. The field may
+//     be set or lowered on a running pod: the new deadline counts from
+//     startTime too, and one already past kills the pod when the node sees
+//     the change.
 //
 //   - Dependencies (deps.go), with the kubelet's reasons, until they
 //     appear (informers on ConfigMaps, Secrets, PersistentVolumeClaims and
