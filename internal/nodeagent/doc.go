@@ -42,7 +42,9 @@
 //   - Containers' lives (lifecycle.go, probes.go). Init containers run one
 //     after the other, each until its run time ends (Init:0/2 → Init:1/2 in
 //     kubectl); a failing one is restarted with back-off unless the pod's
-//     restartPolicy is Never, which fails the pod. A sidecar (an init
+//     restartPolicy is Never, which fails the pod; one that completed with
+//     exit code 0 reads as ready, as the kubelet's prober reports it. A
+//     sidecar (an init
 //     container with restartPolicy Always) starts in its turn and the next
 //     init container waits until its startup probe succeeded; sidecars are
 //     restarted whatever the pod's policy and count for readiness. The

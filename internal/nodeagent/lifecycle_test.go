@@ -135,6 +135,11 @@ func TestInitContainersInOrder(t *testing.T) {
 	if term := terminated(got, "first"); term == nil || term.Reason != "Completed" || !term.FinishedAt.Time.Equal(at(10*time.Second)) {
 		t.Errorf("at 10s: first %+v", term)
 	}
+	// A completed init container reads as ready (the kubelet's prober
+	// reports exit code 0 so), not started.
+	if s := containerStatus(got, "first"); !s.Ready || *s.Started {
+		t.Errorf("at 10s: first ready %v started %v, want ready and not started", s.Ready, *s.Started)
+	}
 	e.step(5 * time.Second)
 	got = e.waitPod("init", "second running", func(p *corev1.Pod) bool { return isRunning(p, "second") })
 	if s := containerStatus(got, "side"); !*s.Started || !s.Ready {
@@ -169,6 +174,9 @@ func TestFailingInitContainer(t *testing.T) {
 	if term := terminated(got, "setup"); term == nil || term.ExitCode != 1 || term.Reason != "Error" ||
 		waitingReason(got, "app") != "PodInitializing" {
 		t.Errorf("Never: statuses %+v %+v", got.Status.InitContainerStatuses, got.Status.ContainerStatuses)
+	}
+	if s := containerStatus(got, "setup"); s.Ready {
+		t.Errorf("Never: a failed init container reads as ready")
 	}
 }
 

@@ -92,6 +92,9 @@ func (ps *podState) containerStatus(c *ctrState, now time.Time) corev1.Container
 	case c.term != nil:
 		s.State.Terminated = c.term.DeepCopy()
 		s.ContainerID = c.term.ContainerID
+		// The kubelet's prober reports an init container (not a sidecar)
+		// that completed with exit code 0 as ready.
+		s.Ready = c.kind == kindInit && c.term.ExitCode == 0
 	case c.configErr != "":
 		s.State.Waiting = &corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: c.configErr}
 	case !c.restartAt.IsZero():
