@@ -44,6 +44,7 @@ func ValidatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	errs = append(errs, strategy.ValidateName(p.Child("hostname"), s.Hostname, validation.IsDNS1123Label)...)
 	errs = append(errs, strategy.ValidateName(p.Child("subdomain"), s.Subdomain, validation.IsDNS1123Label)...)
 	errs = append(errs, ValidateTolerations(s.Tolerations, p.Child("tolerations"))...)
+	errs = append(errs, validateSysctls(s, p.Child("securityContext", "sysctls"))...)
 	return errs
 }
 
