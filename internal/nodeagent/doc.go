@@ -37,7 +37,10 @@
 //     Succeeded; PodScheduled and other conditions kept), and one status per
 //     init and regular container (imageID, containerID, ready, started,
 //     state, lastState, restartCount; waiting PodInitializing or
-//     ContainerCreating before the first run). qosClass is left as is.
+//     ContainerCreating before the first run). status.observedGeneration
+//     and each of those conditions' (PodScheduled's too) carry the pod's
+//     generation, so a spec change is seen to be acted on. qosClass is left
+//     as is.
 //
 //   - Containers' lives (lifecycle.go, probes.go). Init containers run one
 //     after the other, each until its run time ends (Init:0/2 → Init:1/2 in

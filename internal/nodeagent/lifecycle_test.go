@@ -290,3 +290,34 @@ func TestDisableEvents(t *testing.T) {
 		t.Errorf("events written: %+v", l.Items)
 	}
 }
+
+// The node reports the generation it acted on in the status and in every
+// condition, PodScheduled included (PodObservedGenerationTracking, GA in
+// 1.35); a spec change bumps the generation and the node follows.
+func TestObservedGeneration(t *testing.T) {
+	e := startEnv(t, nodeagent.Options{})
+	e.createBound(newPod("gen", corev1.RestartPolicyAlways, "app=nginx"), "node-0")
+	observed := func(gen int64) func(*corev1.Pod) bool {
+		return func(p *corev1.Pod) bool {
+			if p.Generation != gen || p.Status.ObservedGeneration != gen || p.Status.Phase != corev1.PodRunning {
+				return false
+			}
+			for _, c := range p.Status.Conditions {
+				if c.ObservedGeneration != gen {
+					return false
+				}
+			}
+			return len(p.Status.Conditions) == 5
+		}
+	}
+	e.waitPod("gen", "observed generation 1", observed(1))
+	p := e.getPod("gen")
+	p.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	if _, err := e.pods.Namespace("default").Update(ctx(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := e.waitPod("gen", "observed generation 2", observed(2))
+	if c := podCondition(got, corev1.PodReady); c == nil || c.Status != corev1.ConditionTrue {
+		t.Errorf("Ready after the update: %+v", c)
+	}
+}

@@ -50,7 +50,16 @@ func (ps *podState) status(pod *corev1.Pod, now time.Time) corev1.PodStatus {
 		}
 	}
 	st.EphemeralContainerStatuses = ps.ephemeralStatuses()
+	// The kubelet reports the generation of the spec it acted on, in the
+	// status and in each condition it owns (PodObservedGenerationTracking,
+	// GA and locked on since 1.35), PodScheduled included.
+	st.ObservedGeneration = pod.Generation
 	ps.setConditions(&st, incomplete, unready, mt(now))
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == corev1.PodScheduled {
+			st.Conditions[i].ObservedGeneration = pod.Generation
+		}
+	}
 	return st
 }
 
@@ -153,10 +162,12 @@ func imageID(image string) string {
 	return ref + "@sha256:" + hex.EncodeToString(h[:])
 }
 
-// setPodCondition sets the condition of type typ; its transition time is
-// kept while the status does not change.
+// setPodCondition sets the condition of type typ, observed at the
+// status's generation; its transition time is kept while the status does
+// not change.
 func setPodCondition(st *corev1.PodStatus, typ corev1.PodConditionType, ok bool, reason, msg string, now metav1.Time) {
-	c := corev1.PodCondition{Type: typ, Status: corev1.ConditionFalse, Reason: reason, Message: msg, LastTransitionTime: now}
+	c := corev1.PodCondition{Type: typ, Status: corev1.ConditionFalse, Reason: reason, Message: msg, LastTransitionTime: now,
+		ObservedGeneration: st.ObservedGeneration}
 	if ok {
 		c.Status, c.Reason, c.Message = corev1.ConditionTrue, "", ""
 	}
