@@ -244,6 +244,14 @@ func (h *harness) isUnready(name string) bool {
 // kubeletPass makes one pass over the pods as scheduler, kubelet and pod
 // GC. Errors (conflicts, pods gone) are left to the next pass.
 func (h *harness) kubeletPass(ctx context.Context) {
+	// Pods first, then nodes: a pod's node, created before the pod, is
+	// then always in the node list. The other order let a pass that
+	// listed the nodes just before a test added one delete the pod the
+	// test then bound there as a pod of a missing node.
+	pods, err := h.pods.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
 	nodes, err := h.nodes.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return
@@ -251,10 +259,6 @@ func (h *harness) kubeletPass(ctx context.Context) {
 	exists := map[string]bool{}
 	for _, n := range nodes.Items {
 		exists[n.Name] = true
-	}
-	pods, err := h.pods.List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return
 	}
 	for i := range pods.Items {
 		p := &pods.Items[i]
