@@ -118,6 +118,9 @@ type node struct {
 	lastReport time.Time
 	// images are the images the node has pulled (guarded by Agent.mu).
 	images map[string]bool
+	// sims are the simulation states of the node's pods (admission
+	// judges a pod against them). Guarded by Agent.mu.
+	sims map[types.NamespacedName]*podState
 	// recorder writes the node's events (nil when events are off).
 	recorder record.Recorder
 	// api is what the node writes with: its own identity

@@ -42,6 +42,33 @@
 //     generation, so a spec change is seen to be acted on. qosClass is left
 //     as is.
 //
+//   - Admission (admission.go, admitfit.go): before a pod starts, the
+//     kubelet's predicate admit handler judges it against its Node (as
+//     the agent's cache has it) and the pods admitted there still active
+//     (not terminal, not stopped after their deletion; rejected pods never
+//     count), in the kubelet's order: the pod's kubernetes.io/os label
+//     (PodOSSelectorNodeLabelDoesNotMatch) and spec.os
+//     (PodOSNotSupported) against linux; the pod count, cpu, memory,
+//     ephemeral-storage and other requests (containers and sidecars, or
+//     the largest init container, pod-level requests, overhead; extended
+//     resources the node does not know ignored) against allocatable
+//     (OutOfpods, OutOfcpu, … "Node didn't have enough resource: cpu,
+//     requested: 1000, used: 1500, capacity: 2000"); nodeSelector and
+//     required node affinity (NodeAffinity), nodeName (NodeName), host
+//     ports (NodePorts), NoExecute taints not tolerated (TaintToleration),
+//     each "Predicate <name> failed: <kube-scheduler's reason>". The first
+//     failure rejects the pod: phase Failed, that reason, message "Pod was
+//     rejected: <message>", startTime the rejection, qosClass and the
+//     conditions the kubelet does not own (PodScheduled) kept, no
+//     container statuses or addresses, and a Warning event of that reason
+//     and message; it never runs (a new pod of that name, as a
+//     StatefulSet recreates it, is judged anew). Decisions are made under
+//     the agent's mutex, and the pods of a node due at the same time are
+//     decided together in creation order (then name), as the kubelet
+//     admits one at a time, so two pods never both take the last of
+//     something. A pod an earlier agent admitted (startTime set) is not
+//     judged again.
+//
 //   - Containers' lives (lifecycle.go, probes.go). Init containers run one
 //     after the other, each until its run time ends (Init:0/2 → Init:1/2 in
 //     kubectl); a failing one is restarted with back-off unless the pod's
@@ -230,14 +257,19 @@
 //   - The Agent runs whether or not its manager leads (NeedLeaderElection
 //     is false) and starts once.
 //
-// Not simulated: probe handlers (nothing is probed: results follow the
+// Not simulated: the admit handlers other than the predicate one (unsafe
+// sysctls, AppArmor, eviction under pressure, node shutdown, topology and
+// device managers), the critical pod handler that evicts pods to make
+// room, SupplementalGroupsPolicy Strict (no node declares status.features),
+// probe handlers (nothing is probed: results follow the
 // knobs), the first restart without back-off (the kubelet restarts a
 // container at once the first time; here every restart waits), pull
 // times, image pull failures and pull secrets, lifecycle hooks, readiness
 // gates, one Unhealthy event per failing probe (one per episode here),
 // repeated FailedMount events and the kubelet's "timed out waiting for the
-// condition" one, resource accounting, eviction under pressure, resize
-// conditions (PodResizePending, PodResizeInProgress), a final status write
+// condition" one, resource accounting beyond admission (requests are not
+// enforced), eviction under pressure, resize conditions
+// (PodResizePending, PodResizeInProgress), a final status write
 // before the grace-0 delete, ServiceAccount checks for pods without a
 // serviceAccountToken volume (the API server here does not inject the
 // kube-api-access volume);

@@ -153,16 +153,19 @@ func (a *Agent) dropLocked(key types.NamespacedName) {
 	a.setBlockedLocked(key, false)
 	if ps := a.sims[key]; ps != nil {
 		ps.releaseIP()
+		delete(ps.node.sims, key)
 		ps.endLogs()
 		a.meter.forgetPod(ps.uid, a.clock.Now())
 		delete(a.sims, key)
 	}
 }
 
-// releaseIP returns the pod's address to the node's pool. ps.ip stays: a
-// terminal pod keeps reporting the address it had, as in Kubernetes, even
-// after another pod has taken it.
+// releaseIP returns the pod's address to the node's pool, and the pod no
+// longer counts at admission. ps.ip stays: a terminal pod keeps reporting
+// the address it had, as in Kubernetes, even after another pod has taken
+// it.
 func (ps *podState) releaseIP() {
+	ps.released = true
 	if ps.node.ipam != nil {
 		ps.node.ipam.release(ps.uid)
 	}
@@ -192,7 +195,9 @@ func (a *Agent) sync(ctx context.Context, key types.NamespacedName) (time.Durati
 		ps = newPodState(pod, n, now, a.opts.RunTime)
 		ps.record = !a.opts.DisableEvents
 		a.sims[key] = ps
+		n.track(key, ps)
 	}
+	ps.pod = pod
 	if pod.DeletionTimestamp != nil {
 		wait := ps.stopWait(pod, now, a.opts.StopDelay)
 		if wait <= 0 && !ps.stopped {
@@ -256,6 +261,10 @@ func (a *Agent) simulateLocked(ps *podState, pod *corev1.Pod, view depView, now 
 	if wait, err := a.ensureStartedLocked(ps, pod, view, now); wait > 0 || err != nil {
 		return nil, wait, ps.takeEvents(), err
 	}
+	if ps.rejected() {
+		st := ps.rejectedStatus(pod)
+		return &st, 0, ps.takeEvents(), nil
+	}
 	ps.setDeadline(pod, now)
 	if !ps.started() { // waiting for a volume, up to the active deadline
 		var after time.Duration
@@ -290,20 +299,31 @@ func (a *Agent) simulateLocked(ps *podState, pod *corev1.Pod, view depView, now 
 }
 
 // ensureStartedLocked admits the pod once StartDelay has passed since it
-// was first seen, makes its sandbox once its volumes can be set up (or
-// adopts a pod an earlier agent started). It returns the remaining delay,
-// if any.
+// was first seen (or rejects it: admission.go), makes its sandbox once its
+// volumes can be set up (or adopts a pod an earlier agent started). It
+// returns the remaining delay, if any.
 func (a *Agent) ensureStartedLocked(ps *podState, pod *corev1.Pod, view depView, now time.Time) (time.Duration, error) {
-	if ps.started() {
+	if ps.started() || ps.rejected() {
 		return 0, nil
 	}
 	if !ps.admitted() {
-		if pod.Status.StartTime == nil {
+		if pod.Status.StartTime != nil {
+			ps.admit(pod, now) // an earlier agent admitted it
+		} else {
 			if due := ps.seenAt.Add(a.opts.StartDelay); now.Before(due) {
 				return due.Sub(now), nil
 			}
+			others, err := a.admitLocked(ps, now)
+			if err != nil {
+				return 0, err
+			}
+			for _, k := range others {
+				a.queue.Add(k) // decided with this one: their status is due
+			}
+			if ps.rejected() {
+				return 0, nil
+			}
 		}
-		ps.admit(pod, now)
 	}
 	if pod.Status.PodIP != "" {
 		ps.adopt(pod, now, a.opts.RestartBackoff)

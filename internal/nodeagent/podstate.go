@@ -67,6 +67,16 @@ type podState struct {
 	events []kubeletEvent
 	// record tells whether events are recorded.
 	record bool
+	// pod is the latest pod object the worker saw (admission reads its
+	// spec, its node's later admissions its requests and ports).
+	pod *corev1.Pod
+	// released is set once the pod no longer holds its node's resources
+	// (terminal or gone): admission stops counting it.
+	released bool
+	// rejectReason and rejectMsg, once set, are the kubelet's refusal of
+	// the pod (admission.go), at rejectedAt; the pod never runs.
+	rejectReason, rejectMsg string
+	rejectedAt              time.Time
 }
 
 // ctrState is one container. Exactly one of: never started (waiting);

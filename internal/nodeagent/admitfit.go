@@ -1,0 +1,252 @@
+package nodeagent
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/setpoint-dev/setpoint/internal/nodematch"
+)
+
+// The kubelet's admission reasons and messages (its predicate admit
+// handler, v1.37): a failed predicate reads "Predicate <name> failed:
+// <the scheduler plugin's reason>", a missing resource "Node didn't have
+// enough resource: …" with reason OutOf<resource>.
+const (
+	osLabelReason   = "PodOSSelectorNodeLabelDoesNotMatch"
+	osLabelMessage  = "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"
+	osFieldReason   = "PodOSNotSupported"
+	osFieldMessage  = "Failed to admit pod as the OS field doesn't match node OS"
+	outOfPrefix     = "OutOf"
+	affinityName    = "NodeAffinity"
+	affinityDesc    = "node(s) didn't match Pod's node affinity/selector"
+	nodeNameName    = "NodeName"
+	nodeNameDesc    = "node(s) didn't match the requested node name"
+	nodePortsName   = "NodePorts"
+	nodePortsDesc   = "node(s) didn't have free ports for the requested pod ports"
+	taintName       = "TaintToleration"
+	taintDesc       = "node(s) had taints that the pod didn't tolerate"
+	rejectedPrefix  = "Pod was rejected: "
+	simulatedNodeOS = "linux"
+)
+
+// admissionCheck decides, as the kubelet's predicate admit handler, whether
+// pod fits node beside others (the pods admitted there and still active).
+// It returns "" when the pod fits, else the reason and message of the first
+// failure in the kubelet's order: the OS label, the OS field, then the pod
+// count, cpu, memory, ephemeral-storage and other resources, node
+// affinity/selector, node name, host ports, untolerated NoExecute taints.
+func admissionCheck(pod *corev1.Pod, node *corev1.Node, others []*corev1.Pod) (reason, message string) {
+	if v, ok := pod.Labels[corev1.LabelOSStable]; ok && v != simulatedNodeOS {
+		return osLabelReason, osLabelMessage
+	}
+	if pod.Spec.OS != nil && string(pod.Spec.OS.Name) != simulatedNodeOS {
+		return osFieldReason, osFieldMessage
+	}
+	if r, m := resourceFailure(pod, node, others); r != "" {
+		return r, m
+	}
+	predicate := func(name, desc string) (string, string) {
+		return name, fmt.Sprintf("Predicate %s failed: %s", name, desc)
+	}
+	switch {
+	case !nodematch.MatchesNodeSelector(&pod.Spec, node):
+		return predicate(affinityName, affinityDesc)
+	case pod.Spec.NodeName != "" && pod.Spec.NodeName != node.Name:
+		return predicate(nodeNameName, nodeNameDesc)
+	case portsTaken(podHostPorts(pod), others):
+		return predicate(nodePortsName, nodePortsDesc)
+	}
+	for i := range node.Spec.Taints {
+		t := &node.Spec.Taints[i]
+		if t.Effect == corev1.TaintEffectNoExecute && !nodematch.Tolerates(pod.Spec.Tolerations, t) {
+			return predicate(taintName, taintDesc)
+		}
+	}
+	return "", ""
+}
+
+// resourceFailure checks the pod count, then each resource the pod
+// requests, against the node's allocatable minus what others request.
+// Requests of extended resources the node does not know are ignored, as
+// the kubelet ignores them (cluster-level resources).
+func resourceFailure(pod *corev1.Pod, node *corev1.Node, others []*corev1.Pod) (string, string) {
+	alloc := node.Status.Allocatable
+	short := func(name corev1.ResourceName, req, used, capacity int64) (string, string) {
+		reason := outOfPrefix + string(name)
+		return reason, fmt.Sprintf("Node didn't have enough resource: %s, requested: %d, used: %d, capacity: %d",
+			name, req, used, capacity)
+	}
+	if capacity := alloc.Pods().Value(); int64(len(others))+1 > capacity {
+		return short(corev1.ResourcePods, 1, int64(len(others)), capacity)
+	}
+	names := requestNames(&pod.Spec)
+	slices.SortFunc(names, func(a, b corev1.ResourceName) int { return resourceRank(a, b) })
+	for _, name := range names {
+		if _, known := alloc[name]; !known && isExtendedResource(name) {
+			continue
+		}
+		req := podRequest(&pod.Spec, name)
+		if req <= 0 {
+			continue
+		}
+		var used int64
+		for _, o := range others {
+			used += podRequest(&o.Spec, name)
+		}
+		capacity := quantityOf(alloc, name)
+		if req > capacity-used {
+			return short(name, req, used, capacity)
+		}
+	}
+	return "", ""
+}
+
+// resourceRank orders cpu, memory and ephemeral-storage first, as the
+// kubelet checks them, then the others by name.
+func resourceRank(a, b corev1.ResourceName) int {
+	rank := func(n corev1.ResourceName) int {
+		switch n {
+		case corev1.ResourceCPU:
+			return 0
+		case corev1.ResourceMemory:
+			return 1
+		case corev1.ResourceEphemeralStorage:
+			return 2
+		}
+		return 3
+	}
+	if ra, rb := rank(a), rank(b); ra != rb {
+		return ra - rb
+	}
+	return strings.Compare(string(a), string(b))
+}
+
+// quantityOf reads a resource of a list in the unit requests are compared
+// in: millicores for cpu, the plain value otherwise.
+func quantityOf(rl corev1.ResourceList, name corev1.ResourceName) int64 {
+	q, ok := rl[name]
+	if !ok {
+		return 0
+	}
+	if name == corev1.ResourceCPU {
+		return q.MilliValue()
+	}
+	return q.Value()
+}
+
+// requestNames lists every resource the pod requests somewhere: its
+// containers, init containers, pod-level resources or overhead.
+func requestNames(spec *corev1.PodSpec) []corev1.ResourceName {
+	seen := map[corev1.ResourceName]bool{}
+	var out []corev1.ResourceName
+	add := func(rl corev1.ResourceList) {
+		for n := range rl {
+			if n != corev1.ResourcePods && !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	for i := range spec.Containers {
+		add(spec.Containers[i].Resources.Requests)
+	}
+	for i := range spec.InitContainers {
+		add(spec.InitContainers[i].Resources.Requests)
+	}
+	if spec.Resources != nil {
+		add(spec.Resources.Requests)
+	}
+	add(spec.Overhead)
+	return out
+}
+
+// podRequest is what a pod takes of one resource, as Kubernetes computes
+// it: the sum of its containers and sidecars (restartable init
+// containers), or the largest regular init container plus the sidecars
+// started before it, whichever is larger; a pod-level request replaces
+// that; the overhead is added.
+func podRequest(spec *corev1.PodSpec, name corev1.ResourceName) int64 {
+	var sum, sidecars, initMax int64
+	for i := range spec.Containers {
+		sum += quantityOf(spec.Containers[i].Resources.Requests, name)
+	}
+	for i := range spec.InitContainers {
+		c := &spec.InitContainers[i]
+		v := quantityOf(c.Resources.Requests, name)
+		if isSidecar(c) {
+			sum, sidecars = sum+v, sidecars+v
+			initMax = max(initMax, sidecars)
+			continue
+		}
+		initMax = max(initMax, v+sidecars)
+	}
+	sum = max(sum, initMax)
+	if spec.Resources != nil {
+		if _, ok := spec.Resources.Requests[name]; ok {
+			sum = quantityOf(spec.Resources.Requests, name)
+		}
+	}
+	return sum + quantityOf(spec.Overhead, name)
+}
+
+// hostPortKey is one host port a pod claims: IP ("0.0.0.0" when none is
+// named), protocol (TCP when none is named) and port.
+type hostPortKey struct {
+	ip       string
+	protocol corev1.Protocol
+	port     int32
+}
+
+const anyHostIP = "0.0.0.0"
+
+// podHostPorts lists the host ports of the pod's containers and sidecars.
+func podHostPorts(pod *corev1.Pod) []hostPortKey {
+	var out []hostPortKey
+	add := func(ports []corev1.ContainerPort) {
+		for _, p := range ports {
+			if p.HostPort <= 0 {
+				continue
+			}
+			k := hostPortKey{ip: p.HostIP, protocol: p.Protocol, port: p.HostPort}
+			if k.ip == "" {
+				k.ip = anyHostIP
+			}
+			if k.protocol == "" {
+				k.protocol = corev1.ProtocolTCP
+			}
+			out = append(out, k)
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if c := &pod.Spec.InitContainers[i]; isSidecar(c) {
+			add(c.Ports)
+		}
+	}
+	for i := range pod.Spec.Containers {
+		add(pod.Spec.Containers[i].Ports)
+	}
+	return out
+}
+
+// portsTaken reports whether a wanted host port is held by another pod:
+// the same protocol and port on the same IP, or where either binds every
+// IP.
+func portsTaken(want []hostPortKey, others []*corev1.Pod) bool {
+	if len(want) == 0 {
+		return false
+	}
+	for _, o := range others {
+		for _, u := range podHostPorts(o) {
+			for _, w := range want {
+				if w.protocol == u.protocol && w.port == u.port &&
+					(w.ip == u.ip || w.ip == anyHostIP || u.ip == anyHostIP) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
