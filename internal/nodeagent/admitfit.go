@@ -56,7 +56,7 @@ func admissionCheck(pod *corev1.Pod, node *corev1.Node, others []*corev1.Pod) (r
 		return predicate(affinityName, affinityDesc)
 	case pod.Spec.NodeName != "" && pod.Spec.NodeName != node.Name:
 		return predicate(nodeNameName, nodeNameDesc)
-	case portsTaken(podHostPorts(pod), others):
+	case portsTaken(nodematch.HostPorts(pod), others):
 		return predicate(nodePortsName, nodePortsDesc)
 	}
 	for i := range node.Spec.Taints {
@@ -192,57 +192,17 @@ func podRequest(spec *corev1.PodSpec, name corev1.ResourceName) int64 {
 	return sum + quantityOf(spec.Overhead, name)
 }
 
-// hostPortKey is one host port a pod claims: IP ("0.0.0.0" when none is
-// named), protocol (TCP when none is named) and port.
-type hostPortKey struct {
-	ip       string
-	protocol corev1.Protocol
-	port     int32
-}
-
-const anyHostIP = "0.0.0.0"
-
-// podHostPorts lists the host ports of the pod's containers and sidecars.
-func podHostPorts(pod *corev1.Pod) []hostPortKey {
-	var out []hostPortKey
-	add := func(ports []corev1.ContainerPort) {
-		for _, p := range ports {
-			if p.HostPort <= 0 {
-				continue
-			}
-			k := hostPortKey{ip: p.HostIP, protocol: p.Protocol, port: p.HostPort}
-			if k.ip == "" {
-				k.ip = anyHostIP
-			}
-			if k.protocol == "" {
-				k.protocol = corev1.ProtocolTCP
-			}
-			out = append(out, k)
-		}
-	}
-	for i := range pod.Spec.InitContainers {
-		if c := &pod.Spec.InitContainers[i]; isSidecar(c) {
-			add(c.Ports)
-		}
-	}
-	for i := range pod.Spec.Containers {
-		add(pod.Spec.Containers[i].Ports)
-	}
-	return out
-}
-
 // portsTaken reports whether a wanted host port is held by another pod:
 // the same protocol and port on the same IP, or where either binds every
 // IP.
-func portsTaken(want []hostPortKey, others []*corev1.Pod) bool {
+func portsTaken(want []nodematch.HostPort, others []*corev1.Pod) bool {
 	if len(want) == 0 {
 		return false
 	}
 	for _, o := range others {
-		for _, u := range podHostPorts(o) {
+		for _, u := range nodematch.HostPorts(o) {
 			for _, w := range want {
-				if w.protocol == u.protocol && w.port == u.port &&
-					(w.ip == u.ip || w.ip == anyHostIP || u.ip == anyHostIP) {
+				if w.Conflicts(u) {
 					return true
 				}
 			}

@@ -67,3 +67,35 @@ func TestMatchesRequirement(t *testing.T) {
 		t.Error("metadata.name field term did not match")
 	}
 }
+
+func TestHostPorts(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{
+			{Name: "init", Ports: []corev1.ContainerPort{{HostPort: 1}}},
+			{Name: "side", RestartPolicy: &always, Ports: []corev1.ContainerPort{{HostPort: 2, Protocol: corev1.ProtocolUDP}}},
+		},
+		Containers: []corev1.Container{{Name: "c", Ports: []corev1.ContainerPort{{ContainerPort: 80}, {HostPort: 3, HostIP: "10.0.0.1"}}}},
+	}}
+	got := HostPorts(pod)
+	want := []HostPort{{IP: AllHostIPs, Protocol: corev1.ProtocolUDP, Port: 2}, {IP: "10.0.0.1", Protocol: corev1.ProtocolTCP, Port: 3}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("HostPorts: %v, want %v (a plain init container's and a port without hostPort left out)", got, want)
+	}
+	tcp := func(ip string, port int32) HostPort { return HostPort{IP: ip, Protocol: corev1.ProtocolTCP, Port: port} }
+	for _, tc := range []struct {
+		a, b HostPort
+		want bool
+	}{
+		{tcp("10.0.0.1", 80), tcp("10.0.0.1", 80), true},
+		{tcp("10.0.0.1", 80), tcp("10.0.0.2", 80), false},
+		{tcp(AllHostIPs, 80), tcp("10.0.0.2", 80), true},
+		{tcp("10.0.0.2", 80), tcp(AllHostIPs, 80), true},
+		{tcp(AllHostIPs, 80), tcp(AllHostIPs, 81), false},
+		{tcp(AllHostIPs, 80), HostPort{IP: AllHostIPs, Protocol: corev1.ProtocolUDP, Port: 80}, false},
+	} {
+		if got := tc.a.Conflicts(tc.b); got != tc.want {
+			t.Errorf("%v conflicts with %v: %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

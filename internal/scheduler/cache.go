@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/setpoint-dev/setpoint/internal/nodematch"
 )
 
 // nodeInfo is the scheduler's view of one node: the Node object and the
@@ -30,7 +32,7 @@ type nodeInfo struct {
 	// extended resources); requestedScalar sums the pods' scalar requests.
 	allocScalar, requestedScalar map[corev1.ResourceName]int64
 	// ports counts the host ports the node's pods claim.
-	ports map[hostPort]int
+	ports map[nodematch.HostPort]int
 	// pods are the pods placed on the node.
 	pods map[types.UID]*corev1.Pod
 	// antiAffinityPods counts the node's pods with required pod
@@ -76,7 +78,7 @@ func (n *nodeInfo) addPod(pod *corev1.Pod, d *podDemand) {
 	}
 	for _, p := range d.ports {
 		if n.ports == nil {
-			n.ports = map[hostPort]int{}
+			n.ports = map[nodematch.HostPort]int{}
 		}
 		n.ports[p]++
 	}

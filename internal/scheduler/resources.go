@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/setpoint-dev/setpoint/internal/nodematch"
 )
 
 // Scoring defaults for containers that request nothing, as kube-scheduler's
@@ -50,7 +52,7 @@ type podDemand struct {
 	// hugepages-*; nil for most pods.
 	scalar map[corev1.ResourceName]int64
 	// ports are the host ports the pod's containers claim; nil for most.
-	ports []hostPort
+	ports []nodematch.HostPort
 }
 
 // sameDemand reports whether two demands take the same from a node.
@@ -79,7 +81,7 @@ func demandOf(pod *corev1.Pod) podDemand {
 		req, nz = req.add(o), nz.add(o)
 	}
 	return podDemand{request: req, nonZero: nz, owner: controllerUID(pod),
-		scalar: scalarRequests(pod), ports: hostPorts(pod)}
+		scalar: scalarRequests(pod), ports: nodematch.HostPorts(pod)}
 }
 
 // isScalar reports whether a resource is counted in podDemand.scalar:
