@@ -68,7 +68,14 @@ func serviceAccount(t testing.TB, s *testserver.Server, ns, name string) identit
 	if err := json.Unmarshal([]byte(body), &tr); err != nil || tr.Status.Token == "" {
 		t.Fatalf("token request answer %s: %v", body, err)
 	}
-	return identity{s, tr.Status.Token}
+	id := identity{s, tr.Status.Token}
+	// The authorizer learns of the binding from its watch, a moment after
+	// the create returned (as kube-apiserver's RBAC informer).
+	waitFor(t, "the binding of "+ns+"/"+name+" is in effect", func() bool {
+		code, _, _ := id.do(t, http.MethodGet, "/api/v1/namespaces/"+ns+"/serviceaccounts/"+name, "")
+		return code == http.StatusOK
+	})
+	return id
 }
 
 // uidOf returns the uid of a flowcontrol object.
