@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/setpoint-dev/setpoint/testenv"
 )
@@ -445,15 +446,23 @@ func exerciseCreateGetList(t *testing.T, ctx context.Context, c crudCase, ops cr
 func exerciseUpdatePatch(t *testing.T, ctx context.Context, c crudCase, ops crudOps, created runtime.Object) {
 	t.Helper()
 	a := c.objName("obj-a")
-	got, err := ops.get(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gm, _ := meta.Accessor(got)
-	l := gm.GetLabels()
-	l["updated"] = "yes"
-	gm.SetLabels(l)
-	updated, err := ops.update(ctx, got)
+	// A get and an update, again on a conflict as clients do: a
+	// controller may write the object meanwhile (the APF configuration
+	// controller writes a new FlowSchema's status).
+	var gm metav1.Object
+	var updated runtime.Object
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got, err := ops.get(ctx, a)
+		if err != nil {
+			return err
+		}
+		gm, _ = meta.Accessor(got)
+		l := gm.GetLabels()
+		l["updated"] = "yes"
+		gm.SetLabels(l)
+		updated, err = ops.update(ctx, got)
+		return err
+	})
 	if err != nil {
 		t.Fatalf("update: %v", err)
 	}
@@ -489,7 +498,7 @@ func exerciseUpdatePatch(t *testing.T, ctx context.Context, c crudCase, ops crud
 	if _, err := ops.patch(ctx, a, types.JSONPatchType, []byte(`[{"op":"test","path":"/metadata/labels/merge","value":"no"}]`)); err == nil {
 		t.Fatal("a failing JSON patch test op was accepted")
 	}
-	got, err = ops.get(ctx, a)
+	got, err := ops.get(ctx, a)
 	if err != nil {
 		t.Fatal(err)
 	}
