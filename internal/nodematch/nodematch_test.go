@@ -82,7 +82,9 @@ func TestHostPorts(t *testing.T) {
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Fatalf("HostPorts: %v, want %v (a plain init container's and a port without hostPort left out)", got, want)
 	}
-	tcp := func(ip string, port int32) HostPort { return HostPort{IP: ip, Protocol: corev1.ProtocolTCP, Port: port} }
+	tcp := func(ip string, port int32) HostPort {
+		return HostPort{IP: ip, Protocol: corev1.ProtocolTCP, Port: port}
+	}
 	for _, tc := range []struct {
 		a, b HostPort
 		want bool
