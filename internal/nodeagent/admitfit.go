@@ -82,21 +82,21 @@ func resourceFailure(pod *corev1.Pod, node *corev1.Node, others []*corev1.Pod) (
 	if capacity := alloc.Pods().Value(); int64(len(others))+1 > capacity {
 		return short(corev1.ResourcePods, 1, int64(len(others)), capacity)
 	}
-	names := requestNames(&pod.Spec)
+	names := nodematch.RequestedResources(&pod.Spec, func(n corev1.ResourceName) bool { return n != corev1.ResourcePods })
 	slices.SortFunc(names, func(a, b corev1.ResourceName) int { return resourceRank(a, b) })
 	for _, name := range names {
 		if _, known := alloc[name]; !known && isExtendedResource(name) {
 			continue
 		}
-		req := podRequest(&pod.Spec, name)
+		req := nodematch.PodRequest(&pod.Spec, name)
 		if req <= 0 {
 			continue
 		}
 		var used int64
 		for _, o := range others {
-			used += podRequest(&o.Spec, name)
+			used += nodematch.PodRequest(&o.Spec, name)
 		}
-		capacity := quantityOf(alloc, name)
+		capacity := nodematch.Quantity(alloc, name)
 		if req > capacity-used {
 			return short(name, req, used, capacity)
 		}
@@ -122,74 +122,6 @@ func resourceRank(a, b corev1.ResourceName) int {
 		return ra - rb
 	}
 	return strings.Compare(string(a), string(b))
-}
-
-// quantityOf reads a resource of a list in the unit requests are compared
-// in: millicores for cpu, the plain value otherwise.
-func quantityOf(rl corev1.ResourceList, name corev1.ResourceName) int64 {
-	q, ok := rl[name]
-	if !ok {
-		return 0
-	}
-	if name == corev1.ResourceCPU {
-		return q.MilliValue()
-	}
-	return q.Value()
-}
-
-// requestNames lists every resource the pod requests somewhere: its
-// containers, init containers, pod-level resources or overhead.
-func requestNames(spec *corev1.PodSpec) []corev1.ResourceName {
-	seen := map[corev1.ResourceName]bool{}
-	var out []corev1.ResourceName
-	add := func(rl corev1.ResourceList) {
-		for n := range rl {
-			if n != corev1.ResourcePods && !seen[n] {
-				seen[n] = true
-				out = append(out, n)
-			}
-		}
-	}
-	for i := range spec.Containers {
-		add(spec.Containers[i].Resources.Requests)
-	}
-	for i := range spec.InitContainers {
-		add(spec.InitContainers[i].Resources.Requests)
-	}
-	if spec.Resources != nil {
-		add(spec.Resources.Requests)
-	}
-	add(spec.Overhead)
-	return out
-}
-
-// podRequest is what a pod takes of one resource, as Kubernetes computes
-// it: the sum of its containers and sidecars (restartable init
-// containers), or the largest regular init container plus the sidecars
-// started before it, whichever is larger; a pod-level request replaces
-// that; the overhead is added.
-func podRequest(spec *corev1.PodSpec, name corev1.ResourceName) int64 {
-	var sum, sidecars, initMax int64
-	for i := range spec.Containers {
-		sum += quantityOf(spec.Containers[i].Resources.Requests, name)
-	}
-	for i := range spec.InitContainers {
-		c := &spec.InitContainers[i]
-		v := quantityOf(c.Resources.Requests, name)
-		if isSidecar(c) {
-			sum, sidecars = sum+v, sidecars+v
-			initMax = max(initMax, sidecars)
-			continue
-		}
-		initMax = max(initMax, v+sidecars)
-	}
-	sum = max(sum, initMax)
-	if spec.Resources != nil {
-		if _, ok := spec.Resources.Requests[name]; ok {
-			sum = quantityOf(spec.Resources.Requests, name)
-		}
-	}
-	return sum + quantityOf(spec.Overhead, name)
 }
 
 // portsTaken reports whether a wanted host port is held by another pod:

@@ -3,10 +3,10 @@
 // filters decide it. The scheduler, the DaemonSet controller (which asks
 // "should this node run a daemon pod?") and the node lifecycle controller
 // (which asks "does this pod tolerate the NoExecute taint?") share it, so
-// that the three never disagree. The host ports a pod claims and when two
+// that the three never disagree. What a pod requests of each resource
+// (PodRequest, RequestedResources), the host ports it claims and when two
 // claims conflict (HostPorts, HostPort.Conflicts) are shared the same way
-// by the scheduler's NodePorts filter and the simulated kubelet's
-// admission.
+// by the scheduler's filters and the simulated kubelet's admission.
 //
 // A pod matches a node when every spec.nodeSelector label is on the node
 // with the same value, and, when the pod has required node affinity, at

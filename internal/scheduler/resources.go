@@ -91,68 +91,17 @@ func isScalar(name corev1.ResourceName) bool {
 }
 
 // scalarRequests is the pod's request of each scalar resource, with the
-// same rule as CPU and memory: the containers' sum (sidecars included) or
-// the largest init container with the sidecars before it, whichever is
-// larger, plus overhead; pod-level requests replace the container sum.
+// same rule as CPU and memory (nodematch.PodRequest); nil for most pods.
 func scalarRequests(pod *corev1.Pod) map[corev1.ResourceName]int64 {
-	var out map[corev1.ResourceName]int64
-	names := func(rl corev1.ResourceList) {
-		for n := range rl {
-			if isScalar(n) {
-				if out == nil {
-					out = map[corev1.ResourceName]int64{}
-				}
-				out[n] = 0
-			}
-		}
+	names := nodematch.RequestedResources(&pod.Spec, isScalar)
+	if names == nil {
+		return nil
 	}
-	spec := &pod.Spec
-	for i := range spec.Containers {
-		names(spec.Containers[i].Resources.Requests)
-	}
-	for i := range spec.InitContainers {
-		names(spec.InitContainers[i].Resources.Requests)
-	}
-	if spec.Resources != nil {
-		names(spec.Resources.Requests)
-	}
-	names(spec.Overhead)
-	for n := range out {
-		out[n] = scalarRequest(spec, n)
+	out := make(map[corev1.ResourceName]int64, len(names))
+	for _, n := range names {
+		out[n] = nodematch.PodRequest(&pod.Spec, n)
 	}
 	return out
-}
-
-func scalarRequest(spec *corev1.PodSpec, n corev1.ResourceName) int64 {
-	value := func(rl corev1.ResourceList) int64 {
-		q, ok := rl[n]
-		if !ok {
-			return 0
-		}
-		return q.Value()
-	}
-	var sum, sidecars, initMax int64
-	for i := range spec.Containers {
-		sum += value(spec.Containers[i].Resources.Requests)
-	}
-	for i := range spec.InitContainers {
-		c := &spec.InitContainers[i]
-		v := value(c.Resources.Requests)
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			sum += v
-			sidecars += v
-			initMax = max(initMax, sidecars)
-			continue
-		}
-		initMax = max(initMax, v+sidecars)
-	}
-	sum = max(sum, initMax)
-	if spec.Resources != nil {
-		if q, ok := spec.Resources.Requests[n]; ok {
-			sum = q.Value()
-		}
-	}
-	return sum + value(spec.Overhead)
 }
 
 // containerSum returns the request and the non-zero request of the pod's
