@@ -8,6 +8,8 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/setpoint-dev/setpoint/manager"
 )
 
 var isConflict = apierrors.IsConflict
@@ -68,6 +70,14 @@ func TestImmediateProvisioning(t *testing.T) {
 	if err := e.scs.Delete(ctx, "standard", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The binder reads classes from the manager's cache: a claim synced
+	// before the cache saw the deletion would be given "standard", as
+	// kube-controller-manager would in the same race.
+	classes := manager.InformerFor[*storagev1.StorageClass](e.mgr, storagev1.SchemeGroupVersion.WithResource("storageclasses"), false)
+	e.eventually("binder's cache without class standard", func() bool {
+		_, ok, err := classes.Indexer().GetByKey("standard")
+		return err == nil && !ok
+	})
 	if c := e.claim("late", "-", "1Gi"); c.Spec.StorageClassName != nil {
 		t.Fatalf("claim got class %q without a default", *c.Spec.StorageClassName)
 	}

@@ -2,6 +2,7 @@ package persistentvolume_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/setpoint-dev/setpoint/internal/controllers/expand"
 	"github.com/setpoint-dev/setpoint/internal/controllers/persistentvolume"
@@ -94,15 +96,22 @@ func start(t *testing.T) *env {
 // every 200 ms so resyncs happen.
 func (e *env) eventually(what string, cond func() bool) {
 	e.t.Helper()
+	e.until(what, testwait.Bool(cond))
+}
+
+// until is eventually with a condition that says what it saw last.
+func (e *env) until(what string, cond func() error) {
+	e.t.Helper()
 	polls := 0
 	testwait.UntilEvery(e.t, 45*time.Second, 20*time.Millisecond, what, func() error { // generous: CI runs many packages at once
-		if cond() {
+		err := cond()
+		if err == nil {
 			return nil
 		}
 		if polls++; polls%10 == 0 {
 			e.clk.Step(time.Second)
 		}
-		return testwait.ErrNotYet
+		return err
 	})
 }
 
@@ -162,9 +171,15 @@ func (e *env) getVolume(name string) *corev1.PersistentVolume {
 func (e *env) waitClaimBound(name string) *corev1.PersistentVolumeClaim {
 	e.t.Helper()
 	var c *corev1.PersistentVolumeClaim
-	e.eventually("claim "+name+" bound", func() bool {
-		c = e.getClaim(name)
-		return c != nil && c.Status.Phase == corev1.ClaimBound
+	e.until("claim "+name+" bound", func() error {
+		switch c = e.getClaim(name); {
+		case c == nil:
+			return fmt.Errorf("no claim: %w", testwait.ErrNotYet)
+		case c.Status.Phase != corev1.ClaimBound:
+			return fmt.Errorf("class %v, phase %q, volume %q, annotations %v: %w",
+				ptr.Deref(c.Spec.StorageClassName, "<nil>"), c.Status.Phase, c.Spec.VolumeName, c.Annotations, testwait.ErrNotYet)
+		}
+		return nil
 	})
 	return c
 }
