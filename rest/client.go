@@ -76,7 +76,7 @@ func newClient(cfg *Config, codecs *scheme.Codecs) (*Client, error) {
 	}
 	rt := cfg.Transport
 	if rt == nil {
-		tr, err := newTransport(&cfg.TLS)
+		tr, err := newTransport(&cfg.TLS, cfg.DisableCompression)
 		if err != nil {
 			return nil, fmt.Errorf("build transport: %w", err)
 		}

@@ -90,6 +90,14 @@ type Config struct {
 	// understood too. Requests for objects without a protobuf form always
 	// accept only JSON.
 	AcceptContentTypes string
+	// DisableCompression leaves gzip out of the requests' Accept-Encoding,
+	// as client-go's: responses a server would compress (kube-apiserver and
+	// setpoint compress large lists and streaming lists) come uncompressed.
+	// For a client on the server's own host, where compression costs CPU on
+	// both ends and saves nothing. Only the transport built from TLS honours
+	// it; a given Transport decides for itself. A kubeconfig cluster's
+	// disable-compression sets it.
+	DisableCompression bool
 	// Transport, when set, replaces the transport built from TLS.
 	Transport http.RoundTripper
 	// WrapTransport, when set, wraps the transport (built or given) for
@@ -193,7 +201,7 @@ func (t *TLSConfig) tlsConfig() (*tls.Config, error) {
 // newTransport builds an HTTP/2-capable transport with settings like
 // client-go's: pooled connections, dial and TLS handshake timeouts, and
 // HTTP/2 health pings so a dead connection is noticed on idle watches.
-func newTransport(t *TLSConfig) (*http.Transport, error) {
+func newTransport(t *TLSConfig, disableCompression bool) (*http.Transport, error) {
 	tc, err := t.tlsConfig()
 	if err != nil {
 		return nil, err
@@ -205,6 +213,7 @@ func newTransport(t *TLSConfig) (*http.Transport, error) {
 		TLSClientConfig:     tc,
 		TLSHandshakeTimeout: 10 * time.Second,
 		ForceAttemptHTTP2:   true,
+		DisableCompression:  disableCompression,
 		MaxIdleConnsPerHost: 25,
 		IdleConnTimeout:     90 * time.Second,
 		HTTP2:               &http.HTTP2Config{SendPingTimeout: 30 * time.Second, PingTimeout: 15 * time.Second},

@@ -20,6 +20,7 @@ type kubeconfig struct {
 			CertificateAuthorityData []byte `json:"certificate-authority-data"`
 			InsecureSkipTLSVerify    bool   `json:"insecure-skip-tls-verify"`
 			TLSServerName            string `json:"tls-server-name"`
+			DisableCompression       bool   `json:"disable-compression"`
 			Extensions               []struct {
 				Name      string          `json:"name"`
 				Extension json.RawMessage `json:"extension"`
@@ -154,6 +155,7 @@ func configFromBytes(data []byte, context, dir string) (*Config, error) {
 		cfg.Host = cl.Server
 		cfg.TLS.CAData, cfg.TLS.CAFile = cl.CertificateAuthorityData, resolve(dir, cl.CertificateAuthority)
 		cfg.TLS.Insecure, cfg.TLS.ServerName = cl.InsecureSkipTLSVerify, cl.TLSServerName
+		cfg.DisableCompression = cl.DisableCompression
 		for _, ext := range cl.Extensions {
 			switch ext.Name {
 			case FailoverExtension:

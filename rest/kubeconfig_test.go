@@ -21,6 +21,7 @@ clusters:
   cluster:
     server: https://two.example
     insecure-skip-tls-verify: true
+    disable-compression: true
 users:
 - name: tok
   user:
@@ -52,14 +53,14 @@ func TestKubeconfigContexts(t *testing.T) {
 		t.Fatalf("current context: %v", err)
 	}
 	if a.Host != "https://one.example:6443" || a.Namespace != "team-a" || a.BearerToken != "s3cret" ||
-		a.TLS.CAFile != filepath.Join(dir, "ca.pem") || a.TLS.ServerName != "api.one" {
+		a.TLS.CAFile != filepath.Join(dir, "ca.pem") || a.TLS.ServerName != "api.one" || a.DisableCompression {
 		t.Errorf("context a = %+v", a)
 	}
 	b, err := rest.ConfigFromKubeconfig(path, "b")
 	if err != nil {
 		t.Fatalf("context b: %v", err)
 	}
-	if !b.TLS.Insecure || b.TLS.CertFile != "/abs/client.crt" || string(b.TLS.KeyData) != "key" || b.BearerToken != "" {
+	if !b.TLS.Insecure || !b.DisableCompression || b.TLS.CertFile != "/abs/client.crt" || string(b.TLS.KeyData) != "key" || b.BearerToken != "" {
 		t.Errorf("context b = %+v", b)
 	}
 	for _, name := range []string{"broken", "nope"} {

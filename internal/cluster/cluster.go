@@ -136,7 +136,7 @@ func (c *Cluster) build(opts Options, log *slog.Logger) error {
 			credDir = opts.APIServer.DataDir
 		}
 		if opts.Nodes > 0 && opts.NodeAgent.Agent.NodeCredentials == nil {
-			if opts.NodeAgent.Agent.NodeCredentials, err = nodeCredentials(cfg, credDir); err != nil {
+			if opts.NodeAgent.Agent.NodeCredentials, err = nodeCredentials(inProcess(cfg), credDir); err != nil {
 				return err
 			}
 		}
@@ -152,7 +152,7 @@ func (c *Cluster) build(opts Options, log *slog.Logger) error {
 		}
 	}
 	common := func(in controllermanager.Common, cfg *rest.Config) controllermanager.Common {
-		in.Config, in.Logger = cfg, log
+		in.Config, in.Logger = inProcess(cfg), log
 		if in.Election.Identity == "" {
 			in.Election.Identity = identity(opts.APIServer.DataDir)
 		}
@@ -185,6 +185,15 @@ func (c *Cluster) build(opts Options, log *slog.Logger) error {
 		}
 	}
 	return nil
+}
+
+// inProcess is cfg for a component of this process: it reaches the API
+// server on loopback, where compressing its streaming lists and watches
+// would cost CPU on both ends and save nothing.
+func inProcess(cfg *rest.Config) *rest.Config {
+	local := *cfg
+	local.DisableCompression = true
+	return &local
 }
 
 // identity names this cluster's components in their Leases: stable for a

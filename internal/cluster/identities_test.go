@@ -150,3 +150,17 @@ func TestComponentIdentities(t *testing.T) {
 		}
 	}
 }
+
+// The components of the process ask for uncompressed responses (their
+// streaming lists would be gzip otherwise); the admin configuration the
+// cluster was given is left as it is.
+func TestInProcessConfigsUncompressed(t *testing.T) {
+	base := &rest.Config{Host: "https://127.0.0.1:6443", BearerToken: "t"}
+	local := inProcess(base)
+	if !local.DisableCompression || local.Host != base.Host || local.BearerToken != "t" {
+		t.Errorf("in-process config %+v", local)
+	}
+	if base.DisableCompression {
+		t.Error("inProcess changed its argument")
+	}
+}
