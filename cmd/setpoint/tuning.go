@@ -105,6 +105,7 @@ type nodeFlags struct {
 	runTime               time.Duration
 	noEvents              bool
 	ignoreDeps            bool
+	unpullable            []string
 	leaseDuration, renew  time.Duration
 	cpu, memory, pods     string
 	kubeletAddr           string
@@ -124,6 +125,9 @@ func (f *nodeFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.noEvents, "disable-kubelet-events", false, "do not write the simulated kubelets' events (Pulled, Created, Started, Killing, BackOff, Unhealthy, FailedMount…)")
 	fl.BoolVar(&f.ignoreDeps, "ignore-missing-pod-dependencies", false,
 		"run pods whose ConfigMaps, Secrets, PersistentVolumeClaims or ServiceAccounts are missing, as KWOK does, instead of holding them as a kubelet does (CreateContainerConfigError, FailedMount)")
+	fl.StringSliceVar(&f.unpullable, "unpullable-image", nil,
+		"images the simulated nodes cannot pull (repeatable or comma-separated; path.Match patterns against the image as the pod names it, e.g. '*:404'): "+
+			"their containers wait in ErrImagePull and ImagePullBackOff, retried with the kubelet's back-off, as on a node whose registry lacks them")
 	fl.DurationVar(&f.leaseDuration, "node-lease-duration", 40*time.Second, "leaseDurationSeconds of each node's heartbeat Lease")
 	fl.DurationVar(&f.renew, "node-lease-renew-interval", 10*time.Second, "how often each node renews its heartbeat Lease")
 	fl.StringVar(&f.cpu, "node-cpu", "32", "cpu capacity of each simulated node")
@@ -149,6 +153,7 @@ func (f *nodeFlags) apply(o *controllermanager.NodesOptions) error {
 	a.RestartBackoff = f.restartBackoff
 	a.RunTime, a.DisableEvents = f.runTime, f.noEvents
 	a.IgnoreMissingDependencies = f.ignoreDeps
+	a.UnpullableImages = f.unpullable
 	a.LeaseDuration, a.LeaseRenewInterval = f.leaseDuration, f.renew
 	a.Capacity = capacity
 	a.ServingAddress, a.AdvertiseAddress = f.kubeletAddr, f.kubeletAdvertise

@@ -18,6 +18,12 @@ type cluster struct {
 	stop       func()
 }
 
+// e2eUnpullableImages are the images the e2e suite names as ones no
+// registry has ("webserver:404" in apps/deployment.go, "foo:non-existent"
+// in apps/daemon_set.go), so that a rollout to them stalls: a real node
+// fails to pull them, and setpoint's nodes are told to.
+var e2eUnpullableImages = []string{"webserver:404", "foo:non-existent"}
+
 // startSetpoint runs `setpoint up --nodes N` on a fresh data directory under
 // dir and waits until its nodes are Ready.
 func startSetpoint(ctx context.Context, bin, dir, kubectl string, nodes int) (*cluster, error) {
@@ -27,7 +33,8 @@ func startSetpoint(ctx context.Context, bin, dir, kubectl string, nodes int) (*c
 	}
 	data := filepath.Join(dir, "data")
 	p, err := proc.Start("setpoint up", filepath.Join(dir, "setpoint.log"), bin, "up",
-		"--data-dir", data, "--listen", "127.0.0.1:"+strconv.Itoa(port), "--nodes", strconv.Itoa(nodes))
+		"--data-dir", data, "--listen", "127.0.0.1:"+strconv.Itoa(port), "--nodes", strconv.Itoa(nodes),
+		"--unpullable-image", strings.Join(e2eUnpullableImages, ","))
 	if err != nil {
 		return nil, err
 	}

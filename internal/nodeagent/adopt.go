@@ -45,14 +45,14 @@ func adoptAll(cs []*ctrState, statuses []corev1.ContainerStatus, now time.Time, 
 	}
 	for _, c := range cs {
 		if s := byName[c.name]; s != nil {
-			c.adopt(s, base)
+			c.adopt(s, now, base)
 		}
 		c.rebuildLog()
 	}
 }
 
-// adopt rebuilds c from its reported status.
-func (c *ctrState) adopt(s *corev1.ContainerStatus, base time.Duration) {
+// adopt rebuilds c from its reported status (at now).
+func (c *ctrState) adopt(s *corev1.ContainerStatus, now time.Time, base time.Duration) {
 	c.restarts = s.RestartCount
 	c.last = s.LastTerminationState.Terminated.DeepCopy()
 	switch {
@@ -70,6 +70,8 @@ func (c *ctrState) adopt(s *corev1.ContainerStatus, base time.Duration) {
 		}
 	case s.State.Waiting != nil && s.State.Waiting.Reason == "CreateContainerConfigError":
 		c.configErr = s.State.Waiting.Message
+	case s.State.Waiting != nil:
+		c.pull = adoptPull(c.image, s.State.Waiting, now)
 	}
 }
 

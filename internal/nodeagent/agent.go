@@ -37,6 +37,8 @@ type Agent struct {
 	opts  Options
 	clock clock.WithTicker
 	log   *slog.Logger
+	// images tells which images the nodes cannot pull.
+	images imagePolicy
 
 	// shared writes for the nodes without an identity of their own
 	// (Options.NodeCredentials unset); each node's api is this or its own.
@@ -167,9 +169,13 @@ func New(mgr *manager.Manager, opts Options) (*Agent, error) {
 	if err := opts.setDefaults(mgr.ControllerOptions().Clock); err != nil {
 		return nil, err
 	}
+	images, err := newImagePolicy(opts.UnpullableImages)
+	if err != nil {
+		return nil, err
+	}
 	c := mgr.Client()
 	a := &Agent{
-		opts: opts, clock: opts.Clock, log: mgr.Logger().With("component", "nodeagent"),
+		opts: opts, clock: opts.Clock, log: mgr.Logger().With("component", "nodeagent"), images: images,
 		shared:     newNodeAPI(c),
 		byName:     map[string]*node{},
 		sims:       map[types.NamespacedName]*podState{},

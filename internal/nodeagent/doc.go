@@ -146,6 +146,15 @@
 //     plain Deployment pod costs three event writes (Pulled, Created,
 //     Started).
 //
+//   - Image pulls (pull.go): every image pulls at once except those
+//     Options.UnpullableImages names (`setpoint up --unpullable-image`):
+//     their containers never start; each pull fails with the kubelet's
+//     events (Pulling, Failed "Failed to pull image …", Failed "Error:
+//     ErrImagePull"), the container waits in ErrImagePull, then, a second
+//     later, ImagePullBackOff (BackOff "Back-off pulling image …") until
+//     the image back-off (10s doubling to 5m) ends and the pull is tried
+//     again; under imagePullPolicy Never it waits in ErrImageNeverPull.
+//
 //   - Deletion: a pod with a deletionTimestamp on a live node is deleted
 //     with gracePeriodSeconds=0 and a uid precondition, min(deletion grace
 //     period, StopDelay) after the agent saw the deletion — the API server
@@ -264,7 +273,8 @@
 // probe handlers (nothing is probed: results follow the
 // knobs), the first restart without back-off (the kubelet restarts a
 // container at once the first time; here every restart waits), pull
-// times, image pull failures and pull secrets, lifecycle hooks, readiness
+// times, image pull failures other than the listed images, pull secrets,
+// lifecycle hooks, readiness
 // gates, one Unhealthy event per failing probe (one per episode here),
 // repeated FailedMount events and the kubelet's "timed out waiting for the
 // condition" one, resource accounting beyond admission (requests are not

@@ -337,10 +337,16 @@ func TestLogsAfterAgentRestart(t *testing.T) {
 	e.waitPod("crash", "crashed", func(p *corev1.Pod) bool { return p.Status.ContainerStatuses[0].RestartCount == 1 })
 	clk.Step(10 * time.Second)
 	e.waitPod("crash", "restarted", func(p *corev1.Pod) bool { return p.Status.ContainerStatuses[0].State.Running != nil })
+	e.createBound(withCommand(newPod("done", corev1.RestartPolicyNever, "app=busybox")), "node-0")
+	e.waitPod("done", "succeeded", phase(corev1.PodSucceeded))
 	stop()
 
+	// Asked at once, before the new agent's workers looked at the pods:
+	// the request waits for the pod to be taken over. A pod that ended
+	// under the old agent keeps its log too.
 	e.startStoppableAgent(nodeagent.Options{Count: 1, Clock: clk, ClientCA: srv.API.CA().CertPEM})
 	e.wantLog("crash", "container=app", "[setpoint] container app restarted (restart 1): image busybox\n")
+	e.wantLog("done", "container=app", started("app")+"[setpoint] container app exited with code 0 (Completed)\n")
 	e.wantLog("crash", "container=app&previous=true&timestamps=true",
 		"2026-03-01T12:00:00.000000000Z "+started("app")+"2026-03-01T12:00:05.000000000Z "+exited("app", 1))
 }

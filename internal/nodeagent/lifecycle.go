@@ -16,11 +16,22 @@ type runtimeCtx struct {
 	now     time.Time
 	backoff time.Duration
 	env     envChecker
+	images  imagePolicy
 }
 
-// run starts a new run of c at "at" unless its environment cannot be
-// built; it reports whether it started.
+// run starts a new run of c at "at" unless its image cannot be pulled
+// (pull.go; a retry waits for the image back-off) or its environment
+// cannot be built. It reports whether it started or tried a pull.
 func (ps *podState) run(c *ctrState, at time.Time, rc *runtimeCtx) bool {
+	if c.backingOff(rc.now) {
+		return false
+	}
+	if c.pull.err != "" {
+		at = maxTime(at, c.pull.retryAt) // the retry is due when the back-off ends
+	}
+	if !ps.pull(c, at, rc) {
+		return !c.pull.never
+	}
 	if msg := rc.env(c.spec); msg != "" {
 		if msg != c.configErr {
 			ps.event(c, corev1.EventTypeWarning, "Failed", "Error: "+msg)
@@ -143,6 +154,7 @@ func (ps *podState) advance(rc *runtimeCtx) time.Time {
 func (ps *podState) step(rc *runtimeCtx) bool {
 	now, changed := rc.now, false
 	for _, c := range append(append([]*ctrState(nil), ps.inits...), ps.containers...) {
+		changed = ps.stepPull(c, now) || changed
 		if c.running && !c.exitAt.IsZero() && !now.Before(c.exitAt) {
 			ps.end(c, c.exitCode, c.exitAt, rc.backoff)
 			changed = true
@@ -250,7 +262,7 @@ func (ps *podState) failDeadline() {
 			c.logEnd(t, ps.deadline)
 			c.running, c.exitAt, c.term = false, time.Time{}, t
 		}
-		c.restartAt = time.Time{}
+		c.restartAt, c.pull.retryAt = time.Time{}, time.Time{}
 	}
 }
 
@@ -268,6 +280,9 @@ func (ps *podState) next(now time.Time) time.Time {
 	}
 	for _, c := range append(append([]*ctrState(nil), ps.inits...), ps.containers...) {
 		add(c.restartAt)
+		for _, t := range c.pullTimes() {
+			add(t)
+		}
 		if c.running {
 			add(c.exitAt)
 			add(c.startedAt.Add(c.probes.started))

@@ -98,6 +98,12 @@ type Options struct {
 	// a Secret) never appear on simulated nodes; this lets such workloads
 	// run.
 	IgnoreMissingDependencies bool
+	// UnpullableImages are the images the nodes cannot pull (patterns in
+	// path.Match syntax against the image as the pod names it, e.g.
+	// "*:404"): their containers never start but wait in ErrImagePull and
+	// ImagePullBackOff as on a node whose registry lacks them (pull.go).
+	// Empty: every image pulls.
+	UnpullableImages []string
 	// DisableEvents turns the kubelet's events (Pulled, Created, Started,
 	// Killing, BackOff, Unhealthy, FailedMount, Failed, DeadlineExceeded)
 	// off.

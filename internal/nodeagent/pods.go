@@ -214,6 +214,12 @@ func (a *Agent) sync(ctx context.Context, key types.NamespacedName) (time.Durati
 		return 0, a.deletePod(ctx, n, key, pod.UID)
 	}
 	if isTerminal(pod.Status.Phase) {
+		if !ps.started() && pod.Status.PodIP != "" {
+			// ended under an earlier agent: its containers' states
+			// and logs are taken over from its status
+			ps.admit(pod, now)
+			ps.adopt(pod, now, a.opts.RestartBackoff)
+		}
 		ps.releaseIP()
 		a.setBlockedLocked(key, false)
 		a.releaseRefsLocked(key)
@@ -279,7 +285,7 @@ func (a *Agent) simulateLocked(ps *podState, pod *corev1.Pod, view depView, now 
 		return &st, after, ps.takeEvents(), nil
 	}
 	ps.startEphemeral(pod, now)
-	rc := &runtimeCtx{now: now, backoff: a.opts.RestartBackoff,
+	rc := &runtimeCtx{now: now, backoff: a.opts.RestartBackoff, images: a.images,
 		env: func(spec *corev1.Container) string {
 			if a.opts.IgnoreMissingDependencies {
 				return ""

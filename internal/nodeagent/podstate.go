@@ -110,6 +110,8 @@ type ctrState struct {
 	// configErr is why the container cannot be created (a missing
 	// ConfigMap or Secret): it waits in CreateContainerConfigError.
 	configErr string
+	// pull is its image's failed pull, if any (pull.go).
+	pull pullState
 	// log is what `kubectl logs` shows of its runs (logs.go).
 	log logBook
 }

@@ -104,6 +104,8 @@ func (ps *podState) containerStatus(c *ctrState, now time.Time) corev1.Container
 		// The kubelet's prober reports an init container (not a sidecar)
 		// that completed with exit code 0 as ready.
 		s.Ready = c.kind == kindInit && c.term.ExitCode == 0
+	case c.pullWaiting(now) != nil:
+		s.State.Waiting = c.pullWaiting(now)
 	case c.configErr != "":
 		s.State.Waiting = &corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: c.configErr}
 	case !c.restartAt.IsZero():

@@ -189,6 +189,7 @@ func (a *Agent) serveLogs(w http.ResponseWriter, r *http.Request) {
 	if pod == nil {
 		return
 	}
+	a.awaitAdoption(r.Context(), pod)
 	in, code, msg := a.logOf(pod, r.PathValue("container"), opts.previous)
 	if in == nil {
 		writeKubeletError(w, code, msg)
@@ -199,6 +200,39 @@ func (a *Agent) serveLogs(w http.ResponseWriter, r *http.Request) {
 	flush := func() { _ = http.NewResponseController(w).Flush() }
 	flush()
 	a.streamLog(r.Context(), in, &logWriter{w: w, flush: flush, opts: opts})
+}
+
+// adoptWait bounds how long a log request waits for the agent to take
+// over a pod an earlier agent started.
+const adoptWait = 5 * time.Second
+
+// awaitAdoption waits, up to adoptWait, until the agent has taken over a
+// pod that an earlier incarnation started (its sandbox has an address):
+// right after a restart the workers may not have looked at it yet, and its
+// logs are rebuilt from its status then. A kubelet reads them from the
+// container runtime at once; here the request waits for the pod's sync,
+// which it asks for.
+func (a *Agent) awaitAdoption(ctx context.Context, pod *corev1.Pod) {
+	if pod.Status.PodIP == "" {
+		return
+	}
+	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+	deadline := time.Now().Add(adoptWait)
+	for {
+		a.mu.Lock()
+		ps := a.sims[key]
+		adopted := ps != nil && ps.uid == pod.UID && ps.started()
+		a.mu.Unlock()
+		if adopted || !time.Now().Before(deadline) {
+			return
+		}
+		a.queue.Add(key)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // logOf picks the run whose log a request wants, as the kubelet picks a
