@@ -18,10 +18,10 @@ import (
 // name directly (most of them in-tree plugins Kubernetes has removed or
 // migrated to CSI; the API server checks them all the same).
 
-// validateDisk requires a cloud disk's ID (idField names it) and a
+// ValidateDisk requires a cloud disk's ID (idField names it) and a
 // partition of 0 to 255; kube-apiserver's message names 1 as the lower
 // bound all the same.
-func validateDisk(idField, id string, partition int32, p *field.Path) field.ErrorList {
+func ValidateDisk(idField, id string, partition int32, p *field.Path) field.ErrorList {
 	errs := requireAll(p, idField, id != "")
 	if partition < 0 || partition > 255 {
 		errs = append(errs, field.Invalid(p.Child("partition"), partition, validation.InclusiveRangeError(1, 255)))
@@ -29,8 +29,8 @@ func validateDisk(idField, id string, partition int32, p *field.Path) field.Erro
 	return errs
 }
 
-// validateNFS requires a server and an absolute path.
-func validateNFS(nfs *corev1.NFSVolumeSource, p *field.Path) field.ErrorList {
+// ValidateNFS requires a server and an absolute path.
+func ValidateNFS(nfs *corev1.NFSVolumeSource, p *field.Path) field.ErrorList {
 	errs := requireAll(p, "server", nfs.Server != "", "path", nfs.Path != "")
 	if !path.IsAbs(nfs.Path) {
 		errs = append(errs, field.Invalid(p.Child("path"), nfs.Path, "must be an absolute path"))
@@ -46,24 +46,30 @@ var (
 	iscsiNAA = regexp.MustCompile(`^naa.[[:alnum:]]{32}$`)
 )
 
-// iscsiNameErrors checks an IQN or initiator name: it must start with
-// iqn, eui or naa, and then match that format.
+// iscsiNameErrors checks an IQN or initiator name of a pod's volume: it
+// must start with iqn, eui or naa, and then match that format.
 func iscsiNameErrors(name string, p *field.Path) field.ErrorList {
-	var re *regexp.Regexp
 	switch {
-	case strings.HasPrefix(name, "iqn"):
-		re = iscsiIQN
-	case strings.HasPrefix(name, "eui"):
-		re = iscsiEUI
-	case strings.HasPrefix(name, "naa"):
-		re = iscsiNAA
-	default:
+	case !strings.HasPrefix(name, "iqn") && !strings.HasPrefix(name, "eui") && !strings.HasPrefix(name, "naa"):
 		return field.ErrorList{field.Invalid(p, name, "must be valid format starting with iqn, eui, or naa")}
-	}
-	if !re.MatchString(name) {
+	case !ISCSINameValid(name):
 		return field.ErrorList{field.Invalid(p, name, "must be valid format")}
 	}
 	return nil
+}
+
+// ISCSINameValid reports whether an IQN or initiator name starts with
+// iqn, eui or naa and matches that format.
+func ISCSINameValid(name string) bool {
+	switch {
+	case strings.HasPrefix(name, "iqn"):
+		return iscsiIQN.MatchString(name)
+	case strings.HasPrefix(name, "eui"):
+		return iscsiEUI.MatchString(name)
+	case strings.HasPrefix(name, "naa"):
+		return iscsiNAA.MatchString(name)
+	}
+	return false
 }
 
 // validateISCSI requires a target portal and a well-formed IQN, a LUN of
@@ -100,9 +106,9 @@ func validateISCSIName(vol *corev1.Volume, p *field.Path) field.ErrorList {
 		"Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if iscsi.initiatorName is specified.")}
 }
 
-// validateFlocker requires exactly one of a dataset name (without '/')
+// ValidateFlocker requires exactly one of a dataset name (without '/')
 // and a dataset UUID.
-func validateFlocker(f *corev1.FlockerVolumeSource, p *field.Path) field.ErrorList {
+func ValidateFlocker(f *corev1.FlockerVolumeSource, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if f.DatasetName == "" && f.DatasetUUID == "" {
 		errs = append(errs, field.Required(p, "one of datasetName and datasetUUID is required"))
@@ -126,10 +132,10 @@ func validateCinder(c *corev1.CinderVolumeSource, p *field.Path) field.ErrorList
 	return errs
 }
 
-// validateQuobyte requires a registry of host:port pairs (one error per
+// ValidateQuobyte requires a registry of host:port pairs (one error per
 // bad pair), a tenant of at most 64 characters (checked only with a
 // registry) and a volume.
-func validateQuobyte(q *corev1.QuobyteVolumeSource, p *field.Path) field.ErrorList {
+func ValidateQuobyte(q *corev1.QuobyteVolumeSource, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	const registryMsg = "must be a host:port pair or multiple pairs separated by commas"
 	switch {
@@ -147,9 +153,9 @@ func validateQuobyte(q *corev1.QuobyteVolumeSource, p *field.Path) field.ErrorLi
 	return append(errs, requireAll(p, "volume", q.Volume != "")...)
 }
 
-// validateFC requires target WWNs (with a LUN of 0 to 255) or WWIDs, not
+// ValidateFC requires target WWNs (with a LUN of 0 to 255) or WWIDs, not
 // both.
-func validateFC(fc *corev1.FCVolumeSource, p *field.Path) field.ErrorList {
+func ValidateFC(fc *corev1.FCVolumeSource, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(fc.TargetWWNs) == 0 && len(fc.WWIDs) == 0 {
 		errs = append(errs, field.Required(p.Child("targetWWNs"), "must specify either targetWWNs or wwids, but not both"))
@@ -168,12 +174,12 @@ func validateFC(fc *corev1.FCVolumeSource, p *field.Path) field.ErrorList {
 	return errs
 }
 
-// validateFlex requires a driver and refuses options in the
-// kubernetes.io and k8s.io namespaces (in key order; kube-apiserver's
-// follows its map's).
-func validateFlex(f *corev1.FlexVolumeSource, p *field.Path) field.ErrorList {
-	errs := requireAll(p, "driver", f.Driver != "")
-	for _, k := range strategy.SortedKeys(f.Options) {
+// ValidateFlex requires a flexVolume's driver (of a pod's volume or a
+// PersistentVolume) and refuses options in the kubernetes.io and k8s.io
+// namespaces (in key order; kube-apiserver's follows its map's).
+func ValidateFlex(driver string, options map[string]string, p *field.Path) field.ErrorList {
+	errs := requireAll(p, "driver", driver != "")
+	for _, k := range strategy.SortedKeys(options) {
 		ns := k
 		if before, _, ok := strings.Cut(k, "/"); ok {
 			ns = before
@@ -191,9 +197,9 @@ var (
 	azureDiskKinds    = sets.New(corev1.AzureSharedBlobDisk, corev1.AzureDedicatedBlobDisk, corev1.AzureManagedDisk)
 )
 
-// validateAzureDisk requires a disk name and URI, a known caching mode
+// ValidateAzureDisk requires a disk name and URI, a known caching mode
 // and kind, and a URI of the kind's form.
-func validateAzureDisk(a *corev1.AzureDiskVolumeSource, p *field.Path) field.ErrorList {
+func ValidateAzureDisk(a *corev1.AzureDiskVolumeSource, p *field.Path) field.ErrorList {
 	errs := requireAll(p, "diskName", a.DiskName != "", "diskURI", a.DataDiskURI != "")
 	if a.CachingMode != nil && !azureCachingModes.Has(*a.CachingMode) {
 		errs = append(errs, field.NotSupported(p.Child("cachingMode"), *a.CachingMode, sets.List(azureCachingModes)))
@@ -246,18 +252,7 @@ func defaultLegacySources(vs *corev1.VolumeSource) {
 		setIfEmpty(&i.ISCSIInterface, "default")
 	}
 	if a := vs.AzureDisk; a != nil {
-		if a.CachingMode == nil {
-			a.CachingMode = new(corev1.AzureDataDiskCachingReadWrite)
-		}
-		if a.FSType == nil {
-			a.FSType = new("ext4")
-		}
-		if a.ReadOnly == nil {
-			a.ReadOnly = new(false)
-		}
-		if a.Kind == nil {
-			a.Kind = new(corev1.AzureSharedBlobDisk)
-		}
+		DefaultAzureDisk(a)
 	}
 	if s := vs.ScaleIO; s != nil {
 		setIfEmpty(&s.StorageMode, "ThinProvisioned")
@@ -268,5 +263,23 @@ func defaultLegacySources(vs *corev1.VolumeSource) {
 func setIfEmpty(s *string, v string) {
 	if *s == "" {
 		*s = v
+	}
+}
+
+// DefaultAzureDisk fills in an Azure disk's declared defaults (of a pod's
+// volume or a PersistentVolume): read-write caching, ext4, not read-only,
+// a shared blob disk.
+func DefaultAzureDisk(a *corev1.AzureDiskVolumeSource) {
+	if a.CachingMode == nil {
+		a.CachingMode = new(corev1.AzureDataDiskCachingReadWrite)
+	}
+	if a.FSType == nil {
+		a.FSType = new("ext4")
+	}
+	if a.ReadOnly == nil {
+		a.ReadOnly = new(false)
+	}
+	if a.Kind == nil {
+		a.Kind = new(corev1.AzureSharedBlobDisk)
 	}
 }

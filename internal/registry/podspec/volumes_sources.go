@@ -41,23 +41,23 @@ func volumeSources(vol *corev1.Volume, pod string, p *field.Path) []volumeSource
 func earlierSources(vs *corev1.VolumeSource, p *field.Path) []volumeSource {
 	return []volumeSource{
 		{"emptyDir", vs.EmptyDir != nil, func() field.ErrorList { return validateEmptyDir(vs.EmptyDir, p.Child("emptyDir")) }},
-		{"hostPath", vs.HostPath != nil, func() field.ErrorList { return validateHostPath(vs.HostPath, p.Child("hostPath")) }},
+		{"hostPath", vs.HostPath != nil, func() field.ErrorList { return ValidateHostPath(vs.HostPath, p.Child("hostPath")) }},
 		{"gitRepo", vs.GitRepo != nil, func() field.ErrorList { return validateGitRepo(vs.GitRepo, p.Child("gitRepo")) }},
 		{"gcePersistentDisk", vs.GCEPersistentDisk != nil, func() field.ErrorList {
 			d := vs.GCEPersistentDisk
-			return validateDisk("pdName", d.PDName, d.Partition, p.Child("persistentDisk"))
+			return ValidateDisk("pdName", d.PDName, d.Partition, p.Child("persistentDisk"))
 		}},
 		{"awsElasticBlockStore", vs.AWSElasticBlockStore != nil, func() field.ErrorList {
 			d := vs.AWSElasticBlockStore
-			return validateDisk("volumeID", d.VolumeID, d.Partition, p.Child("awsElasticBlockStore"))
+			return ValidateDisk("volumeID", d.VolumeID, d.Partition, p.Child("awsElasticBlockStore"))
 		}},
 		{"secret", vs.Secret != nil, func() field.ErrorList { return validateSecretVolume(vs.Secret, p.Child("secret")) }},
-		{"nfs", vs.NFS != nil, func() field.ErrorList { return validateNFS(vs.NFS, p.Child("nfs")) }},
+		{"nfs", vs.NFS != nil, func() field.ErrorList { return ValidateNFS(vs.NFS, p.Child("nfs")) }},
 		{"iscsi", vs.ISCSI != nil, func() field.ErrorList { return validateISCSI(vs.ISCSI, p.Child("iscsi")) }},
 		{"glusterfs", vs.Glusterfs != nil, func() field.ErrorList {
 			return requireAll(p.Child("glusterfs"), "endpoints", vs.Glusterfs.EndpointsName != "", "path", vs.Glusterfs.Path != "")
 		}},
-		{"flocker", vs.Flocker != nil, func() field.ErrorList { return validateFlocker(vs.Flocker, p.Child("flocker")) }},
+		{"flocker", vs.Flocker != nil, func() field.ErrorList { return ValidateFlocker(vs.Flocker, p.Child("flocker")) }},
 		{"persistentVolumeClaim", vs.PersistentVolumeClaim != nil, func() field.ErrorList {
 			return requireAll(p.Child("persistentVolumeClaim"), "claimName", vs.PersistentVolumeClaim.ClaimName != "")
 		}},
@@ -68,7 +68,7 @@ func earlierSources(vs *corev1.VolumeSource, p *field.Path) []volumeSource {
 		{"cephFS", vs.CephFS != nil, func() field.ErrorList {
 			return requireAll(p.Child("cephfs"), "monitors", len(vs.CephFS.Monitors) > 0)
 		}},
-		{"quobyte", vs.Quobyte != nil, func() field.ErrorList { return validateQuobyte(vs.Quobyte, p.Child("quobyte")) }},
+		{"quobyte", vs.Quobyte != nil, func() field.ErrorList { return ValidateQuobyte(vs.Quobyte, p.Child("quobyte")) }},
 		{"downwarAPI", vs.DownwardAPI != nil, func() field.ErrorList {
 			return validateDownwardAPIVolume(vs.DownwardAPI, p.Child("downwardAPI"))
 		}},
@@ -80,8 +80,10 @@ func earlierSources(vs *corev1.VolumeSource, p *field.Path) []volumeSource {
 func laterSources(vol *corev1.Volume, pod string, p *field.Path) []volumeSource {
 	vs := &vol.VolumeSource
 	return []volumeSource{
-		{"fc", vs.FC != nil, func() field.ErrorList { return validateFC(vs.FC, p.Child("fc")) }},
-		{"flexVolume", vs.FlexVolume != nil, func() field.ErrorList { return validateFlex(vs.FlexVolume, p.Child("flexVolume")) }},
+		{"fc", vs.FC != nil, func() field.ErrorList { return ValidateFC(vs.FC, p.Child("fc")) }},
+		{"flexVolume", vs.FlexVolume != nil, func() field.ErrorList {
+			return ValidateFlex(vs.FlexVolume.Driver, vs.FlexVolume.Options, p.Child("flexVolume"))
+		}},
 		{"configMap", vs.ConfigMap != nil, func() field.ErrorList { return validateConfigMapVolume(vs.ConfigMap, p.Child("configMap")) }},
 		{"azureFile", vs.AzureFile != nil, func() field.ErrorList {
 			return requireAll(p.Child("azureFile"), "secretName", vs.AzureFile.SecretName != "", "shareName", vs.AzureFile.ShareName != "")
@@ -95,7 +97,7 @@ func laterSources(vol *corev1.Volume, pod string, p *field.Path) []volumeSource 
 		{"portworxVolume", vs.PortworxVolume != nil, func() field.ErrorList {
 			return requireAll(p.Child("portworxVolume"), "volumeID", vs.PortworxVolume.VolumeID != "")
 		}},
-		{"azureDisk", vs.AzureDisk != nil, func() field.ErrorList { return validateAzureDisk(vs.AzureDisk, p.Child("azureDisk")) }},
+		{"azureDisk", vs.AzureDisk != nil, func() field.ErrorList { return ValidateAzureDisk(vs.AzureDisk, p.Child("azureDisk")) }},
 		{"storageos", vs.StorageOS != nil, func() field.ErrorList { return validateStorageOS(vs.StorageOS, p.Child("storageos")) }},
 		{"projected", vs.Projected != nil, func() field.ErrorList { return validateProjected(vs.Projected, p.Child("projected")) }},
 		{"scaleIO", vs.ScaleIO != nil, func() field.ErrorList {
@@ -162,22 +164,22 @@ func validateEmptyDir(e *corev1.EmptyDirVolumeSource, p *field.Path) field.Error
 var hostPathTypes = sets.New(corev1.HostPathUnset, corev1.HostPathDirectoryOrCreate, corev1.HostPathDirectory,
 	corev1.HostPathFileOrCreate, corev1.HostPathFile, corev1.HostPathSocket, corev1.HostPathCharDev, corev1.HostPathBlockDev)
 
-// validateHostPath requires a path (and stops without one), refuses a
+// ValidateHostPath requires a path (and stops without one), refuses a
 // ".." element in it and an unknown type.
-func validateHostPath(h *corev1.HostPathVolumeSource, p *field.Path) field.ErrorList {
+func ValidateHostPath(h *corev1.HostPathVolumeSource, p *field.Path) field.ErrorList {
 	if h.Path == "" {
 		return field.ErrorList{field.Required(p.Child("path"), "")}
 	}
-	errs := validateNoBacksteps(h.Path, p.Child("path"))
+	errs := ValidateNoBacksteps(h.Path, p.Child("path"))
 	if h.Type != nil && !hostPathTypes.Has(*h.Type) {
 		errs = append(errs, field.NotSupported(p.Child("type"), h.Type, sets.List(hostPathTypes)))
 	}
 	return errs
 }
 
-// validateNoBacksteps refuses a path with a ".." element (one error
+// ValidateNoBacksteps refuses a path with a ".." element (one error
 // however many there are).
-func validateNoBacksteps(target string, p *field.Path) field.ErrorList {
+func ValidateNoBacksteps(target string, p *field.Path) field.ErrorList {
 	for _, part := range strings.Split(filepath.ToSlash(target), "/") {
 		if part == ".." {
 			return field.ErrorList{field.Invalid(p, target, "must not contain '..'")}
@@ -194,7 +196,7 @@ func validateGitRepo(g *corev1.GitRepoVolumeSource, p *field.Path) field.ErrorLi
 	if path.IsAbs(g.Directory) {
 		errs = append(errs, field.Invalid(dp, g.Directory, "must be a relative path"))
 	}
-	return append(errs, validateNoBacksteps(g.Directory, dp)...)
+	return append(errs, ValidateNoBacksteps(g.Directory, dp)...)
 }
 
 // validateSecretVolume requires the secret's name, then checks the
@@ -243,7 +245,7 @@ func validateDownwardAPIVolume(d *corev1.DownwardAPIVolumeSource, p *field.Path)
 // node-publish secret; kube-apiserver reports a malformed secret name at
 // csi.name.
 func validateCSI(c *corev1.CSIVolumeSource, p *field.Path) field.ErrorList {
-	errs := validateCSIDriverName(c.Driver, p.Child("driver"))
+	errs := ValidateCSIDriverName(c.Driver, p.Child("driver"))
 	if ref := c.NodePublishSecretRef; ref != nil {
 		if ref.Name == "" {
 			errs = append(errs, field.Required(p.Child("nodePublishSecretRef", "name"), ""))
@@ -254,9 +256,9 @@ func validateCSI(c *corev1.CSIVolumeSource, p *field.Path) field.ErrorList {
 	return errs
 }
 
-// validateCSIDriverName requires a driver name of at most 63 characters
+// ValidateCSIDriverName requires a driver name of at most 63 characters
 // that is a DNS subdomain once lower-cased.
-func validateCSIDriverName(driver string, p *field.Path) field.ErrorList {
+func ValidateCSIDriverName(driver string, p *field.Path) field.ErrorList {
 	if driver == "" {
 		return field.ErrorList{field.Required(p, "")}
 	}
