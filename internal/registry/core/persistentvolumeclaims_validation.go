@@ -2,96 +2,20 @@ package core
 
 import (
 	"fmt"
-	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/setpoint-dev/setpoint/internal/registry/podspec"
 	"github.com/setpoint-dev/setpoint/internal/registry/strategy"
 )
 
 func validatePVC(c *corev1.PersistentVolumeClaim) field.ErrorList {
 	errs := strategy.ValidateMeta(&c.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
-	return append(errs, validatePVCSpec(&c.Spec, strategy.SpecPath)...)
-}
-
-func validatePVCSpec(s *corev1.PersistentVolumeClaimSpec, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if len(s.AccessModes) == 0 {
-		errs = append(errs, field.Required(p.Child("accessModes"), "at least 1 access mode is required"))
-	}
-	if s.Selector != nil {
-		errs = append(errs, metav1validation.ValidateLabelSelector(s.Selector, metav1validation.LabelSelectorValidationOptions{}, p.Child("selector"))...)
-	}
-	errs = append(errs, validateAccessModes(s.AccessModes, p.Child("accessModes"))...)
-	sp := p.Child("resources").Key(string(corev1.ResourceStorage))
-	if q, ok := s.Resources.Requests[corev1.ResourceStorage]; !ok {
-		errs = append(errs, field.Required(sp, ""))
-	} else if perrs := validatePositiveQuantity(q, sp); len(perrs) > 0 {
-		errs = append(errs, perrs...)
-	} else {
-		errs = append(errs, validateQuantityFor(corev1.ResourceStorage, q, sp)...)
-	}
-	if s.StorageClassName != nil {
-		errs = append(errs, validateNameWith(p.Child("storageClassName"), *s.StorageClassName, apivalidation.NameIsDNSSubdomain)...)
-	}
-	if s.VolumeMode != nil && !volumeModes.Has(*s.VolumeMode) {
-		errs = append(errs, field.NotSupported(p.Child("volumeMode"), *s.VolumeMode, sets.List(volumeModes)))
-	}
-	errs = append(errs, validateDataSources(s, p)...)
-	if s.VolumeAttributesClassName != nil {
-		errs = append(errs, validateNameWith(p.Child("volumeAttributesClassName"), *s.VolumeAttributesClassName, apivalidation.NameIsDNSSubdomain)...)
-	}
-	return errs
-}
-
-func validateDataSources(s *corev1.PersistentVolumeClaimSpec, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if ds := s.DataSource; ds != nil {
-		errs = append(errs, validateDataSourceRef(ds.Name, ds.Kind, ds.APIGroup, nil, p.Child("dataSource"))...)
-	}
-	if r := s.DataSourceRef; r != nil {
-		errs = append(errs, validateDataSourceRef(r.Name, r.Kind, r.APIGroup, r.Namespace, p.Child("dataSourceRef"))...)
-	}
-	switch ds, r := s.DataSource, s.DataSourceRef; {
-	case r != nil && r.Namespace != nil && *r.Namespace != "":
-		if ds != nil {
-			errs = append(errs, field.Invalid(p, p.Child("dataSource"), "may not be specified when dataSourceRef.namespace is specified"))
-		}
-	case ds != nil && r != nil:
-		if !reflect.DeepEqual(ds.APIGroup, r.APIGroup) || ds.Kind != r.Kind || ds.Name != r.Name {
-			errs = append(errs, field.Invalid(p, p.Child("dataSource"), "must match dataSourceRef"))
-		}
-	}
-	return errs
-}
-
-// validateDataSourceRef checks a dataSource or dataSourceRef: a name and
-// kind, a PersistentVolumeClaim when no API group is named, a valid group
-// and namespace.
-func validateDataSourceRef(name, kind string, group, namespace *string, p *field.Path) field.ErrorList {
-	errs := requireAll(p, "name", name != "", "kind", kind != "")
-	g := ""
-	if group != nil {
-		g = *group
-	}
-	if g == "" && kind != "PersistentVolumeClaim" {
-		errs = append(errs, field.Invalid(p, kind, "must be 'PersistentVolumeClaim' when referencing the default apiGroup"))
-	}
-	if g != "" {
-		for _, msg := range validation.IsDNS1123Subdomain(g) {
-			errs = append(errs, field.Invalid(p.Child("apiGroup"), g, msg))
-		}
-	}
-	if namespace != nil {
-		errs = append(errs, validateNameWith(p.Child("namespace"), *namespace, apivalidation.ValidateNamespaceName)...)
-	}
-	return errs
+	return append(errs, podspec.ValidateClaimSpec(&c.Spec, strategy.SpecPath)...)
 }
 
 const pvcImmutableSpec = "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims"

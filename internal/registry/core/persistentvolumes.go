@@ -94,18 +94,7 @@ func defaultPVSources(src *corev1.PersistentVolumeSource) {
 		setIfEmpty(&i.ISCSIInterface, "default")
 	}
 	if a := src.AzureDisk; a != nil {
-		if a.CachingMode == nil {
-			a.CachingMode = new(corev1.AzureDataDiskCachingReadWrite)
-		}
-		if a.FSType == nil {
-			a.FSType = new("ext4")
-		}
-		if a.ReadOnly == nil {
-			a.ReadOnly = new(false)
-		}
-		if a.Kind == nil {
-			a.Kind = new(corev1.AzureSharedBlobDisk)
-		}
+		podspec.DefaultAzureDisk(a)
 	}
 	if s := src.ScaleIO; s != nil {
 		setIfEmpty(&s.StorageMode, "ThinProvisioned")

@@ -11,11 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/setpoint-dev/setpoint/internal/registry/podspec"
 	"github.com/setpoint-dev/setpoint/internal/registry/strategy"
 )
 
 var (
-	accessModes     = sets.New(corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany, corev1.ReadWriteOncePod)
 	reclaimPolicies = sets.New(corev1.PersistentVolumeReclaimDelete, corev1.PersistentVolumeReclaimRecycle,
 		corev1.PersistentVolumeReclaimRetain)
 	volumeModes = sets.New(corev1.PersistentVolumeBlock, corev1.PersistentVolumeFilesystem)
@@ -27,33 +27,12 @@ func validatePersistentVolume(pv *corev1.PersistentVolume) field.ErrorList {
 	return append(errs, validateMountOptionsAnnotation(pv)...)
 }
 
-// validateAccessModes requires known access modes, and ReadWriteOncePod
-// alone.
-func validateAccessModes(modes []corev1.PersistentVolumeAccessMode, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	rwop, other := false, false
-	for _, m := range modes {
-		if !accessModes.Has(m) {
-			errs = append(errs, field.NotSupported(p, m, sets.List(accessModes)))
-		}
-		if m == corev1.ReadWriteOncePod {
-			rwop = true
-		} else if accessModes.Has(m) {
-			other = true
-		}
-	}
-	if rwop && other {
-		errs = append(errs, field.Forbidden(p, "may not use ReadWriteOncePod with other access modes"))
-	}
-	return errs
-}
-
 func validatePVSpec(s *corev1.PersistentVolumeSpec, name string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(s.AccessModes) == 0 {
 		errs = append(errs, field.Required(p.Child("accessModes"), ""))
 	}
-	errs = append(errs, validateAccessModes(s.AccessModes, p.Child("accessModes"))...)
+	errs = append(errs, podspec.ValidateAccessModes(s.AccessModes, p.Child("accessModes"))...)
 	errs = append(errs, validatePVCapacity(s.Capacity, p.Child("capacity"))...)
 	if s.PersistentVolumeReclaimPolicy != "" && !reclaimPolicies.Has(s.PersistentVolumeReclaimPolicy) {
 		errs = append(errs, field.NotSupported(p.Child("persistentVolumeReclaimPolicy"), s.PersistentVolumeReclaimPolicy, sets.List(reclaimPolicies)))

@@ -147,7 +147,7 @@ func podIP(s *corev1.PodStatus) string {
 
 func validatePod(p *corev1.Pod) field.ErrorList {
 	errs := strategy.ValidateMeta(&p.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
-	return append(errs, podspec.ValidatePodSpec(&p.Spec, strategy.SpecPath)...)
+	return append(errs, podspec.ValidatePodSpec(&p.Spec, p.Name, strategy.SpecPath)...)
 }
 
 // podUpdatableFields is the message of a forbidden pod spec change.
@@ -160,7 +160,7 @@ const podUpdatableFields = "pod updates may not change fields other than `spec.c
 // gates.
 func validatePodUpdate(p, old *corev1.Pod) field.ErrorList {
 	errs := strategy.ValidateMetaUpdate(&p.ObjectMeta, &old.ObjectMeta)
-	errs = append(errs, podspec.ValidatePodSpec(&p.Spec, strategy.SpecPath)...)
+	errs = append(errs, podspec.ValidatePodSpec(&p.Spec, p.Name, strategy.SpecPath)...)
 	s, o := &p.Spec, &old.Spec
 	adp := strategy.SpecPath.Child("activeDeadlineSeconds")
 	switch {

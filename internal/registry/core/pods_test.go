@@ -128,7 +128,7 @@ func TestPodValidation(t *testing.T) {
 		}, []string{"spec.tolerations[0].operator:FieldValueInvalid"}},
 		"two volume types": {func(p *corev1.Pod) {
 			p.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}, HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
-		}, []string{"spec.volumes[0]:FieldValueForbidden"}},
+		}, []string{"spec.volumes[0].hostPath:FieldValueForbidden"}},
 		"probe without handler": {func(p *corev1.Pod) { p.Spec.Containers[0].ReadinessProbe = &corev1.Probe{} }, []string{"spec.containers[0].readinessProbe:FieldValueRequired"}},
 		"duplicate container name": {func(p *corev1.Pod) {
 			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "app", Image: "busybox"})

@@ -48,7 +48,7 @@ func validatePodTemplate(t *corev1.PodTemplate) field.ErrorList {
 func validateTemplateSpec(t *corev1.PodTemplateSpec, p *field.Path) field.ErrorList {
 	errs := metav1validation.ValidateLabels(t.Labels, p.Child("labels"))
 	errs = append(errs, apivalidation.ValidateAnnotations(t.Annotations, p.Child("annotations"))...)
-	errs = append(errs, podspec.ValidatePodSpec(&t.Spec, p.Child("spec"))...)
+	errs = append(errs, podspec.ValidatePodSpec(&t.Spec, "", p.Child("spec"))...)
 	if len(t.Spec.EphemeralContainers) > 0 {
 		errs = append(errs, field.Forbidden(p.Child("spec", "ephemeralContainers"), "ephemeral containers not allowed in pod template"))
 	}

@@ -236,6 +236,7 @@ func defaultVolume(v *corev1.Volume) {
 	if img := vs.Image; img != nil && img.PullPolicy == "" {
 		img.PullPolicy = pullPolicyFor(img.Reference)
 	}
+	defaultLegacySources(vs)
 }
 
 func defaultProjection(p *corev1.VolumeProjection) {

@@ -14,10 +14,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// ValidatePodSpec checks a (defaulted) pod spec; p is its path
-// ("spec" for pods, "spec.template.spec" for templates).
-func ValidatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
-	vols, errs := validateVolumes(s.Volumes, p.Child("volumes"))
+// ValidatePodSpec checks a (defaulted) pod spec; pod is the pod's name
+// ("" for a template: the claims of its ephemeral volumes have no names
+// yet) and p the spec's path ("spec" for pods, "spec.template.spec" for
+// templates).
+func ValidatePodSpec(s *corev1.PodSpec, pod string, p *field.Path) field.ErrorList {
+	vols, errs := validateVolumes(s.Volumes, pod, p.Child("volumes"))
 	if len(s.Containers) == 0 {
 		errs = append(errs, field.Required(p.Child("containers"), ""))
 	}
@@ -51,13 +53,15 @@ func ValidatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 // validateVolumes checks the pod's volumes in kube-apiserver's order: the
 // source, then the name. It returns the names of the valid volumes only,
 // so that a mount of an invalid one is refused too, as kube-apiserver
-// refuses it.
-func validateVolumes(vols []corev1.Volume, p *field.Path) (sets.Set[string], field.ErrorList) {
+// refuses it. A pod (pod is its name) may not mount, as a claim, one of
+// the claims its ephemeral volumes make.
+func validateVolumes(vols []corev1.Volume, pod string, p *field.Path) (sets.Set[string], field.ErrorList) {
 	names := sets.New[string]()
+	made := ephemeralClaims(vols, pod)
 	var errs field.ErrorList
 	for i := range vols {
 		v, idx := &vols[i], p.Index(i)
-		el := validateVolumeSource(&v.VolumeSource, idx)
+		el := validateVolumeSource(v, pod, idx)
 		np := idx.Child("name")
 		if v.Name == "" {
 			el = append(el, field.Required(np, ""))
@@ -71,23 +75,27 @@ func validateVolumes(vols []corev1.Volume, p *field.Path) (sets.Set[string], fie
 			names.Insert(v.Name)
 		}
 		errs = append(errs, el...)
+		if c := v.PersistentVolumeClaim; c != nil && made.Has(c.ClaimName) {
+			errs = append(errs, field.Invalid(idx.Child("persistentVolumeClaim", "claimName"), c.ClaimName,
+				"must not reference a PVC that gets created for an ephemeral volume"))
+		}
 	}
 	return names, errs
 }
 
-// validateVolumeSource requires exactly one source; of the sources, only
-// projected volumes are checked further (validateProjected).
-func validateVolumeSource(vs *corev1.VolumeSource, p *field.Path) field.ErrorList {
-	switch n := volumeSourceCount(vs); {
-	case n == 0:
-		return field.ErrorList{field.Required(p, "must specify a volume type")}
-	case n > 1:
-		return field.ErrorList{field.Forbidden(p, "may not specify more than 1 volume type")}
+// ephemeralClaims are the names of the claims a pod's ephemeral volumes
+// make (<pod>-<volume>); none for a template.
+func ephemeralClaims(vols []corev1.Volume, pod string) sets.Set[string] {
+	made := sets.New[string]()
+	if pod == "" {
+		return made
 	}
-	if vs.Projected != nil {
-		return validateProjected(vs.Projected, p.Child("projected"))
+	for i := range vols {
+		if vols[i].Ephemeral != nil {
+			made.Insert(pod + "-" + vols[i].Name)
+		}
 	}
-	return nil
+	return made
 }
 
 func validateContainer(c *corev1.Container, init bool, names, vols sets.Set[string], p *field.Path) field.ErrorList {
@@ -331,5 +339,5 @@ var TaintEffects = []corev1.TaintEffect{corev1.TaintEffectNoSchedule, corev1.Tai
 func ValidatePodTemplate(t *corev1.PodTemplateSpec, p *field.Path) field.ErrorList {
 	errs := metav1validation.ValidateLabels(t.Labels, p.Child("labels"))
 	errs = append(errs, apivalidation.ValidateAnnotations(t.Annotations, p.Child("annotations"))...)
-	return append(errs, ValidatePodSpec(&t.Spec, p.Child("spec"))...)
+	return append(errs, ValidatePodSpec(&t.Spec, "", p.Child("spec"))...)
 }

@@ -132,7 +132,7 @@ func TestValidateVolumesSkipsInvalid(t *testing.T) {
 		{Name: "bad", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{DefaultMode: new(int32(-1))}}},
 		{Name: "good", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}},
 	}
-	names, errs := validateVolumes(vols, field.NewPath("spec", "volumes"))
+	names, errs := validateVolumes(vols, "", field.NewPath("spec", "volumes"))
 	if len(errs) != 1 || names.Has("bad") || !names.Has("good") {
 		t.Errorf("names %v, errors %v; want only good and one error", names.UnsortedList(), errs)
 	}

@@ -9,14 +9,32 @@ import (
 // kube-apiserver v1.37.2 drops because their feature gate is off by
 // default: the owners of the files of secret, config map, downward API
 // and projected volumes (defaultUser and user; AtomicWriteVolumeUserFields
-// is alpha). An update keeps them when old (nil on create) already has
-// them. It belongs in PrepareForCreate and PrepareForUpdate: the drop
+// is alpha), and the mode of emptyDir volumes (EmptyDirVolumeMode is
+// alpha). An update keeps either kind when old (nil on create) already
+// has it. It belongs in PrepareForCreate and PrepareForUpdate: the drop
 // comes after the managed fields are tracked, as kube-apiserver's does.
 func DropDisabledFields(s, old *corev1.PodSpec) {
+	if old == nil || !emptyDirModeInUse(old) {
+		for i := range s.Volumes {
+			if e := s.Volumes[i].EmptyDir; e != nil {
+				e.Mode = nil
+			}
+		}
+	}
 	if old != nil && volumeUserFieldsInUse(old) {
 		return
 	}
 	dropVolumeUserFields(s)
+}
+
+// emptyDirModeInUse reports whether an emptyDir volume of s has a mode.
+func emptyDirModeInUse(s *corev1.PodSpec) bool {
+	for i := range s.Volumes {
+		if e := s.Volumes[i].EmptyDir; e != nil && e.Mode != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // volumeUserFieldsInUse reports whether s has any volume user field.
