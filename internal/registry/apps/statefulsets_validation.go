@@ -48,8 +48,9 @@ func validateStatefulSetSpec(s *appsv1.StatefulSetSpec, p *field.Path, opts stsS
 		errs = append(errs, validateRetentionPolicyType(rp.WhenScaled, rpp.Child("whenScaled"))...)
 	}
 	if !opts.update {
+		// every template as kube-apiserver checks a new claim's spec (data sources too)
 		for i := range s.VolumeClaimTemplates {
-			errs = append(errs, validateClaimSpec(&s.VolumeClaimTemplates[i].Spec, p.Child("volumeClaimTemplates").Index(i).Child("spec"))...)
+			errs = append(errs, podspec.ValidateClaimSpec(&s.VolumeClaimTemplates[i].Spec, p.Child("volumeClaimTemplates").Index(i).Child("spec"))...)
 		}
 	}
 	errs = append(errs, strategy.ValidateNonNegative(p.Child("replicas"), s.Replicas)...)

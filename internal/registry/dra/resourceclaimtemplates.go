@@ -2,14 +2,10 @@ package dra
 
 import (
 	"encoding/json"
-	"reflect"
-	"unicode"
-	"unicode/utf8"
 
 	resourcev1 "k8s.io/api/resource/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -23,7 +19,7 @@ func resourceClaimTemplatesResource() *registry.Resource {
 	sel := &selectorCompiler{}
 	validate := func(t *tmpl) field.ErrorList {
 		errs := strategy.ValidateMeta(&t.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
-		errs = append(errs, validateTemplateMeta(strategy.SpecPath.Child("metadata"), &t.Spec)...)
+		errs = append(errs, strategy.ValidateTemplateMeta(&t.Spec.ObjectMeta, strategy.SpecPath.Child("metadata"))...)
 		return declarativeLast(append(errs, validateClaimSpec(strategy.SpecPath.Child("spec"), &t.Spec.Spec, sel)...))
 	}
 	return &registry.Resource{
@@ -59,25 +55,6 @@ func resourceClaimTemplatesResource() *registry.Resource {
 		FieldLabelError: strategy.UnknownFieldLabel,
 		Table:           printers.For(Group, "ResourceClaimTemplate"),
 	}
-}
-
-// validateTemplateMeta checks the metadata of the claims to make: labels
-// and annotations, nothing else (a field set is named as kube-apiserver
-// names it: its Go name with a lower-case first letter).
-func validateTemplateMeta(p *field.Path, s *resourcev1.ResourceClaimTemplateSpec) field.ErrorList {
-	m := s.ObjectMeta
-	errs := apivalidation.ValidateAnnotations(m.Annotations, p.Child("annotations"))
-	errs = append(errs, metav1validation.ValidateLabels(m.Labels, p.Child("labels"))...)
-	t, v := reflect.TypeOf(m), reflect.ValueOf(m)
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if f.Name == "Labels" || f.Name == "Annotations" || v.Field(i).IsZero() {
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(f.Name)
-		errs = append(errs, field.Forbidden(p.Child(string(unicode.ToLower(r))+f.Name[n:]), "cannot be set"))
-	}
-	return errs
 }
 
 // templateSpecValue renders a template spec as kube-apiserver's internal

@@ -301,7 +301,7 @@ func validateEphemeral(e *corev1.EphemeralVolumeSource, volume, pod string, p *f
 	if t := e.VolumeClaimTemplate; t == nil {
 		errs = append(errs, field.Required(tp, ""))
 	} else {
-		errs = append(errs, validateTemplateMeta(&t.ObjectMeta, tp.Child("metadata"))...)
+		errs = append(errs, strategy.ValidateTemplateMeta(&t.ObjectMeta, tp.Child("metadata"))...)
 		errs = append(errs, ValidateClaimSpec(&t.Spec, tp.Child("spec"))...)
 	}
 	if pod == "" || volume == "" {
