@@ -10,74 +10,59 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/registry/strategy"
 )
 
-// pvSource is one volume source a PersistentVolume may name: the field it
-// is reported at when it is one too many, and its own checks (at the path
-// kube-apiserver reports them, which is not always the field's).
-type pvSource struct {
-	name     string
-	set      bool
-	validate func() field.ErrorList
+// source is a podspec.Source.
+func source(name string, set bool, validate func() field.ErrorList) podspec.Source {
+	return podspec.Source{Name: name, Set: set, Validate: validate}
 }
 
 // pvSources lists the sources of a PV spec in kube-apiserver's order.
-func pvSources(s *corev1.PersistentVolumeSpec, pvName string, p *field.Path) []pvSource {
+func pvSources(s *corev1.PersistentVolumeSpec, pvName string, p *field.Path) []podspec.Source {
 	src := &s.PersistentVolumeSource
-	return []pvSource{
-		{"hostPath", src.HostPath != nil, func() field.ErrorList { return podspec.ValidateHostPath(src.HostPath, p.Child("hostPath")) }},
-		{"gcePersistentDisk", src.GCEPersistentDisk != nil, func() field.ErrorList {
+	return []podspec.Source{
+		source("hostPath", src.HostPath != nil, func() field.ErrorList { return podspec.ValidateHostPath(src.HostPath, p.Child("hostPath")) }),
+		source("gcePersistentDisk", src.GCEPersistentDisk != nil, func() field.ErrorList {
 			return podspec.ValidateDisk("pdName", src.GCEPersistentDisk.PDName, src.GCEPersistentDisk.Partition, p.Child("persistentDisk"))
-		}},
-		{"awsElasticBlockStore", src.AWSElasticBlockStore != nil, func() field.ErrorList {
+		}),
+		source("awsElasticBlockStore", src.AWSElasticBlockStore != nil, func() field.ErrorList {
 			return podspec.ValidateDisk("volumeID", src.AWSElasticBlockStore.VolumeID, src.AWSElasticBlockStore.Partition, p.Child("awsElasticBlockStore"))
-		}},
-		{"glusterfs", src.Glusterfs != nil, func() field.ErrorList { return validateGlusterfs(src.Glusterfs, p.Child("glusterfs")) }},
-		{"flocker", src.Flocker != nil, func() field.ErrorList { return podspec.ValidateFlocker(src.Flocker, p.Child("flocker")) }},
-		{"nfs", src.NFS != nil, func() field.ErrorList { return podspec.ValidateNFS(src.NFS, p.Child("nfs")) }},
-		{"rbd", src.RBD != nil, func() field.ErrorList {
-			return requireAll(p.Child("rbd"), "monitors", len(src.RBD.CephMonitors) > 0, "image", src.RBD.RBDImage != "")
-		}},
-		{"quobyte", src.Quobyte != nil, func() field.ErrorList { return podspec.ValidateQuobyte(src.Quobyte, p.Child("quobyte")) }},
-		{"cephFS", src.CephFS != nil, func() field.ErrorList {
-			return requireAll(p.Child("cephfs"), "monitors", len(src.CephFS.Monitors) > 0)
-		}},
-		{"iscsi", src.ISCSI != nil, func() field.ErrorList { return validateISCSI(src.ISCSI, pvName, p.Child("iscsi")) }},
-		{"cinder", src.Cinder != nil, func() field.ErrorList { return validateCinder(src.Cinder, p.Child("cinder")) }},
-		{"fc", src.FC != nil, func() field.ErrorList { return podspec.ValidateFC(src.FC, p.Child("fc")) }},
+		}),
+		source("glusterfs", src.Glusterfs != nil, func() field.ErrorList { return validateGlusterfs(src.Glusterfs, p.Child("glusterfs")) }),
+		source("flocker", src.Flocker != nil, func() field.ErrorList { return podspec.ValidateFlocker(src.Flocker, p.Child("flocker")) }),
+		source("nfs", src.NFS != nil, func() field.ErrorList { return podspec.ValidateNFS(src.NFS, p.Child("nfs")) }),
+		source("rbd", src.RBD != nil, func() field.ErrorList {
+			return podspec.RequireAll(p.Child("rbd"), "monitors", len(src.RBD.CephMonitors) > 0, "image", src.RBD.RBDImage != "")
+		}),
+		source("quobyte", src.Quobyte != nil, func() field.ErrorList { return podspec.ValidateQuobyte(src.Quobyte, p.Child("quobyte")) }),
+		source("cephFS", src.CephFS != nil, func() field.ErrorList {
+			return podspec.RequireAll(p.Child("cephfs"), "monitors", len(src.CephFS.Monitors) > 0)
+		}),
+		source("iscsi", src.ISCSI != nil, func() field.ErrorList { return validateISCSI(src.ISCSI, pvName, p.Child("iscsi")) }),
+		source("cinder", src.Cinder != nil, func() field.ErrorList { return validateCinder(src.Cinder, p.Child("cinder")) }),
+		source("fc", src.FC != nil, func() field.ErrorList { return podspec.ValidateFC(src.FC, p.Child("fc")) }),
 		// flexVolume: counted, never reported as one too many (as
 		// kube-apiserver).
-		{"", src.FlexVolume != nil, func() field.ErrorList {
+		source("", src.FlexVolume != nil, func() field.ErrorList {
 			return podspec.ValidateFlex(src.FlexVolume.Driver, src.FlexVolume.Options, p.Child("flexVolume"))
-		}},
-		{"azureFile", src.AzureFile != nil, func() field.ErrorList { return validateAzureFile(src.AzureFile, p.Child("azureFile")) }},
-		{"vsphereVolume", src.VsphereVolume != nil, func() field.ErrorList {
-			return requireAll(p.Child("vsphereVolume"), "volumePath", src.VsphereVolume.VolumePath != "")
-		}},
-		{"photonPersistentDisk", src.PhotonPersistentDisk != nil, func() field.ErrorList {
-			return requireAll(p.Child("photonPersistentDisk"), "pdID", src.PhotonPersistentDisk.PdID != "")
-		}},
-		{"portworxVolume", src.PortworxVolume != nil, func() field.ErrorList {
-			return requireAll(p.Child("portworxVolume"), "volumeID", src.PortworxVolume.VolumeID != "")
-		}},
-		{"azureDisk", src.AzureDisk != nil, func() field.ErrorList { return podspec.ValidateAzureDisk(src.AzureDisk, p.Child("azureDisk")) }},
-		{"scaleIO", src.ScaleIO != nil, func() field.ErrorList {
+		}),
+		source("azureFile", src.AzureFile != nil, func() field.ErrorList { return validateAzureFile(src.AzureFile, p.Child("azureFile")) }),
+		source("vsphereVolume", src.VsphereVolume != nil, func() field.ErrorList {
+			return podspec.RequireAll(p.Child("vsphereVolume"), "volumePath", src.VsphereVolume.VolumePath != "")
+		}),
+		source("photonPersistentDisk", src.PhotonPersistentDisk != nil, func() field.ErrorList {
+			return podspec.RequireAll(p.Child("photonPersistentDisk"), "pdID", src.PhotonPersistentDisk.PdID != "")
+		}),
+		source("portworxVolume", src.PortworxVolume != nil, func() field.ErrorList {
+			return podspec.RequireAll(p.Child("portworxVolume"), "volumeID", src.PortworxVolume.VolumeID != "")
+		}),
+		source("azureDisk", src.AzureDisk != nil, func() field.ErrorList { return podspec.ValidateAzureDisk(src.AzureDisk, p.Child("azureDisk")) }),
+		source("scaleIO", src.ScaleIO != nil, func() field.ErrorList {
 			sio := src.ScaleIO
-			return requireAll(p.Child("scaleIO"), "gateway", sio.Gateway != "", "system", sio.System != "", "volumeName", sio.VolumeName != "")
-		}},
-		{"local", src.Local != nil, func() field.ErrorList { return validateLocalPath(src.Local.Path, p.Child("local")) }},
-		{"storageos", src.StorageOS != nil, func() field.ErrorList { return validateStorageOS(src.StorageOS, p.Child("storageos")) }},
-		{"csi", src.CSI != nil, func() field.ErrorList { return validateCSISource(src.CSI, p.Child("csi")) }},
+			return podspec.RequireAll(p.Child("scaleIO"), "gateway", sio.Gateway != "", "system", sio.System != "", "volumeName", sio.VolumeName != "")
+		}),
+		source("local", src.Local != nil, func() field.ErrorList { return validateLocalPath(src.Local.Path, p.Child("local")) }),
+		source("storageos", src.StorageOS != nil, func() field.ErrorList { return validateStorageOS(src.StorageOS, p.Child("storageos")) }),
+		source("csi", src.CSI != nil, func() field.ErrorList { return validateCSISource(src.CSI, p.Child("csi")) }),
 	}
-}
-
-// requireAll takes (field name, present) pairs and requires each.
-func requireAll(p *field.Path, pairs ...any) field.ErrorList {
-	var errs field.ErrorList
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if !pairs[i+1].(bool) {
-			errs = append(errs, field.Required(p.Child(pairs[i].(string)), ""))
-		}
-	}
-	return errs
 }
 
 func validateLocalPath(localPath string, p *field.Path) field.ErrorList {
@@ -88,7 +73,7 @@ func validateLocalPath(localPath string, p *field.Path) field.ErrorList {
 }
 
 func validateGlusterfs(g *corev1.GlusterfsPersistentVolumeSource, p *field.Path) field.ErrorList {
-	errs := requireAll(p, "endpoints", g.EndpointsName != "", "path", g.Path != "")
+	errs := podspec.RequireAll(p, "endpoints", g.EndpointsName != "", "path", g.Path != "")
 	if ns := g.EndpointsNamespace; ns != nil {
 		if *ns == "" {
 			errs = append(errs, field.Invalid(p.Child("endpointsNamespace"), *ns, "if the endpointnamespace is set, it must be a valid namespace name"))
@@ -112,7 +97,7 @@ func validateNameWith(p *field.Path, name string, fn apivalidation.ValidateNameF
 }
 
 func validateISCSI(s *corev1.ISCSIPersistentVolumeSource, pvName string, p *field.Path) field.ErrorList {
-	errs := requireAll(p, "targetPortal", s.TargetPortal != "")
+	errs := podspec.RequireAll(p, "targetPortal", s.TargetPortal != "")
 	if s.InitiatorName != nil && len(pvName+":"+s.TargetPortal) > 64 {
 		errs = append(errs, field.Invalid(p.Child("targetportal"), s.TargetPortal,
 			"Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if iscsi.initiatorName is specified."))
@@ -138,15 +123,15 @@ func validateISCSI(s *corev1.ISCSIPersistentVolumeSource, pvName string, p *fiel
 }
 
 func validateCinder(c *corev1.CinderPersistentVolumeSource, p *field.Path) field.ErrorList {
-	errs := requireAll(p, "volumeID", c.VolumeID != "")
+	errs := podspec.RequireAll(p, "volumeID", c.VolumeID != "")
 	if c.SecretRef != nil {
-		errs = append(errs, requireAll(p.Child("secretRef"), "name", c.SecretRef.Name != "", "namespace", c.SecretRef.Namespace != "")...)
+		errs = append(errs, podspec.RequireAll(p.Child("secretRef"), "name", c.SecretRef.Name != "", "namespace", c.SecretRef.Namespace != "")...)
 	}
 	return errs
 }
 
 func validateAzureFile(a *corev1.AzureFilePersistentVolumeSource, p *field.Path) field.ErrorList {
-	errs := requireAll(p, "secretName", a.SecretName != "", "shareName", a.ShareName != "")
+	errs := podspec.RequireAll(p, "secretName", a.SecretName != "", "shareName", a.ShareName != "")
 	if a.SecretNamespace != nil && *a.SecretNamespace == "" {
 		errs = append(errs, field.Required(p.Child("secretNamespace"), ""))
 	}
@@ -162,14 +147,14 @@ func validateStorageOS(s *corev1.StorageOSPersistentVolumeSource, p *field.Path)
 	}
 	errs = append(errs, strategy.ValidateName(p.Child("volumeNamespace"), s.VolumeNamespace, validation.IsDNS1123Label)...)
 	if s.SecretRef != nil {
-		errs = append(errs, requireAll(p.Child("secretRef"), "name", s.SecretRef.Name != "", "namespace", s.SecretRef.Namespace != "")...)
+		errs = append(errs, podspec.RequireAll(p.Child("secretRef"), "name", s.SecretRef.Name != "", "namespace", s.SecretRef.Namespace != "")...)
 	}
 	return errs
 }
 
 func validateCSISource(c *corev1.CSIPersistentVolumeSource, p *field.Path) field.ErrorList {
 	errs := podspec.ValidateCSIDriverName(c.Driver, p.Child("driver"))
-	errs = append(errs, requireAll(p, "volumeHandle", c.VolumeHandle != "")...)
+	errs = append(errs, podspec.RequireAll(p, "volumeHandle", c.VolumeHandle != "")...)
 	for _, ref := range []struct {
 		name string
 		ref  *corev1.SecretReference

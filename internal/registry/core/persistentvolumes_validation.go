@@ -41,24 +41,12 @@ func validatePVSpec(s *corev1.PersistentVolumeSpec, name string, p *field.Path) 
 	if hasAffinity {
 		errs = append(errs, validateVolumeNodeAffinity(s.NodeAffinity, p.Child("nodeAffinity"))...)
 	}
-	n := 0
-	for _, src := range pvSources(s, name, p) {
-		if !src.set {
-			continue
+	errs = append(errs, podspec.ValidateSources(pvSources(s, name, p), p, func(src podspec.Source, checked bool) field.ErrorList {
+		if checked && src.Name == "local" && !hasAffinity {
+			return field.ErrorList{field.Required(p.Child("nodeAffinity"), "Local volume requires node affinity")}
 		}
-		if n > 0 && src.name != "" {
-			errs = append(errs, field.Forbidden(p.Child(src.name), "may not specify more than 1 volume type"))
-			continue
-		}
-		n++
-		errs = append(errs, src.validate()...)
-		if src.name == "local" && !hasAffinity {
-			errs = append(errs, field.Required(p.Child("nodeAffinity"), "Local volume requires node affinity"))
-		}
-	}
-	if n == 0 {
-		errs = append(errs, field.Required(p, "must specify a volume type"))
-	}
+		return nil
+	})...)
 	if s.HostPath != nil && path.Clean(s.HostPath.Path) == "/" && s.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRecycle {
 		errs = append(errs, field.Forbidden(p.Child("persistentVolumeReclaimPolicy"), "may not be 'recycle' for a hostPath mount of '/'"))
 	}

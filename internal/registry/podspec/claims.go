@@ -99,7 +99,7 @@ func validateDataSources(s *corev1.PersistentVolumeClaimSpec, p *field.Path) fie
 // kind, a PersistentVolumeClaim when no API group is named, a valid group
 // and namespace.
 func validateDataSourceRef(name, kind string, group, namespace *string, p *field.Path) field.ErrorList {
-	errs := requireAll(p, "name", name != "", "kind", kind != "")
+	errs := RequireAll(p, "name", name != "", "kind", kind != "")
 	g := ""
 	if group != nil {
 		g = *group

@@ -22,7 +22,7 @@ import (
 // partition of 0 to 255; kube-apiserver's message names 1 as the lower
 // bound all the same.
 func ValidateDisk(idField, id string, partition int32, p *field.Path) field.ErrorList {
-	errs := requireAll(p, idField, id != "")
+	errs := RequireAll(p, idField, id != "")
 	if partition < 0 || partition > 255 {
 		errs = append(errs, field.Invalid(p.Child("partition"), partition, validation.InclusiveRangeError(1, 255)))
 	}
@@ -31,7 +31,7 @@ func ValidateDisk(idField, id string, partition int32, p *field.Path) field.Erro
 
 // ValidateNFS requires a server and an absolute path.
 func ValidateNFS(nfs *corev1.NFSVolumeSource, p *field.Path) field.ErrorList {
-	errs := requireAll(p, "server", nfs.Server != "", "path", nfs.Path != "")
+	errs := RequireAll(p, "server", nfs.Server != "", "path", nfs.Path != "")
 	if !path.IsAbs(nfs.Path) {
 		errs = append(errs, field.Invalid(p.Child("path"), nfs.Path, "must be an absolute path"))
 	}
@@ -76,7 +76,7 @@ func ISCSINameValid(name string) bool {
 // 0 to 255, a secret for CHAP authentication, and a well-formed
 // initiator name when one is given (reported at "initiatorname").
 func validateISCSI(s *corev1.ISCSIVolumeSource, p *field.Path) field.ErrorList {
-	errs := requireAll(p, "targetPortal", s.TargetPortal != "")
+	errs := RequireAll(p, "targetPortal", s.TargetPortal != "")
 	if s.IQN == "" {
 		errs = append(errs, field.Required(p.Child("iqn"), ""))
 	} else {
@@ -125,9 +125,9 @@ func ValidateFlocker(f *corev1.FlockerVolumeSource, p *field.Path) field.ErrorLi
 // validateCinder requires a volume ID, and a name for the secret when
 // one is referenced.
 func validateCinder(c *corev1.CinderVolumeSource, p *field.Path) field.ErrorList {
-	errs := requireAll(p, "volumeID", c.VolumeID != "")
+	errs := RequireAll(p, "volumeID", c.VolumeID != "")
 	if c.SecretRef != nil {
-		errs = append(errs, requireAll(p.Child("secretRef"), "name", c.SecretRef.Name != "")...)
+		errs = append(errs, RequireAll(p.Child("secretRef"), "name", c.SecretRef.Name != "")...)
 	}
 	return errs
 }
@@ -150,7 +150,7 @@ func ValidateQuobyte(q *corev1.QuobyteVolumeSource, p *field.Path) field.ErrorLi
 			}
 		}
 	}
-	return append(errs, requireAll(p, "volume", q.Volume != "")...)
+	return append(errs, RequireAll(p, "volume", q.Volume != "")...)
 }
 
 // ValidateFC requires target WWNs (with a LUN of 0 to 255) or WWIDs, not
@@ -178,7 +178,7 @@ func ValidateFC(fc *corev1.FCVolumeSource, p *field.Path) field.ErrorList {
 // PersistentVolume) and refuses options in the kubernetes.io and k8s.io
 // namespaces (in key order; kube-apiserver's follows its map's).
 func ValidateFlex(driver string, options map[string]string, p *field.Path) field.ErrorList {
-	errs := requireAll(p, "driver", driver != "")
+	errs := RequireAll(p, "driver", driver != "")
 	for _, k := range strategy.SortedKeys(options) {
 		ns := k
 		if before, _, ok := strings.Cut(k, "/"); ok {
@@ -200,7 +200,7 @@ var (
 // ValidateAzureDisk requires a disk name and URI, a known caching mode
 // and kind, and a URI of the kind's form.
 func ValidateAzureDisk(a *corev1.AzureDiskVolumeSource, p *field.Path) field.ErrorList {
-	errs := requireAll(p, "diskName", a.DiskName != "", "diskURI", a.DataDiskURI != "")
+	errs := RequireAll(p, "diskName", a.DiskName != "", "diskURI", a.DataDiskURI != "")
 	if a.CachingMode != nil && !azureCachingModes.Has(*a.CachingMode) {
 		errs = append(errs, field.NotSupported(p.Child("cachingMode"), *a.CachingMode, sets.List(azureCachingModes)))
 	}
@@ -233,7 +233,7 @@ func validateStorageOS(s *corev1.StorageOSVolumeSource, p *field.Path) field.Err
 	}
 	errs = append(errs, strategy.ValidateName(p.Child("volumeNamespace"), s.VolumeNamespace, validation.IsDNS1123Label)...)
 	if s.SecretRef != nil {
-		errs = append(errs, requireAll(p.Child("secretRef"), "name", s.SecretRef.Name != "")...)
+		errs = append(errs, RequireAll(p.Child("secretRef"), "name", s.SecretRef.Name != "")...)
 	}
 	return errs
 }

@@ -15,31 +15,18 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/registry/strategy"
 )
 
-// tooManySources is kube-apiserver's refusal of a second volume source.
-const tooManySources = "may not specify more than 1 volume type"
-
-// volumeSource is one source a pod volume may name: the field a second
-// source is refused at (kube-apiserver's spelling, which is not always
-// the JSON name: "downwarAPI", "cephFS"), whether the volume sets it, and
-// its own checks, at the path kube-apiserver reports them.
-type volumeSource struct {
-	name     string
-	set      bool
-	validate func() field.ErrorList
-}
-
 // volumeSources lists the sources of a pod volume in kube-apiserver's
 // order; vol is the volume (its name is part of two checks) and pod the
 // pod's name ("" for a template).
-func volumeSources(vol *corev1.Volume, pod string, p *field.Path) []volumeSource {
+func volumeSources(vol *corev1.Volume, pod string, p *field.Path) []Source {
 	vs := &vol.VolumeSource
 	return append(earlierSources(vs, p), laterSources(vol, pod, p)...)
 }
 
 // earlierSources are the sources from emptyDir to downwardAPI in
 // kube-apiserver's order; the rest follow in laterSources.
-func earlierSources(vs *corev1.VolumeSource, p *field.Path) []volumeSource {
-	return []volumeSource{
+func earlierSources(vs *corev1.VolumeSource, p *field.Path) []Source {
+	return []Source{
 		{"emptyDir", vs.EmptyDir != nil, func() field.ErrorList { return validateEmptyDir(vs.EmptyDir, p.Child("emptyDir")) }},
 		{"hostPath", vs.HostPath != nil, func() field.ErrorList { return ValidateHostPath(vs.HostPath, p.Child("hostPath")) }},
 		{"gitRepo", vs.GitRepo != nil, func() field.ErrorList { return validateGitRepo(vs.GitRepo, p.Child("gitRepo")) }},
@@ -55,18 +42,18 @@ func earlierSources(vs *corev1.VolumeSource, p *field.Path) []volumeSource {
 		{"nfs", vs.NFS != nil, func() field.ErrorList { return ValidateNFS(vs.NFS, p.Child("nfs")) }},
 		{"iscsi", vs.ISCSI != nil, func() field.ErrorList { return validateISCSI(vs.ISCSI, p.Child("iscsi")) }},
 		{"glusterfs", vs.Glusterfs != nil, func() field.ErrorList {
-			return requireAll(p.Child("glusterfs"), "endpoints", vs.Glusterfs.EndpointsName != "", "path", vs.Glusterfs.Path != "")
+			return RequireAll(p.Child("glusterfs"), "endpoints", vs.Glusterfs.EndpointsName != "", "path", vs.Glusterfs.Path != "")
 		}},
 		{"flocker", vs.Flocker != nil, func() field.ErrorList { return ValidateFlocker(vs.Flocker, p.Child("flocker")) }},
 		{"persistentVolumeClaim", vs.PersistentVolumeClaim != nil, func() field.ErrorList {
-			return requireAll(p.Child("persistentVolumeClaim"), "claimName", vs.PersistentVolumeClaim.ClaimName != "")
+			return RequireAll(p.Child("persistentVolumeClaim"), "claimName", vs.PersistentVolumeClaim.ClaimName != "")
 		}},
 		{"rbd", vs.RBD != nil, func() field.ErrorList {
-			return requireAll(p.Child("rbd"), "monitors", len(vs.RBD.CephMonitors) > 0, "image", vs.RBD.RBDImage != "")
+			return RequireAll(p.Child("rbd"), "monitors", len(vs.RBD.CephMonitors) > 0, "image", vs.RBD.RBDImage != "")
 		}},
 		{"cinder", vs.Cinder != nil, func() field.ErrorList { return validateCinder(vs.Cinder, p.Child("cinder")) }},
 		{"cephFS", vs.CephFS != nil, func() field.ErrorList {
-			return requireAll(p.Child("cephfs"), "monitors", len(vs.CephFS.Monitors) > 0)
+			return RequireAll(p.Child("cephfs"), "monitors", len(vs.CephFS.Monitors) > 0)
 		}},
 		{"quobyte", vs.Quobyte != nil, func() field.ErrorList { return ValidateQuobyte(vs.Quobyte, p.Child("quobyte")) }},
 		{"downwarAPI", vs.DownwardAPI != nil, func() field.ErrorList {
@@ -77,32 +64,32 @@ func earlierSources(vs *corev1.VolumeSource, p *field.Path) []volumeSource {
 
 // laterSources are the sources after downwardAPI, in kube-apiserver's
 // order.
-func laterSources(vol *corev1.Volume, pod string, p *field.Path) []volumeSource {
+func laterSources(vol *corev1.Volume, pod string, p *field.Path) []Source {
 	vs := &vol.VolumeSource
-	return []volumeSource{
+	return []Source{
 		{"fc", vs.FC != nil, func() field.ErrorList { return ValidateFC(vs.FC, p.Child("fc")) }},
 		{"flexVolume", vs.FlexVolume != nil, func() field.ErrorList {
 			return ValidateFlex(vs.FlexVolume.Driver, vs.FlexVolume.Options, p.Child("flexVolume"))
 		}},
 		{"configMap", vs.ConfigMap != nil, func() field.ErrorList { return validateConfigMapVolume(vs.ConfigMap, p.Child("configMap")) }},
 		{"azureFile", vs.AzureFile != nil, func() field.ErrorList {
-			return requireAll(p.Child("azureFile"), "secretName", vs.AzureFile.SecretName != "", "shareName", vs.AzureFile.ShareName != "")
+			return RequireAll(p.Child("azureFile"), "secretName", vs.AzureFile.SecretName != "", "shareName", vs.AzureFile.ShareName != "")
 		}},
 		{"vsphereVolume", vs.VsphereVolume != nil, func() field.ErrorList {
-			return requireAll(p.Child("vsphereVolume"), "volumePath", vs.VsphereVolume.VolumePath != "")
+			return RequireAll(p.Child("vsphereVolume"), "volumePath", vs.VsphereVolume.VolumePath != "")
 		}},
 		{"photonPersistentDisk", vs.PhotonPersistentDisk != nil, func() field.ErrorList {
-			return requireAll(p.Child("photonPersistentDisk"), "pdID", vs.PhotonPersistentDisk.PdID != "")
+			return RequireAll(p.Child("photonPersistentDisk"), "pdID", vs.PhotonPersistentDisk.PdID != "")
 		}},
 		{"portworxVolume", vs.PortworxVolume != nil, func() field.ErrorList {
-			return requireAll(p.Child("portworxVolume"), "volumeID", vs.PortworxVolume.VolumeID != "")
+			return RequireAll(p.Child("portworxVolume"), "volumeID", vs.PortworxVolume.VolumeID != "")
 		}},
 		{"azureDisk", vs.AzureDisk != nil, func() field.ErrorList { return ValidateAzureDisk(vs.AzureDisk, p.Child("azureDisk")) }},
 		{"storageos", vs.StorageOS != nil, func() field.ErrorList { return validateStorageOS(vs.StorageOS, p.Child("storageos")) }},
 		{"projected", vs.Projected != nil, func() field.ErrorList { return validateProjected(vs.Projected, p.Child("projected")) }},
 		{"scaleIO", vs.ScaleIO != nil, func() field.ErrorList {
 			sio := vs.ScaleIO
-			return requireAll(p.Child("scaleIO"), "gateway", sio.Gateway != "", "system", sio.System != "", "volumeName", sio.VolumeName != "")
+			return RequireAll(p.Child("scaleIO"), "gateway", sio.Gateway != "", "system", sio.System != "", "volumeName", sio.VolumeName != "")
 		}},
 		{"csi", vs.CSI != nil, func() field.ErrorList { return validateCSI(vs.CSI, p.Child("csi")) }},
 		{"ephemeral", vs.Ephemeral != nil, func() field.ErrorList { return validateEphemeral(vs.Ephemeral, vol.Name, pod, p) }},
@@ -116,38 +103,12 @@ func laterSources(vol *corev1.Volume, pod string, p *field.Path) []volumeSource 
 // own field; an iSCSI volume with an initiator name also limits the
 // length of the volume's name and target portal.
 func validateVolumeSource(vol *corev1.Volume, pod string, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	n := 0
-	for _, src := range volumeSources(vol, pod, p) {
-		if !src.set {
-			continue
+	return ValidateSources(volumeSources(vol, pod, p), p, func(src Source, _ bool) field.ErrorList {
+		if src.Name == "iscsi" {
+			return validateISCSIName(vol, p)
 		}
-		if n > 0 {
-			errs = append(errs, field.Forbidden(p.Child(src.name), tooManySources))
-		} else {
-			n++
-			errs = append(errs, src.validate()...)
-		}
-		if src.name == "iscsi" {
-			errs = append(errs, validateISCSIName(vol, p)...)
-		}
-	}
-	if n == 0 {
-		errs = append(errs, field.Required(p, "must specify a volume type"))
-	}
-	return errs
-}
-
-// requireAll takes (field name, present) pairs and requires each, in
-// order, under p.
-func requireAll(p *field.Path, pairs ...any) field.ErrorList {
-	var errs field.ErrorList
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if !pairs[i+1].(bool) {
-			errs = append(errs, field.Required(p.Child(pairs[i].(string)), ""))
-		}
-	}
-	return errs
+		return nil
+	})
 }
 
 // validateEmptyDir refuses a negative size limit. The mode is not
@@ -191,7 +152,7 @@ func ValidateNoBacksteps(target string, p *field.Path) field.ErrorList {
 // validateGitRepo requires a repository and a relative directory without
 // ".." elements.
 func validateGitRepo(g *corev1.GitRepoVolumeSource, p *field.Path) field.ErrorList {
-	errs := requireAll(p, "repository", g.Repository != "")
+	errs := RequireAll(p, "repository", g.Repository != "")
 	dp := p.Child("directory")
 	if path.IsAbs(g.Directory) {
 		errs = append(errs, field.Invalid(dp, g.Directory, "must be a relative path"))
@@ -202,7 +163,7 @@ func validateGitRepo(g *corev1.GitRepoVolumeSource, p *field.Path) field.ErrorLi
 // validateSecretVolume requires the secret's name, then checks the
 // default mode and each item.
 func validateSecretVolume(s *corev1.SecretVolumeSource, p *field.Path) field.ErrorList {
-	errs := requireAll(p, "secretName", s.SecretName != "")
+	errs := RequireAll(p, "secretName", s.SecretName != "")
 	errs = append(errs, validateFileMode(s.DefaultMode, p.Child("defaultMode"))...)
 	return append(errs, validateKeysToPaths(s.Items, p.Child("items"))...)
 }
@@ -210,7 +171,7 @@ func validateSecretVolume(s *corev1.SecretVolumeSource, p *field.Path) field.Err
 // validateConfigMapVolume requires the config map's name, then checks
 // the default mode and each item.
 func validateConfigMapVolume(c *corev1.ConfigMapVolumeSource, p *field.Path) field.ErrorList {
-	errs := requireAll(p, "name", c.Name != "")
+	errs := RequireAll(p, "name", c.Name != "")
 	errs = append(errs, validateFileMode(c.DefaultMode, p.Child("defaultMode"))...)
 	return append(errs, validateKeysToPaths(c.Items, p.Child("items"))...)
 }
@@ -222,7 +183,7 @@ func validateKeysToPaths(items []corev1.KeyToPath, p *field.Path) field.ErrorLis
 	var errs field.ErrorList
 	for i := range items {
 		kp, ip := &items[i], p.Index(i)
-		errs = append(errs, requireAll(ip, "key", kp.Key != "", "path", kp.Path != "")...)
+		errs = append(errs, RequireAll(ip, "key", kp.Key != "", "path", kp.Path != "")...)
 		errs = append(errs, validateLocalPath(kp.Path, ip.Child("path"))...)
 		errs = append(errs, validateFileMode(kp.Mode, ip.Child("mode"))...)
 	}
@@ -279,7 +240,7 @@ var pullPolicies = []string{string(corev1.PullAlways), string(corev1.PullIfNotPr
 // defaults fill an empty one in from the reference, so an empty one is
 // seen only when defaulting was skipped).
 func validateImageVolume(img *corev1.ImageVolumeSource, p *field.Path) field.ErrorList {
-	errs := requireAll(p, "reference", img.Reference != "")
+	errs := RequireAll(p, "reference", img.Reference != "")
 	switch pp := p.Child("pullPolicy"); img.PullPolicy {
 	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
 	case "":
