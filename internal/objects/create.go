@@ -80,16 +80,18 @@ func (s *Store) tryCreate(ctx context.Context, namespace string, obj runtime.Obj
 	if errs := validateCreate(ctx, s.res.Strategy, obj); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(s.invalidKind(), m.GetName(), uniqueErrors(errs))
 	}
-	vtxn, err := s.validateWrite(ctx, registry.Create, "", obj, nil, opts)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { vtxn.Finish(stored) }()
+	// As kube-apiserver: the kind's warnings go out before the validating
+	// admission runs, and with its refusal.
 	if w, ok := s.res.Strategy.(registry.WarningsStrategy); ok {
 		for _, msg := range w.WarningsOnCreate(obj) {
 			registry.AddWarning(ctx, msg)
 		}
 	}
+	vtxn, err := s.validateWrite(ctx, registry.Create, "", obj, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { vtxn.Finish(stored) }()
 	value, err := s.encode(ctx, obj)
 	if err != nil {
 		return nil, apiError(err)

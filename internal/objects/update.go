@@ -138,16 +138,18 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 	if errs := validateUpdate(ctx, sub.validator, obj, current); len(errs) > 0 {
 		return nil, conditional, apierrors.NewInvalid(s.invalidKind(), m.GetName(), uniqueErrors(errs))
 	}
-	vtxn, err := s.validateWrite(ctx, registry.Update, opts.Subresource, obj, current, opts.WriteOptions)
-	if err != nil {
-		return nil, conditional, err
-	}
-	defer func() { vtxn.Finish(stored) }()
+	// As kube-apiserver: the kind's warnings go out before the validating
+	// admission runs, and with its refusal.
 	if w, ok := s.res.Strategy.(registry.WarningsStrategy); ok && opts.Subresource == "" {
 		for _, msg := range w.WarningsOnUpdate(obj, current) {
 			registry.AddWarning(ctx, msg)
 		}
 	}
+	vtxn, err := s.validateWrite(ctx, registry.Update, opts.Subresource, obj, current, opts.WriteOptions)
+	if err != nil {
+		return nil, conditional, err
+	}
+	defer func() { vtxn.Finish(stored) }()
 	relabeled := s.res.LabelsInGeneration && !equality.Semantic.DeepEqual(m.GetLabels(), old.GetLabels())
 	if !s.res.NoGeneration && !s.res.StaticGeneration && (relabeled || s.specChanged(obj, current)) {
 		m.SetGeneration(old.GetGeneration() + 1)

@@ -32,6 +32,7 @@ func daemonSetsResource() *registry.Resource {
 			Defaults:       defaultDaemonSet,
 			ValidateNew:    validateDaemonSet,
 			ValidateChange: validateDaemonSetUpdate,
+			Warn:           daemonSetWarnings,
 		},
 		Status: strategy.TypedStatus[*appsv1.DaemonSet]{
 			PrepareUpdate: func(ds, old *appsv1.DaemonSet) {

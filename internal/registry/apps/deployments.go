@@ -25,6 +25,7 @@ func deploymentsResource() *registry.Resource {
 			Defaults:       defaultDeployment,
 			ValidateNew:    validateDeployment,
 			ValidateChange: validateDeploymentUpdate,
+			Warn:           deploymentWarnings,
 		},
 		Status: strategy.TypedStatus[*appsv1.Deployment]{
 			PrepareUpdate: func(d, old *appsv1.Deployment) {

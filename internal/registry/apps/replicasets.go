@@ -24,6 +24,7 @@ func replicaSetsResource() *registry.Resource {
 			Defaults:       defaultReplicaSet,
 			ValidateNew:    validateReplicaSet,
 			ValidateChange: validateReplicaSetUpdate,
+			Warn:           replicaSetWarnings,
 		},
 		Status: strategy.TypedStatus[*appsv1.ReplicaSet]{
 			PrepareUpdate: func(rs, old *appsv1.ReplicaSet) {

@@ -24,6 +24,7 @@ func statefulSetsResource() *registry.Resource {
 			Defaults:       defaultStatefulSet,
 			ValidateNew:    validateStatefulSet,
 			ValidateChange: validateStatefulSetUpdate,
+			Warn:           statefulSetWarnings,
 		}},
 		// Kubernetes' status strategy of statefulsets keeps the spec only:
 		// labels and annotations written through status are kept.

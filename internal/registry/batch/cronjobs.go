@@ -33,6 +33,7 @@ func cronJobsResource() *registry.Resource {
 			Defaults:       defaultCronJob,
 			ValidateNew:    validateCronJob,
 			ValidateChange: validateCronJobUpdate,
+			Warn:           cronJobWarnings,
 		},
 		// Kubernetes checks nothing of a cron job's status but metadata.
 		Status: strategy.TypedStatus[*batchv1.CronJob]{

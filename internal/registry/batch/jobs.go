@@ -39,6 +39,7 @@ func jobsResource() *registry.Resource {
 			Defaults:       defaultJob,
 			ValidateNew:    validateJob,
 			ValidateChange: validateJobUpdate,
+			Warn:           jobWarnings,
 		}},
 		// The job controller's status writes: spec kept, metadata as sent.
 		Status: strategy.TypedStatus[*batchv1.Job]{

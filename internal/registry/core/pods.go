@@ -34,6 +34,7 @@ func podsResource() *registry.Resource {
 			Defaults:       podspec.DefaultPod,
 			ValidateNew:    validatePod,
 			ValidateChange: validatePodUpdate,
+			Warn:           podWarnings,
 		}},
 		Status: strategy.TypedStatus[*corev1.Pod]{
 			PrepareUpdate:  preparePodStatusUpdate,

@@ -31,6 +31,7 @@ func podTemplatesResource() *registry.Resource {
 				errs := strategy.ValidateMetaUpdate(&t.ObjectMeta, &old.ObjectMeta)
 				return append(errs, validateTemplateSpec(&t.Template, templatePath)...)
 			},
+			Warn: podTemplateWarnings,
 		},
 		Attrs: strategy.Attrs[*corev1.PodTemplate](true, nil),
 		Table: printers.For("", "PodTemplate"),

@@ -4,9 +4,10 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/validation"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/setpoint-dev/setpoint/internal/registry/podspec"
 )
 
 // The warnings kube-apiserver sends about what these kinds accept but
@@ -19,33 +20,11 @@ func pvcWarnings(c, _ *corev1.PersistentVolumeClaim) []string {
 	if _, ok := c.Annotations[corev1.BetaStorageClassAnnotation]; ok {
 		out = append(out, fmt.Sprintf("%s: %s", strategyAnnotationPath(corev1.BetaStorageClassAnnotation), deprecatedStorageClassAnnotation))
 	}
-	rp := field.NewPath("spec", "resources")
-	out = append(out, fractionalBytes(c.Spec.Resources.Requests[corev1.ResourceStorage], rp.Child("requests"))...)
-	return append(out, fractionalBytes(c.Spec.Resources.Limits[corev1.ResourceStorage], rp.Child("limits"))...)
+	return append(out, podspec.ClaimSpecWarnings(&c.Spec, field.NewPath("spec"))...)
 }
 
 func strategyAnnotationPath(key string) *field.Path {
 	return field.NewPath("metadata", "annotations").Key(key)
-}
-
-func fractionalBytes(q resource.Quantity, p *field.Path) []string {
-	if q.MilliValue()%1000 == 0 {
-		return nil
-	}
-	return []string{fmt.Sprintf("%s: fractional byte value %q is invalid, must be an integer", p.Key(string(corev1.ResourceStorage)), q.String())}
-}
-
-// deprecatedNodeLabels are node labels whose use in a volume's node
-// affinity is warned about.
-var deprecatedNodeLabels = map[string]string{
-	"beta.kubernetes.io/arch":                       `deprecated since v1.14; use "kubernetes.io/arch" instead`,
-	"beta.kubernetes.io/os":                         `deprecated since v1.14; use "kubernetes.io/os" instead`,
-	"failure-domain.beta.kubernetes.io/region":      `deprecated since v1.17; use "topology.kubernetes.io/region" instead`,
-	"failure-domain.beta.kubernetes.io/zone":        `deprecated since v1.17; use "topology.kubernetes.io/zone" instead`,
-	"beta.kubernetes.io/instance-type":              `deprecated since v1.17; use "node.kubernetes.io/instance-type" instead`,
-	"app.kubernetes.io/created-by":                  `deprecated since v1.9`,
-	"scheduler.alpha.kubernetes.io/preferAvoidPods": `deprecated since v1.22; use Taints and Tolerations instead`,
-	"node-role.kubernetes.io/master":                `use "node-role.kubernetes.io/control-plane" instead`,
 }
 
 func pvWarnings(pv, _ *corev1.PersistentVolume) []string {
@@ -66,7 +45,7 @@ func pvWarnings(pv, _ *corev1.PersistentVolume) []string {
 		tp := field.NewPath("spec", "nodeAffinity", "required", "nodeSelectorTerms")
 		for i, term := range a.Required.NodeSelectorTerms {
 			for j, e := range term.MatchExpressions {
-				if msg, ok := deprecatedNodeLabels[e.Key]; ok {
+				if msg, ok := podspec.DeprecatedNodeLabel(e.Key); ok {
 					out = append(out, fmt.Sprintf("%s: %s is %s", tp.Index(i).Child("matchExpressions").Index(j).Child("key"), e.Key, msg))
 				}
 			}
@@ -107,16 +86,37 @@ func serviceAccountWarnings(sa, old *corev1.ServiceAccount) []string {
 		strategyAnnotationPath(enforceMountableSecrets))}
 }
 
-// replicationControllerWarnings warns, on create, of a name that cannot be
-// a host name.
-func replicationControllerWarnings(rc, old *corev1.ReplicationController) []string {
+// podWarnings are a pod's warnings on create (podspec.PodWarnings); kube-apiserver
+// sends none on a pod's update.
+func podWarnings(pod, old *corev1.Pod) []string {
 	if old != nil {
 		return nil
 	}
-	if msgs := validation.IsDNS1123Label(rc.Name); len(msgs) > 0 {
-		return []string{fmt.Sprintf("metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: %v", msgs)}
+	return podspec.PodWarnings(pod)
+}
+
+// podTemplateWarnings warns of the template's spec on create and on an
+// update that changes the template (one that moves the generation).
+func podTemplateWarnings(t, old *corev1.PodTemplate) []string {
+	if old != nil && apiequality.Semantic.DeepEqual(t.Template, old.Template) {
+		return nil
 	}
-	return nil
+	return podspec.TemplateWarnings(&t.Template, templatePath)
+}
+
+// replicationControllerWarnings warns, on create, of a name that cannot be
+// a host name and of the template's spec. An update that changes the spec
+// warns of the template too, but (as kube-apiserver v1.37 does, passing
+// its objects the wrong way round) of the template as it was before.
+func replicationControllerWarnings(rc, old *corev1.ReplicationController) []string {
+	tp := field.NewPath("spec", "template")
+	if old == nil {
+		return append(podspec.NameWarning(rc.Name), podspec.TemplateWarnings(rc.Spec.Template, tp)...)
+	}
+	if apiequality.Semantic.DeepEqual(rc.Spec, old.Spec) {
+		return nil
+	}
+	return podspec.TemplateWarnings(old.Spec.Template, tp)
 }
 
 // resourceQuotaWarnings warns, on create, of requests above limits.

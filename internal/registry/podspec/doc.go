@@ -8,6 +8,9 @@
 // with ValidateClaimSpec, which the PersistentVolumeClaim kind shares),
 // the declared defaults of volume sources, the fields a pod's
 // PrepareForCreate and PrepareForUpdate drop while their feature gate is
-// off by default (DropDisabledFields), the QoS class (QOS), and the
-// replica counters of workload status (ReplicaCounts).
+// off by default (DropDisabledFields), the QoS class (QOS), the
+// replica counters of workload status (ReplicaCounts), and the warnings
+// kube-apiserver sends about a pod's or a template's spec (PodWarnings,
+// TemplateWarnings, NameWarning; warnings*.go), which the pod and
+// workload kinds return from their Warn hooks.
 package podspec
