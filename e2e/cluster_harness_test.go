@@ -39,10 +39,24 @@ func startProc(t *testing.T, name string, args ...string) *proc {
 	t.Cleanup(func() {
 		p.stop()
 		if t.Failed() {
-			t.Logf("output of %s:\n%s", p.name, tail(p.out.String(), 60))
+			out := p.out.String()
+			t.Logf("warnings and errors of %s:\n%s", p.name, tail(problems(out), 60))
+			t.Logf("output of %s:\n%s", p.name, tail(out, 60))
 		}
 	})
 	return p
+}
+
+// problems keeps the lines of a log that are warnings or errors (the end
+// of a failed run is mostly the shutdown's lines).
+func problems(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 // tail keeps the last n lines of s.

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -127,6 +128,22 @@ func completeJob(t *testing.T, c *rest.Client, name string) {
 	t.Fatalf("could not complete job %s", name)
 }
 
+// describeJobs says of each Job its start time and finished condition.
+func describeJobs(jobs map[string]*batchv1.Job) string {
+	var out []string
+	for name, j := range jobs {
+		cond := "running"
+		for _, c := range j.Status.Conditions {
+			if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+				cond = string(c.Type)
+			}
+		}
+		out = append(out, fmt.Sprintf("%s (started %v, %s, deleting %v)", name, j.Status.StartTime, cond, j.DeletionTimestamp != nil))
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
+}
+
 // scheduledJobs lists the CronJob controller's Jobs by name.
 func scheduledJobs(t *testing.T, c *rest.Client) map[string]*batchv1.Job {
 	t.Helper()
@@ -235,7 +252,9 @@ func TestUpCronJobLife(t *testing.T) {
 	eventually(t, 30*time.Second, "history limit", func() string {
 		jobs := scheduledJobs(t, c)
 		if _, ok := jobs[first.Name]; ok {
-			return "first job still there"
+			return "first job still there; jobs: " + describeJobs(jobs) + "; events: " +
+				cl.kubectl(t, "", "get", "events", "--field-selector", "involvedObject.kind=CronJob",
+					"-o", "jsonpath={range .items[*]}{.reason}: {.message}; {end}")
 		}
 		return ""
 	})
