@@ -28,6 +28,7 @@ func TestCronJob(t *testing.T) {
 		{"Replace", testReplace},
 		{"AllowOverlaps", testAllowOverlaps},
 		{"HistoryLimits", testHistoryLimits},
+		{"CleanupRetried", testCleanupRetried},
 		{"Suspend", testSuspend},
 		{"MissedStarts", testMissedStarts},
 		{"TimeZone", testTimeZone},

@@ -28,7 +28,10 @@
 //  1. History: when a limit is set, the oldest finished Jobs (by
 //     status.startTime, then name) beyond successfulJobsHistoryLimit
 //     (Complete) and failedJobsHistoryLimit (Failed) are deleted
-//     (background propagation), event SuccessfulDelete.
+//     (background propagation), event SuccessfulDelete. A refused deletion
+//     (event FailedDelete) fails the sync once the rest of it is done, so
+//     it is retried with back-off; kube-controller-manager looks again only
+//     at the next schedule time.
 //  2. Status: a finished Job leaves status.active (SawCompletedJob); the
 //     latest completionTime of a Complete Job is lastSuccessfulTime; an
 //     active entry whose Job the server no longer has is dropped

@@ -28,6 +28,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // harness is a real API server, a manager running the controller on a
 // fake clock, and a separate client for the test's own reads and writes.
 type harness struct {
+	// ns is the test's namespace.
+	ns string
 	t        *testing.T
 	clk      *clocktesting.FakeClock
 	mgr      *manager.Manager
@@ -69,7 +71,7 @@ func newHarness(t *testing.T, srv *testserver.Server) *harness {
 		t.Fatal(err)
 	}
 	c := srv.RESTClient(t)
-	h := &harness{t: t, clk: clk, mgr: mgr, r: r, ctrl: ctrl, done: make(chan error, 1),
+	h := &harness{t: t, ns: ns, clk: clk, mgr: mgr, r: r, ctrl: ctrl, done: make(chan error, 1),
 		cronJobs: rest.For[*batchv1.CronJob, *batchv1.CronJobList](c, cronJobGVR, true).Namespace(ns),
 		jobs:     rest.For[*batchv1.Job, *batchv1.JobList](c, jobGVR, true).Namespace(ns),
 		events:   rest.For[*corev1.Event, *corev1.EventList](c, corev1.SchemeGroupVersion.WithResource("events"), true).Namespace(ns),

@@ -35,12 +35,16 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, fmt.Errorf("cronjob %s: jobs from cache: %w", key, err)
 	}
 	cp := cj.DeepCopy()
-	cleaned := r.cleanupFinishedJobs(ctx, cp, jobs)
+	cleaned, cleanupFailures := r.cleanupFinishedJobs(ctx, cp, jobs)
 	requeue, changed, syncErr := r.syncCronJob(ctx, cp, jobs)
 	if (cleaned || changed) && !equality.Semantic.DeepEqual(cj.Status, cp.Status) {
 		if _, err := r.cronJobs.Namespace(cp.Namespace).UpdateStatus(ctx, cp, metav1.UpdateOptions{}); err != nil {
 			return reconcile.Result{}, fmt.Errorf("update status of cronjob %s: %w", key, err)
 		}
+	}
+	if cleanupFailures > 0 && syncErr == nil {
+		// retried with back-off (its next sync also computes the requeue)
+		return reconcile.Result{}, fmt.Errorf("cronjob %s: %d finished jobs beyond the history limits not deleted", key, cleanupFailures)
 	}
 	if requeue != nil {
 		return reconcile.Result{RequeueAfter: max(*requeue, time.Millisecond)}, nil

@@ -87,10 +87,13 @@ func (r *reconciler) deleteJob(ctx context.Context, cj *batchv1.CronJob, job *ba
 
 // cleanupFinishedJobs deletes the oldest finished Jobs beyond
 // successfulJobsHistoryLimit and failedJobsHistoryLimit; it reports
-// whether status changed.
-func (r *reconciler) cleanupFinishedJobs(ctx context.Context, cj *batchv1.CronJob, jobs []*batchv1.Job) bool {
+// whether status changed, and how many deletions failed. kube's
+// controller only records a failed deletion (FailedDelete) and looks again
+// at the next schedule time, which may be an hour away; here the sync is
+// retried with back-off.
+func (r *reconciler) cleanupFinishedJobs(ctx context.Context, cj *batchv1.CronJob, jobs []*batchv1.Job) (bool, int) {
 	if cj.Spec.SuccessfulJobsHistoryLimit == nil && cj.Spec.FailedJobsHistoryLimit == nil {
-		return false
+		return false, 0
 	}
 	var succeeded, failed []*batchv1.Job
 	for _, j := range jobs {
@@ -101,28 +104,35 @@ func (r *reconciler) cleanupFinishedJobs(ctx context.Context, cj *batchv1.CronJo
 			failed = append(failed, j)
 		}
 	}
-	changed := false
-	if l := cj.Spec.SuccessfulJobsHistoryLimit; l != nil && r.removeOldest(ctx, cj, succeeded, int(*l)) {
-		changed = true
+	changed, failures := false, 0
+	for _, set := range []struct {
+		limit *int32
+		jobs  []*batchv1.Job
+	}{{cj.Spec.SuccessfulJobsHistoryLimit, succeeded}, {cj.Spec.FailedJobsHistoryLimit, failed}} {
+		if set.limit == nil {
+			continue
+		}
+		deleted, failed := r.removeOldest(ctx, cj, set.jobs, int(*set.limit))
+		changed, failures = changed || deleted > 0, failures+failed
 	}
-	if l := cj.Spec.FailedJobsHistoryLimit; l != nil && r.removeOldest(ctx, cj, failed, int(*l)) {
-		changed = true
-	}
-	return changed
+	return changed, failures
 }
 
-func (r *reconciler) removeOldest(ctx context.Context, cj *batchv1.CronJob, jobs []*batchv1.Job, keep int) bool {
+// removeOldest deletes the oldest of jobs beyond keep; it reports how many
+// deletions succeeded and failed.
+func (r *reconciler) removeOldest(ctx context.Context, cj *batchv1.CronJob, jobs []*batchv1.Job, keep int) (deleted, failed int) {
 	n := len(jobs) - keep
 	if n <= 0 {
-		return false
+		return 0, 0
 	}
 	jobs = slices.Clone(jobs)
 	slices.SortFunc(jobs, byStartTime)
-	changed := false
 	for _, j := range jobs[:n] {
 		if r.deleteJob(ctx, cj, j) {
-			changed = true
+			deleted++
+		} else {
+			failed++
 		}
 	}
-	return changed
+	return deleted, failed
 }
