@@ -29,7 +29,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // fake clock, and a separate client for the test's own reads and writes.
 type harness struct {
 	// ns is the test's namespace.
-	ns string
+	ns       string
 	t        *testing.T
 	clk      *clocktesting.FakeClock
 	mgr      *manager.Manager
