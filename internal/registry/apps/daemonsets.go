@@ -67,6 +67,7 @@ func setTemplateGeneration(ds *appsv1.DaemonSet, n int64) {
 
 func prepareDaemonSetCreate(ds *appsv1.DaemonSet) {
 	ds.Status = appsv1.DaemonSetStatus{}
+	podspec.DropDisabledTemplateFields(&ds.Spec.Template, nil)
 	setTemplateGeneration(ds, max(templateGeneration(ds), 1))
 }
 
@@ -74,6 +75,7 @@ func prepareDaemonSetCreate(ds *appsv1.DaemonSet) {
 // generation by one when the template changes, as Kubernetes does.
 func prepareDaemonSetUpdate(ds, old *appsv1.DaemonSet) {
 	ds.Status = old.Status
+	podspec.DropDisabledTemplateFields(&ds.Spec.Template, &old.Spec.Template)
 	tg := templateGeneration(old)
 	if !equality.Semantic.DeepEqual(ds.Spec.Template, old.Spec.Template) {
 		tg++

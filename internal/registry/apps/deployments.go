@@ -20,8 +20,14 @@ func deploymentsResource() *registry.Resource {
 		New:     func() runtime.Object { return &appsv1.Deployment{} },
 		NewList: func() runtime.Object { return &appsv1.DeploymentList{} },
 		Strategy: strategy.Typed[*appsv1.Deployment]{
-			PrepareCreate:  func(d *appsv1.Deployment) { d.Status = appsv1.DeploymentStatus{} },
-			PrepareUpdate:  func(d, old *appsv1.Deployment) { d.Status = old.Status },
+			PrepareCreate: func(d *appsv1.Deployment) {
+				d.Status = appsv1.DeploymentStatus{}
+				podspec.DropDisabledTemplateFields(&d.Spec.Template, nil)
+			},
+			PrepareUpdate: func(d, old *appsv1.Deployment) {
+				d.Status = old.Status
+				podspec.DropDisabledTemplateFields(&d.Spec.Template, &old.Spec.Template)
+			},
 			Defaults:       defaultDeployment,
 			ValidateNew:    validateDeployment,
 			ValidateChange: validateDeploymentUpdate,

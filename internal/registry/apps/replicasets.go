@@ -19,8 +19,14 @@ func replicaSetsResource() *registry.Resource {
 		New:     func() runtime.Object { return &appsv1.ReplicaSet{} },
 		NewList: func() runtime.Object { return &appsv1.ReplicaSetList{} },
 		Strategy: strategy.Typed[*appsv1.ReplicaSet]{
-			PrepareCreate:  func(rs *appsv1.ReplicaSet) { rs.Status = appsv1.ReplicaSetStatus{} },
-			PrepareUpdate:  func(rs, old *appsv1.ReplicaSet) { rs.Status = old.Status },
+			PrepareCreate: func(rs *appsv1.ReplicaSet) {
+				rs.Status = appsv1.ReplicaSetStatus{}
+				podspec.DropDisabledTemplateFields(&rs.Spec.Template, nil)
+			},
+			PrepareUpdate: func(rs, old *appsv1.ReplicaSet) {
+				rs.Status = old.Status
+				podspec.DropDisabledTemplateFields(&rs.Spec.Template, &old.Spec.Template)
+			},
 			Defaults:       defaultReplicaSet,
 			ValidateNew:    validateReplicaSet,
 			ValidateChange: validateReplicaSetUpdate,

@@ -19,8 +19,14 @@ func statefulSetsResource() *registry.Resource {
 		New:     func() runtime.Object { return &appsv1.StatefulSet{} },
 		NewList: func() runtime.Object { return &appsv1.StatefulSetList{} },
 		Strategy: statefulSetStrategy{strategy.Typed[*appsv1.StatefulSet]{
-			PrepareCreate:  func(s *appsv1.StatefulSet) { s.Status = appsv1.StatefulSetStatus{} },
-			PrepareUpdate:  func(s, old *appsv1.StatefulSet) { s.Status = old.Status },
+			PrepareCreate: func(s *appsv1.StatefulSet) {
+				s.Status = appsv1.StatefulSetStatus{}
+				podspec.DropDisabledTemplateFields(&s.Spec.Template, nil)
+			},
+			PrepareUpdate: func(s, old *appsv1.StatefulSet) {
+				s.Status = old.Status
+				podspec.DropDisabledTemplateFields(&s.Spec.Template, &old.Spec.Template)
+			},
 			Defaults:       defaultStatefulSet,
 			ValidateNew:    validateStatefulSet,
 			ValidateChange: validateStatefulSetUpdate,

@@ -18,6 +18,7 @@ import (
 
 	"github.com/setpoint-dev/setpoint/internal/printers"
 	"github.com/setpoint-dev/setpoint/internal/registry"
+	"github.com/setpoint-dev/setpoint/internal/registry/podspec"
 	"github.com/setpoint-dev/setpoint/internal/registry/strategy"
 )
 
@@ -28,8 +29,14 @@ func cronJobsResource() *registry.Resource {
 		New:     func() runtime.Object { return &batchv1.CronJob{} },
 		NewList: func() runtime.Object { return &batchv1.CronJobList{} },
 		Strategy: strategy.Typed[*batchv1.CronJob]{
-			PrepareCreate:  func(c *batchv1.CronJob) { c.Status = batchv1.CronJobStatus{} },
-			PrepareUpdate:  func(c, old *batchv1.CronJob) { c.Status = old.Status },
+			PrepareCreate: func(c *batchv1.CronJob) {
+				c.Status = batchv1.CronJobStatus{}
+				podspec.DropDisabledTemplateFields(&c.Spec.JobTemplate.Spec.Template, nil)
+			},
+			PrepareUpdate: func(c, old *batchv1.CronJob) {
+				c.Status = old.Status
+				podspec.DropDisabledTemplateFields(&c.Spec.JobTemplate.Spec.Template, &old.Spec.JobTemplate.Spec.Template)
+			},
 			Defaults:       defaultCronJob,
 			ValidateNew:    validateCronJob,
 			ValidateChange: validateCronJobUpdate,

@@ -34,8 +34,12 @@ func jobsResource() *registry.Resource {
 			PrepareCreate: func(j *batchv1.Job) {
 				generateSelector(j)
 				j.Status = batchv1.JobStatus{}
+				podspec.DropDisabledTemplateFields(&j.Spec.Template, nil)
 			},
-			PrepareUpdate:  func(j, old *batchv1.Job) { j.Status = old.Status },
+			PrepareUpdate: func(j, old *batchv1.Job) {
+				j.Status = old.Status
+				podspec.DropDisabledTemplateFields(&j.Spec.Template, &old.Spec.Template)
+			},
 			Defaults:       defaultJob,
 			ValidateNew:    validateJob,
 			ValidateChange: validateJobUpdate,

@@ -25,8 +25,10 @@ func podTemplatesResource() *registry.Resource {
 		New:                 func() runtime.Object { return &corev1.PodTemplate{} },
 		NewList:             func() runtime.Object { return &corev1.PodTemplateList{} },
 		Strategy: strategy.Typed[*corev1.PodTemplate]{
-			Defaults:    func(t *corev1.PodTemplate) { podspec.DefaultPodSpec(&t.Template.Spec) },
-			ValidateNew: validatePodTemplate,
+			PrepareCreate: func(t *corev1.PodTemplate) { podspec.DropDisabledTemplateFields(&t.Template, nil) },
+			PrepareUpdate: func(t, old *corev1.PodTemplate) { podspec.DropDisabledTemplateFields(&t.Template, &old.Template) },
+			Defaults:      func(t *corev1.PodTemplate) { podspec.DefaultPodSpec(&t.Template.Spec) },
+			ValidateNew:   validatePodTemplate,
 			ValidateChange: func(t, old *corev1.PodTemplate) field.ErrorList {
 				errs := strategy.ValidateMetaUpdate(&t.ObjectMeta, &old.ObjectMeta)
 				return append(errs, validateTemplateSpec(&t.Template, templatePath)...)

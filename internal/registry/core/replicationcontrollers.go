@@ -30,10 +30,16 @@ func replicationControllersResource() *registry.Resource {
 		NewList:         func() runtime.Object { return &corev1.ReplicationControllerList{} },
 		OrphanByDefault: true, // as core/v1: a delete orphans the pods unless told otherwise
 		Strategy: strategy.Typed[*corev1.ReplicationController]{
-			PrepareCreate: func(rc *corev1.ReplicationController) { rc.Status = corev1.ReplicationControllerStatus{} },
-			PrepareUpdate: func(rc, old *corev1.ReplicationController) { rc.Status = old.Status },
-			Defaults:      defaultReplicationController,
-			ValidateNew:   validateReplicationController,
+			PrepareCreate: func(rc *corev1.ReplicationController) {
+				rc.Status = corev1.ReplicationControllerStatus{}
+				podspec.DropDisabledTemplateFields(rc.Spec.Template, nil)
+			},
+			PrepareUpdate: func(rc, old *corev1.ReplicationController) {
+				rc.Status = old.Status
+				podspec.DropDisabledTemplateFields(rc.Spec.Template, old.Spec.Template)
+			},
+			Defaults:    defaultReplicationController,
+			ValidateNew: validateReplicationController,
 			ValidateChange: func(rc, old *corev1.ReplicationController) field.ErrorList {
 				errs := strategy.ValidateMetaUpdate(&rc.ObjectMeta, &old.ObjectMeta)
 				return append(errs, validateReplicationControllerSpec(&rc.Spec)...)

@@ -101,3 +101,17 @@ func dropFileUsers(items []corev1.DownwardAPIVolumeFile) {
 		items[i].User = nil
 	}
 }
+
+// DropDisabledTemplateFields is DropDisabledFields for a workload's pod
+// template (t may be nil, as a ReplicationController's; old is nil on
+// create), as kube-apiserver drops them from every template kind.
+func DropDisabledTemplateFields(t, old *corev1.PodTemplateSpec) {
+	if t == nil {
+		return
+	}
+	var oldSpec *corev1.PodSpec
+	if old != nil {
+		oldSpec = &old.Spec
+	}
+	DropDisabledFields(&t.Spec, oldSpec)
+}
