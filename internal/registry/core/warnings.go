@@ -52,18 +52,18 @@ func pvWarnings(pv, _ *corev1.PersistentVolume) []string {
 		}
 	}
 	for _, d := range []struct {
-		set        bool
-		name, when string
+		set  bool
+		name string
 	}{
-		{s.CephFS != nil, "cephfs", "deprecated in v1.28, non-functional in v1.31+"},
-		{s.PhotonPersistentDisk != nil, "photonPersistentDisk", "deprecated in v1.11, non-functional in v1.16+"},
-		{s.ScaleIO != nil, "scaleIO", "deprecated in v1.16, non-functional in v1.22+"},
-		{s.StorageOS != nil, "storageOS", "deprecated in v1.22, non-functional in v1.25+"},
-		{s.Glusterfs != nil, "glusterfs", "deprecated in v1.25, non-functional in v1.26+"},
-		{s.RBD != nil, "rbd", "deprecated in v1.28, non-functional in v1.31+"},
+		{s.CephFS != nil, "cephfs"},
+		{s.PhotonPersistentDisk != nil, "photonPersistentDisk"},
+		{s.ScaleIO != nil, "scaleIO"},
+		{s.StorageOS != nil, "storageOS"},
+		{s.Glusterfs != nil, "glusterfs"},
+		{s.RBD != nil, "rbd"},
 	} {
 		if d.set {
-			out = append(out, fmt.Sprintf("spec.%s: %s", d.name, d.when))
+			out = append(out, fmt.Sprintf("spec.%s: %s", d.name, podspec.DeprecatedPlugins[d.name]))
 		}
 	}
 	return out

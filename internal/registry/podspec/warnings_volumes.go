@@ -8,6 +8,21 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// DeprecatedPlugins are the volume plugins kube-apiserver warns of in pod
+// volumes and PersistentVolumes, by field name, with its wording of when
+// they were deprecated and stopped working.
+var DeprecatedPlugins = map[string]string{
+	"photonPersistentDisk": "deprecated in v1.11, non-functional in v1.16+",
+	"gitRepo":              "deprecated in v1.11, and disabled by default in v1.33+",
+	"scaleIO":              "deprecated in v1.16, non-functional in v1.22+",
+	"flocker":              "deprecated in v1.22, non-functional in v1.25+",
+	"storageOS":            "deprecated in v1.22, non-functional in v1.25+",
+	"quobyte":              "deprecated in v1.22, non-functional in v1.25+",
+	"glusterfs":            "deprecated in v1.25, non-functional in v1.26+",
+	"cephfs":               "deprecated in v1.28, non-functional in v1.31+",
+	"rbd":                  "deprecated in v1.28, non-functional in v1.31+",
+}
+
 // volumeWarnings warns of volume plugins that are deprecated or removed
 // (the gitRepo driver is off, locked, in v1.37) and of an ephemeral
 // volume's claim template asking for fractional bytes.
@@ -16,29 +31,29 @@ func volumeWarnings(vols []corev1.Volume, vp *field.Path) []string {
 	for i, v := range vols {
 		p := vp.Index(i)
 		for _, d := range []struct {
-			set        bool
-			name, when string
+			set  bool
+			name string
 		}{
-			{v.PhotonPersistentDisk != nil, "photonPersistentDisk", "deprecated in v1.11, non-functional in v1.16+"},
-			{v.GitRepo != nil, "gitRepo", "deprecated in v1.11, and disabled by default in v1.33+"},
-			{v.ScaleIO != nil, "scaleIO", "deprecated in v1.16, non-functional in v1.22+"},
-			{v.Flocker != nil, "flocker", "deprecated in v1.22, non-functional in v1.25+"},
-			{v.StorageOS != nil, "storageOS", "deprecated in v1.22, non-functional in v1.25+"},
-			{v.Quobyte != nil, "quobyte", "deprecated in v1.22, non-functional in v1.25+"},
-			{v.Glusterfs != nil, "glusterfs", "deprecated in v1.25, non-functional in v1.26+"},
+			{v.PhotonPersistentDisk != nil, "photonPersistentDisk"},
+			{v.GitRepo != nil, "gitRepo"},
+			{v.ScaleIO != nil, "scaleIO"},
+			{v.Flocker != nil, "flocker"},
+			{v.StorageOS != nil, "storageOS"},
+			{v.Quobyte != nil, "quobyte"},
+			{v.Glusterfs != nil, "glusterfs"},
 		} {
 			if d.set {
-				out = append(out, fmt.Sprintf("%s: %s", p.Child(d.name), d.when))
+				out = append(out, fmt.Sprintf("%s: %s", p.Child(d.name), DeprecatedPlugins[d.name]))
 			}
 		}
 		if e := v.Ephemeral; e != nil && e.VolumeClaimTemplate != nil {
 			out = append(out, ClaimSpecWarnings(&e.VolumeClaimTemplate.Spec, p.Child("ephemeral", "volumeClaimTemplate", "spec"))...)
 		}
 		if v.CephFS != nil {
-			out = append(out, fmt.Sprintf("%s: deprecated in v1.28, non-functional in v1.31+", p.Child("cephfs")))
+			out = append(out, fmt.Sprintf("%s: %s", p.Child("cephfs"), DeprecatedPlugins["cephfs"]))
 		}
 		if v.RBD != nil {
-			out = append(out, fmt.Sprintf("%s: deprecated in v1.28, non-functional in v1.31+", p.Child("rbd")))
+			out = append(out, fmt.Sprintf("%s: %s", p.Child("rbd"), DeprecatedPlugins["rbd"]))
 		}
 	}
 	return out
