@@ -160,7 +160,9 @@ type WatchStream interface {
 	// RequestProgress asks for a progress notification to be delivered soon
 	// (after any events already due). Consumers use it to learn that they
 	// are current with the store even when no key under their prefix
-	// changed. Never blocks; a no-op on an ended stream.
+	// changed: the notification's revision is at least the revision
+	// CurrentRevision reported before the request. Never blocks; a no-op
+	// on an ended stream.
 	RequestProgress()
 	// Err is valid after Responses is closed: nil when the context was
 	// cancelled or Stop was called, ErrWatcherTooSlow when the consumer fell

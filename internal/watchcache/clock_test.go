@@ -3,6 +3,7 @@ package watchcache
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -91,5 +92,38 @@ func TestWaitForRevisionTooLarge(t *testing.T) {
 	fc.Step(DefaultProgressTimeout)
 	if err := <-errc; !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("Watch from %d: %v", target, err)
+	}
+}
+
+// TestWaitForRevisionAfterOtherWrites is a consistent read's wait while
+// another resource is written: the revision the store reports is reached
+// through the progress notification the wait asks for, without its retry
+// (which never fires on this fake clock), even when the read learns the
+// revision the moment the store makes it current, before the store hands
+// the write to its watchers.
+func TestWaitForRevisionAfterOtherWrites(t *testing.T) {
+	fc := testingclock.NewFakeClock(time.Unix(1_000_000, 0))
+	e := newEnv(t, configMaps, func(c *Config) { c.Clock = fc }, nil)
+	ctx := t.Context()
+	for i := range 3000 {
+		before := e.storeRev()
+		errc := make(chan error, 1)
+		go func() {
+			_, err := e.store.Create(ctx, fmt.Sprintf("/registry/leases/other/%d", i), []byte("v"))
+			errc <- err
+		}()
+		rev := before
+		for rev == before {
+			rev = e.storeRev()
+		}
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := e.cache.WaitForRevision(wctx, rev)
+		cancel()
+		if err != nil {
+			t.Fatalf("WaitForRevision(%d), cache at %d: %v", rev, e.cache.Revision(), err)
+		}
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -69,8 +69,9 @@
 // events (counting those handed to the consumer but not yet received); a
 // batch that would overflow it ends the watch with
 // storage.ErrWatcherTooSlow. RequestProgress is answered, after the queued
-// events, with the watcher's position, which for a synced watcher is the
-// store's revision. A watch ends with a nil error when its context ends or
+// events, with the watcher's position once it reaches the store's revision
+// at the time of the request (a batch's revision is current a moment
+// before publish queues it, so the answer may wait for that publish). A watch ends with a nil error when its context ends or
 // Stop is called, with ErrClosed when the store closes, and with a
 // *storage.CompactedError if compaction overtakes a replay.
 //

@@ -41,6 +41,14 @@ type watcher struct {
 	// and not yet received by the consumer; it never exceeds limit.
 	pending  int
 	progress bool // guarded by mu: a progress notification is due
+	// progressAt, guarded by mu, is the store's revision when the due
+	// notification was last requested: it is sent only once pos reaches
+	// it. The store makes a batch's revision current (CurrentRevision)
+	// just before publish queues it, so a request made in between would
+	// otherwise be answered with the revision before, and a consistent
+	// read waiting for the revision it was told would wait for the next
+	// request.
+	progressAt int64
 }
 
 var _ storage.WatchStream = (*watcher)(nil)
@@ -52,9 +60,11 @@ func (w *watcher) Responses() <-chan storage.WatchResponse { return w.out }
 // answers once it is synced, since only then does it know the store's
 // revision.
 func (w *watcher) RequestProgress() {
+	at := w.s.rev.Load()
 	w.mu.Lock()
 	if !w.ended {
 		w.progress = true
+		w.progressAt = max(w.progressAt, at)
 	}
 	w.mu.Unlock()
 	w.signal()
@@ -127,6 +137,9 @@ func (w *watcher) deliver(events []storage.Event, rev int64) bool {
 		w.signal()
 	}
 	w.pos = rev
+	if n == 0 && w.progressDueLocked() {
+		w.signal()
+	}
 	return true
 }
 
@@ -240,12 +253,16 @@ func (w *watcher) take() (resp storage.WatchResponse, n int, ok bool) {
 		}
 		return resp, n, true
 	}
-	if w.progress {
+	if w.progressDueLocked() {
 		w.progress = false
 		return storage.WatchResponse{Revision: w.pos}, 0, true
 	}
 	return resp, 0, false
 }
+
+// progressDueLocked reports whether the requested progress notification
+// can be sent: pos covers the revision current at the request.
+func (w *watcher) progressDueLocked() bool { return w.progress && w.pos >= w.progressAt }
 
 // send hands resp to the consumer; false means the watch ended first.
 func (w *watcher) send(resp storage.WatchResponse) bool {

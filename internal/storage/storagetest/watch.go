@@ -2,7 +2,11 @@ package storagetest
 
 import (
 	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/setpoint-dev/setpoint/internal/storage"
 )
@@ -12,6 +16,7 @@ func watchCases() []testCase {
 		{"WatchFromPast", testWatchFromPast},
 		{"WatchLive", testWatchLive},
 		{"WatchProgress", testWatchProgress},
+		{"WatchProgressCoversConcurrentWrites", testWatchProgressCoversConcurrentWrites},
 		{"WatchCancel", testWatchCancel},
 		{"WatchStop", testWatchStop},
 		{"WatchEndsOnClose", testWatchEndsOnClose},
@@ -96,6 +101,53 @@ func testWatchProgress(t *testing.T, s storage.Store) {
 	}
 	if resp := <-w.Responses(); len(resp.Events) != 0 || resp.Revision != mustRevision(t, s) {
 		t.Fatalf("progress response %+v", resp)
+	}
+}
+
+// testWatchProgressCoversConcurrentWrites checks what a watch cache's
+// consistent read relies on: a progress notification requested after the
+// store reported revision R carries a revision >= R, even while other
+// prefixes are written concurrently (the store may have made R current
+// before handing its batch to the watchers).
+func testWatchProgressCoversConcurrentWrites(t *testing.T, s storage.Store) {
+	mustCreate(t, s, "w/a", "a")
+	w := mustWatch(t, s, "w/", 0)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	var writes atomic.Int64
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil; i++ {
+				if _, err := s.Create(ctx, fmt.Sprintf("x/%d/%d", g, i), []byte("v")); err != nil && ctx.Err() == nil {
+					t.Errorf("Create: %v", err)
+					return
+				}
+				writes.Add(1)
+			}
+		}()
+	}
+	defer wg.Wait()
+	defer cancel()
+	// Enough rounds that many of them overlap a commit.
+	for i := 0; i < 2000 || writes.Load() < 2000; i++ {
+		rev := mustRevision(t, s)
+		w.RequestProgress()
+		select {
+		case resp, ok := <-w.Responses():
+			if !ok {
+				t.Fatalf("watch ended: %v", w.Err())
+			}
+			if len(resp.Events) != 0 {
+				t.Fatalf("event under w/ nobody wrote: %+v", resp.Events)
+			}
+			if resp.Revision < rev {
+				t.Fatalf("progress notification at %d, requested after the store reported %d", resp.Revision, rev)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no progress notification within 10s of a request at revision %d", rev)
+		}
 	}
 }
 
