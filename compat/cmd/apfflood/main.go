@@ -19,11 +19,17 @@
 // answers a new tenant's first reads in about 1 s each for some seconds
 // after it reports ready, which would make its quiet p99 1 s).
 //
+// With -setpoint BIN it measures `setpoint apiserver` (BIN) the same way,
+// a process of its own with the same limits and the same warm-up, so that
+// both servers are timed by one harness with no client in the server's
+// process.
+//
 // The executables are refcluster's (FindBinaries: the repository's .bin/,
 // built on first use, or $SETPOINT_REFERENCE_BIN_DIR holding etcd,
 // kube-apiserver, kube-controller-manager and kube-scheduler).
 //
 //	cd compat && go run ./cmd/apfflood -runs 3
+//	cd compat && go run ./cmd/apfflood -runs 3 -setpoint ../.bin/setpoint
 package main
 
 import (
@@ -53,26 +59,24 @@ func main() {
 	samples := flag.Int("samples", 300, "timed reads and renewals, quiet and then flooded")
 	workers := flag.Int("workers", 400, "the flood's concurrent loops")
 	warmup := flag.Duration("warmup", 30*time.Second, "untimed reads and renewals before the quiet ones: kube-apiserver answers a new tenant's first reads slowly (about 1 s each, for the first 15-20 s after start on a loaded machine)")
+	setpointBin := flag.String("setpoint", "", "measure `setpoint apiserver` from this executable, a process of its own with the same limits, instead of kube-apiserver")
 	flag.Parse()
 	for i := range *runs {
-		if err := run(*samples, *workers, *warmup); err != nil {
+		if err := run(*setpointBin, *samples, *workers, *warmup); err != nil {
 			slog.Error("apfflood", "run", i+1, "err", err)
 			os.Exit(1)
 		}
 	}
 }
 
-func run(samples, workers int, warmup time.Duration) error {
+func run(setpointBin string, samples, workers int, warmup time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := refcluster.Start(ctx, refcluster.Options{APIServerArgs: []string{
-		"--max-requests-inflight=1", "--max-mutating-requests-inflight=1", "--request-timeout=4s",
-	}})
+	name, s, stopServer, err := startServer(ctx, setpointBin)
 	if err != nil {
 		return err
 	}
-	defer c.Stop()
-	s := &server{url: c.URL(), caFile: c.CAFile(), admin: c.Token()}
+	defer stopServer()
 	flooder, tenant, elector, err := setup(s)
 	if err != nil {
 		return err
@@ -113,7 +117,7 @@ func run(samples, workers int, warmup time.Duration) error {
 	if stopErr != nil {
 		return stopErr
 	}
-	fmt.Printf("kube-apiserver: flood %d served, %d refused with 429, %d other\n", counts.OK, counts.Rejected, counts.Other)
+	fmt.Printf("%s: flood %d served, %d refused with 429, %d other\n", name, counts.OK, counts.Rejected, counts.Other)
 	fmt.Printf("  tenant read:   quiet p50 %v p99 %v; flooded p50 %v p99 %v max %v (%d failures); p99 ratio %.2f\n",
 		p50(quietRead), p99(quietRead), p50(floodRead), p99(floodRead), floodRead[len(floodRead)-1], failures[0],
 		float64(p99(floodRead))/float64(p99(quietRead)))
@@ -152,3 +156,20 @@ func interleaved(n int, pace time.Duration, a, b func() (int, error)) (sa, sb []
 
 func p99(sorted []time.Duration) time.Duration { return sorted[(len(sorted)*99)/100] }
 func p50(sorted []time.Duration) time.Duration { return sorted[len(sorted)/2] }
+
+// startServer starts the server measured: kube-apiserver (with etcd), or
+// setpoint when setpointBin is set, both with 2 seats and a 4 s request
+// timeout.
+func startServer(ctx context.Context, setpointBin string) (name string, s *server, stop func(), err error) {
+	if setpointBin != "" {
+		s, stop, err = startSetpoint(ctx, setpointBin)
+		return "setpoint", s, stop, err
+	}
+	c, err := refcluster.Start(ctx, refcluster.Options{APIServerArgs: []string{
+		"--max-requests-inflight=1", "--max-mutating-requests-inflight=1", "--request-timeout=4s",
+	}})
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return "kube-apiserver", &server{url: c.URL(), caFile: c.CAFile(), admin: c.Token()}, func() { _ = c.Stop() }, nil
+}
