@@ -5,16 +5,21 @@
 // (compat/cmd/extendcost, on kube-apiserver) create the same objects.
 package celbench
 
-// GadgetCRD is the Gadget CRD, group and schema alike with and without
-// rules: rules is the x-kubernetes-validations of spec (a JSON array, "[]"
-// for none).
+// GadgetCRD is the Gadget CRD of group with Schema(rules), group and
+// schema alike with and without rules.
 func GadgetCRD(group, rules string) string {
 	return `{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
  "metadata": {"name": "gadgets.` + group + `"},
  "spec": {"group": "` + group + `", "scope": "Namespaced",
   "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
   "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
-   "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+   "schema": {"openAPIV3Schema": ` + Schema(rules) + `}}]}}`
+}
+
+// Schema is the Gadget's OpenAPI schema: rules is the
+// x-kubernetes-validations of spec (a JSON array, "[]" for none).
+func Schema(rules string) string {
+	return `{"type": "object", "properties": {
     "spec": {"type": "object", "x-kubernetes-validations": ` + rules + `, "properties": {
      "minReplicas": {"type": "integer"}, "maxReplicas": {"type": "integer"},
      "mode": {"type": "string", "maxLength": 20},
@@ -24,7 +29,7 @@ func GadgetCRD(group, rules string) string {
      "tags": {"type": "object", "maxProperties": 10, "additionalProperties": {"type": "string", "maxLength": 63}},
      "listeners": {"type": "array", "maxItems": 8, "items": {"type": "object", "required": ["name", "port"], "properties": {
       "name": {"type": "string", "maxLength": 63}, "port": {"type": "integer"}, "protocol": {"type": "string", "maxLength": 10}}}}}},
-    "status": {"type": "object", "properties": {"phase": {"type": "string"}}}}}}}]}}`
+    "status": {"type": "object", "properties": {"phase": {"type": "string"}}}}}`
 }
 
 // TenRules are ten rules of the kinds real CRDs carry (Gateway API,

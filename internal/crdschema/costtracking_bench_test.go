@@ -10,10 +10,12 @@ import (
 	"github.com/google/cel-go/interpreter"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/cel/library"
+
+	"github.com/setpoint-dev/setpoint/internal/celbench"
 )
 
 // BenchmarkRulesCostTracking sizes what cel-go's runtime cost tracking
-// costs in the ten rules of benchRulesSchema: the rules compiled in a
+// costs in the ten rules of celbench.TenRules: the rules compiled in a
 // plain cel-go environment that declares self as dyn and carries the
 // libraries they call, run through setpoint's value adapter, once with
 // Kubernetes' cost options (per-call limit, its call cost estimator,
@@ -28,7 +30,7 @@ import (
 // libraries bring program options of their own, such as the optional
 // library's or/orValue decorator and the regex library's optimizations).
 func BenchmarkRulesCostTracking(b *testing.B) {
-	s := compile(b, benchRulesSchema)
+	s := compile(b, celbench.Schema(celbench.TenRules))
 	obj := object(b, benchRulesObject)
 	spec := s.ruleValidator().properties["spec"]
 	env, err := celgo.NewEnv(celgo.Variable("self", celgo.DynType), celgo.HomogeneousAggregateLiterals(),
