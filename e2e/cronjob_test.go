@@ -234,7 +234,13 @@ func TestUpCronJobLife(t *testing.T) {
 	}
 	fw.check(t)
 
-	// Completing it lets the missed time start late.
+	// Completing it lets the missed time start late. Start times have a
+	// resolution of one second and the history limit keeps the Job that
+	// started last, the name breaking ties (kube's byJobStartTime): so that
+	// the late Job is the one kept, it must start in a later second.
+	if d := time.Until(first.CreationTimestamp.Add(time.Second)); d > 0 {
+		time.Sleep(d)
+	}
 	completeJob(t, c, first.Name)
 	cl.waitEventReason(t, "SawCompletedJob", "Saw completed job: "+first.Name+", condition: Complete")
 	second := "tick-" + strconv.FormatInt(missed.Unix()/60, 10)
