@@ -51,6 +51,15 @@ func TestAdoptAndRelease(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The controller adopts what its cache holds: a ReplicaSet synced before
+	// its pod watch delivered the orphans would create three pods (so would
+	// kube-controller-manager's).
+	h.eventually("orphans in the controller's cache", func() error {
+		if n := h.r.podInf.Indexer().Len(); n != 2 {
+			return fmt.Errorf("%d pods cached", n)
+		}
+		return nil
+	})
 	rs := h.create(newRS("web", 3))
 	pods := h.waitPods("web", 3)
 	adopted := 0
