@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/setpoint-dev/setpoint/compat/procstat"
 	"github.com/setpoint-dev/setpoint/compat/refcluster"
 )
 
@@ -493,25 +494,16 @@ func readProtoUntilBookmark(r io.Reader) (int, error) {
 	}
 }
 
-// cpuOf sums the user and system CPU time of the processes, from
-// /proc/<pid>/stat (fields 14 and 15, in clock ticks of 10 ms).
+// cpuOf sums the user and system CPU time of the processes (one that
+// has gone counts nothing).
 func cpuOf(pids []int) time.Duration {
-	var ticks int64
+	var total time.Duration
 	for _, pid := range pids {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
+		if s, err := procstat.Read(pid); err == nil {
+			total += time.Duration(s.CPUSeconds * float64(time.Second))
 		}
-		// The command name may hold spaces: fields count from its ')'.
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(f) < 13 {
-			continue
-		}
-		utime, _ := strconv.ParseInt(f[11], 10, 64)
-		stime, _ := strconv.ParseInt(f[12], 10, 64)
-		ticks += utime + stime
 	}
-	return time.Duration(ticks) * 10 * time.Millisecond
+	return total
 }
 
 // selfCPU is this process's user and system CPU time.

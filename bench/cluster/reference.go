@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/setpoint-dev/setpoint/bench/cluster/proc"
+	"github.com/setpoint-dev/setpoint/compat/procstat"
 	"github.com/setpoint-dev/setpoint/compat/refcluster"
 )
 
@@ -67,9 +68,9 @@ func referenceSide(name string, bins *refcluster.Binaries, kwok kwokFiles, qps, 
 			return fail(err)
 		}
 		for _, p := range ref.Processes() {
-			c.procs = append(c.procs, proc.Named{Name: p.Name, PID: p.PID})
+			c.procs = append(c.procs, procstat.Named{Name: p.Name, PID: p.PID})
 		}
-		c.procs = append(c.procs, proc.Named{Name: "kwok", PID: kw.Cmd.Process.Pid})
+		c.procs = append(c.procs, procstat.Named{Name: "kwok", PID: kw.Cmd.Process.Pid})
 		if c.client, err = driverClient(ref.Kubeconfig()); err != nil {
 			return fail(err)
 		}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/setpoint-dev/setpoint/bench/cluster/proc"
+	"github.com/setpoint-dev/setpoint/compat/procstat"
 )
 
 // result is one workload run on one side.
@@ -54,7 +54,7 @@ func runOne(ctx context.Context, s side, w workload, round int, timeout time.Dur
 		}
 	}()
 	r.StartupSec = c.startup.Seconds()
-	before, err := proc.SampleAll(c.procs)
+	before, err := procstat.SampleAll(c.procs)
 	if err != nil {
 		r.Error = err.Error()
 		return r
@@ -64,7 +64,7 @@ func runOne(ctx context.Context, s side, w workload, round int, timeout time.Dur
 	err = w.run(runCtx, c.client)
 	elapsed := time.Since(start)
 	cancel()
-	after, serr := proc.SampleAll(c.procs)
+	after, serr := procstat.SampleAll(c.procs)
 	r.LoadAverage = loadAverage()
 	switch {
 	case err == nil:

@@ -13,13 +13,14 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/setpoint-dev/setpoint/bench/cluster/proc"
+	"github.com/setpoint-dev/setpoint/compat/procstat"
 )
 
 // cluster is one side, running: the client-go driver's clientset and the
 // processes whose memory and CPU time count.
 type cluster struct {
 	client  kubernetes.Interface
-	procs   []proc.Named
+	procs   []procstat.Named
 	startup time.Duration // process start to all nodes Ready
 	stop    func() error
 }
@@ -61,7 +62,7 @@ func setpointSide(name, bin string, extra ...string) side {
 		if err != nil {
 			return nil, errors.Join(err, os.RemoveAll(dir))
 		}
-		c := &cluster{procs: []proc.Named{{Name: "setpoint", PID: p.Cmd.Process.Pid}}}
+		c := &cluster{procs: []procstat.Named{{Name: "setpoint", PID: p.Cmd.Process.Pid}}}
 		c.stop = func() error {
 			p.Stop(30 * time.Second)
 			return os.RemoveAll(dir)

@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/setpoint-dev/setpoint/bench/cluster/proc"
+	"github.com/setpoint-dev/setpoint/compat/procstat"
 )
 
 const (
@@ -140,12 +140,12 @@ func (b *bench) runSide(ctx context.Context, s side, round int) run {
 
 // measured runs workload w between two samples of the server's processes.
 func (b *bench) measured(ctx context.Context, sr *sideRun, w string) error {
-	before, err := proc.SampleAll(sr.srv.procs)
+	before, err := procstat.SampleAll(sr.srv.procs)
 	if err != nil {
 		return err
 	}
 	werr := b.workload(ctx, sr, w)
-	after, err := proc.SampleAll(sr.srv.procs)
+	after, err := procstat.SampleAll(sr.srv.procs)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/setpoint-dev/setpoint/bench/cluster/proc"
+	"github.com/setpoint-dev/setpoint/compat/procstat"
 	"github.com/setpoint-dev/setpoint/compat/refcluster"
 )
 
@@ -29,7 +30,7 @@ const (
 // memory and CPU time count.
 type server struct {
 	kubeconfig string
-	procs      []proc.Named
+	procs      []procstat.Named
 	startup    time.Duration // process start to ready
 	stop       func() error
 }
@@ -51,7 +52,7 @@ func referenceSide(bins *refcluster.Binaries) side {
 		}
 		s := &server{kubeconfig: ref.Kubeconfig(), startup: time.Since(begin), stop: ref.Stop}
 		for _, p := range ref.Processes() {
-			s.procs = append(s.procs, proc.Named{Name: p.Name, PID: p.PID})
+			s.procs = append(s.procs, procstat.Named{Name: p.Name, PID: p.PID})
 		}
 		return s, nil
 	}}
@@ -78,7 +79,7 @@ func setpointSide(bin string, extra ...string) side {
 			return nil, errors.Join(err, os.RemoveAll(dir))
 		}
 		s := &server{kubeconfig: filepath.Join(dir, "data", "kubeconfig"),
-			procs: []proc.Named{{Name: "setpoint", PID: p.Cmd.Process.Pid}}}
+			procs: []procstat.Named{{Name: "setpoint", PID: p.Cmd.Process.Pid}}}
 		s.stop = func() error {
 			p.Stop(30 * time.Second)
 			return os.RemoveAll(dir)

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +15,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 
+	"github.com/setpoint-dev/setpoint/compat/procstat"
 	"github.com/setpoint-dev/setpoint/compat/refcluster"
 	"github.com/setpoint-dev/setpoint/internal/celbench"
 	"github.com/setpoint-dev/setpoint/internal/testwait"
@@ -79,20 +78,11 @@ func (c *cluster) serverCPU(b *testing.B) time.Duration {
 	b.Helper()
 	var total time.Duration
 	for _, p := range c.c.Processes() {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID))
+		s, err := procstat.Read(p.PID)
 		if err != nil {
 			b.Fatal(err)
 		}
-		// Fields after the command's closing parenthesis: utime and stime
-		// are the 12th and 13th, in clock ticks (100 per second on Linux).
-		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
-		for _, i := range []int{11, 12} {
-			ticks, err := strconv.ParseInt(f[i], 10, 64)
-			if err != nil {
-				b.Fatalf("/proc/%d/stat: %v", p.PID, err)
-			}
-			total += time.Duration(ticks) * 10 * time.Millisecond
-		}
+		total += time.Duration(s.CPUSeconds * float64(time.Second))
 	}
 	return total
 }

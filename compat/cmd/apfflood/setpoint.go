@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -84,14 +82,12 @@ func readySetpoint(data string) (*server, error) {
 		return nil, err
 	}
 	s := &server{url: cfg.Host, caFile: filepath.Join(data, "pki", "ca.crt"), admin: cfg.BearerToken}
-	ca, err := os.ReadFile(s.caFile)
+	tr, err := transport(s.caFile)
 	if err != nil {
 		return nil, err
 	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca)
-	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
-	resp, err := client.Get(s.url + "/readyz")
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Timeout: time.Second, Transport: tr}).Get(s.url + "/readyz")
 	if err != nil {
 		return nil, err
 	}

@@ -71,8 +71,9 @@
 // storage.ErrWatcherTooSlow. RequestProgress is answered, after the queued
 // events, with the watcher's position once it reaches the store's revision
 // at the time of the request (a batch's revision is current a moment
-// before publish queues it, so the answer may wait for that publish). A watch ends with a nil error when its context ends or
-// Stop is called, with ErrClosed when the store closes, and with a
+// before publish queues it, so the answer may wait for that publish). A
+// watch ends with a nil error when its context ends or Stop is called,
+// with ErrClosed when the store closes, and with a
 // *storage.CompactedError if compaction overtakes a replay.
 //
 // # Choices the contract leaves open

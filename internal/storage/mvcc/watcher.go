@@ -134,10 +134,9 @@ func (w *watcher) deliver(events []storage.Event, rev int64) bool {
 			}
 		}
 		w.pending += n
-		w.signal()
 	}
 	w.pos = rev
-	if n == 0 && w.progressDueLocked() {
+	if n > 0 || w.progressDueLocked() {
 		w.signal()
 	}
 	return true

@@ -1,4 +1,4 @@
-package proc
+package procstat
 
 import (
 	"os"
