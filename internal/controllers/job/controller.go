@@ -66,10 +66,13 @@ type reconciler struct {
 	// finalizers holds, per Job key, the UIDs of pods whose tracking
 	// finalizer the controller removed but the informer still shows.
 	finalizers *finalizerExpectations
-	backoff    *backoffStore
-	recorder   record.Recorder
-	clock      clock.PassiveClock
-	metrics    *metrics
+	// written holds the Job versions this controller's status writes
+	// replaced, until the Job informer moves past them.
+	written  *statusWrites
+	backoff  *backoffStore
+	recorder record.Recorder
+	clock    clock.PassiveClock
+	metrics  *metrics
 }
 
 // ServiceAccount is the controller's identity: kube-controller-manager's
@@ -120,6 +123,7 @@ func newControllers(mgr *manager.Manager, opts Options) (*controller.Controller,
 		pods:       rest.For[*corev1.Pod, *corev1.PodList](c, podGVR, true),
 		exp:        expectations.NewUIDTracking(opts.Clock),
 		finalizers: newFinalizerExpectations(),
+		written:    newStatusWrites(),
 		backoff:    newBackoffStore(),
 		recorder:   rec,
 		clock:      opts.Clock,

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/setpoint-dev/setpoint/internal/controllers/expectations"
 )
 
 // invariantWatch follows a Job and its pods through watches and records
@@ -26,12 +29,13 @@ type invariantWatch struct {
 	uids         map[types.UID]bool
 	maxActive    int
 	maxSucceeded int32
+	history      map[types.UID][]string // each pod's observed states, for failure reports
 	wg           sync.WaitGroup
 }
 
 func (h *harness) watchInvariants(ctx context.Context, j *batchv1.Job) *invariantWatch {
 	h.t.Helper()
-	w := &invariantWatch{active: map[types.UID]bool{}, uids: map[types.UID]bool{}}
+	w := &invariantWatch{active: map[types.UID]bool{}, uids: map[types.UID]bool{}, history: map[types.UID][]string{}}
 	pw, err := h.pods.Watch(ctx, metav1.ListOptions{LabelSelector: batchv1.ControllerUidLabel + "=" + string(j.UID)})
 	if err != nil {
 		h.t.Fatal(err)
@@ -50,6 +54,7 @@ func (h *harness) watchInvariants(ctx context.Context, j *batchv1.Job) *invarian
 			}
 			w.mu.Lock()
 			w.uids[p.UID] = true
+			w.history[p.UID] = append(w.history[p.UID], podState(ev.Type, p))
 			w.active[p.UID] = ev.Type != watch.Deleted && p.DeletionTimestamp == nil &&
 				p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 			n := 0
@@ -109,28 +114,38 @@ func (h *harness) randomRun(rng *rand.Rand, j *batchv1.Job) {
 		case choice < 50:
 			if h.finish(p, 0) {
 				succeeded++
+				t.Logf("succeeded %s", p.Name)
 			}
 		case choice < 70:
 			if h.finish(p, 1) {
 				failed++
+				t.Logf("failed %s", p.Name)
 			}
 		case choice < 85:
 			err := h.pods.Delete(context.Background(), p.Name, metav1.DeleteOptions{
 				Preconditions: &metav1.Preconditions{ResourceVersion: &p.ResourceVersion}})
 			if err == nil {
 				deleted++
+				t.Logf("deleted %s", p.Name)
 			}
 		default:
 			h.restart()
 			restarts++
+			t.Logf("restarted the controller")
 		}
 	}
 	for step := 0; step < 400 && trueCondition(h.get(j.Name), batchv1.JobComplete) == nil; step++ {
 		active := h.activePods(j)
 		if len(active) == 0 {
-			// Past any back-off.
-			h.clk.Step(MaxPodFailureBackoff + time.Second)
-			h.nudge(j.Name)
+			// Toward the end of any back-off, in steps shorter than the
+			// expectations' TTL and only while the controller awaits no
+			// pod: a step past the TTL would let it forget creates still
+			// in flight and create their pods again (as kube's does when
+			// five minutes pass without the watch events).
+			if h.expectationsMet(j) {
+				h.clk.Step(expectations.TTL - time.Second)
+				h.nudge(j.Name)
+			}
 			time.Sleep(30 * time.Millisecond)
 			continue
 		}
@@ -164,6 +179,11 @@ func (h *harness) randomRun(rng *rand.Rand, j *batchv1.Job) {
 	if int(st.Succeeded+st.Failed) != len(w.uids) {
 		t.Errorf("%s: succeeded+failed %d, but %d pods existed", j.Name, st.Succeeded+st.Failed, len(w.uids))
 	}
+	if t.Failed() {
+		for uid, states := range w.history {
+			t.Logf("pod %s:\n  %s", uid, strings.Join(states, "\n  "))
+		}
+	}
 	if w.maxActive > int(*j.Spec.Parallelism) {
 		t.Errorf("%s: %d active pods at once, parallelism %d", j.Name, w.maxActive, *j.Spec.Parallelism)
 	}
@@ -173,4 +193,10 @@ func (h *harness) randomRun(rng *rand.Rand, j *batchv1.Job) {
 	if isIndexed(j) && st.CompletedIndexes != fmt.Sprintf("0-%d", *j.Spec.Completions-1) {
 		t.Errorf("%s: completedIndexes %q", j.Name, st.CompletedIndexes)
 	}
+}
+
+// podState describes a watched pod for failure reports.
+func podState(t watch.EventType, p *corev1.Pod) string {
+	return fmt.Sprintf("%s %s rv=%s phase=%s deleting=%t finalizer=%t index=%s", t, p.Name, p.ResourceVersion,
+		p.Status.Phase, p.DeletionTimestamp != nil, hasTrackingFinalizer(p), p.Annotations[batchv1.JobCompletionIndexAnnotation])
 }

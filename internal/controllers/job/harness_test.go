@@ -115,9 +115,20 @@ func (h *harness) stop() {
 	mgr.Client().CloseIdleConnections()
 }
 
-// restart stops the controller and starts a new one.
+// expectationsMet reports whether the running controller awaits no pod
+// creation or deletion for j (or has waited past the TTL).
+func (h *harness) expectationsMet(j *batchv1.Job) bool {
+	h.mu.Lock()
+	r := h.r
+	h.mu.Unlock()
+	return r.exp.SatisfiedExpectations(j.Namespace + "/" + j.Name)
+}
+
+// restart stops the controller and starts a new one once the server has
+// finished the writes the old one gave up on.
 func (h *harness) restart() {
 	h.stop()
+	h.srv.WaitWritesServed(h.t)
 	h.start()
 }
 

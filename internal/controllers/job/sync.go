@@ -90,6 +90,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if apierrors.IsNotFound(err) {
 		r.exp.DeleteExpectations(key)
 		r.finalizers.forget(key)
+		r.written.forget(key)
 		r.backoff.remove(key)
 		return reconcile.Result{}, nil
 	}
@@ -97,6 +98,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, fmt.Errorf("get job %s from cache: %w", key, err)
 	}
 	if !managedByUs(shared) {
+		return reconcile.Result{}, nil
+	}
+	if r.written.stale(key, shared.ResourceVersion) {
+		// The cache is behind this controller's own status write; the
+		// Job's update event brings the sync back.
 		return reconcile.Result{}, nil
 	}
 	if isFinished(shared) {

@@ -358,10 +358,12 @@ func (r *reconciler) recordPodsFinished(job *batchv1.Job, old batchv1.JobStatus)
 
 // updateStatus writes c.job's status and keeps the server's answer.
 func (r *reconciler) updateStatus(ctx context.Context, c *syncCtx) error {
+	base := c.job.ResourceVersion
 	out, err := r.jobs.Namespace(c.job.Namespace).UpdateStatus(ctx, c.job, metav1.UpdateOptions{})
 	if err != nil {
 		return fmt.Errorf("update status of job %s: %w", c.key, err)
 	}
+	r.written.wrote(c.key, base)
 	out.Status.UncountedTerminatedPods = ensureUncounted(out.Status.UncountedTerminatedPods)
 	c.job = out
 	return nil
