@@ -19,7 +19,13 @@
 //
 // setpoint is `setpoint up --nodes N` (built from this repository, or
 // -setpoint-bin): one process with its API server on the embedded store,
-// controller manager, scheduler and N simulated nodes.
+// controller manager, scheduler and N simulated nodes. Its nodes act as
+// kubelets do by default: besides a pod's status they write the Pulled,
+// Created and Started events of each container and read, as the node, the
+// pod's ServiceAccount for its token volume — four requests per pod that
+// KWOK's nodes never make. The side setpoint-kwok-nodes turns these off
+// (--disable-kubelet-events --ignore-missing-pod-dependencies), so that
+// both clusters' nodes ask the same of their control plane.
 //
 // Each run starts a fresh cluster of one side, waits until its N nodes are
 // Ready, applies one workload with client-go (the same code for both
@@ -42,8 +48,9 @@
 // stops the cluster. The sides alternate within each of -rounds rounds
 // (reference, setpoint, reference, setpoint…); a run that is not done within
 // -timeout is reported as "did not finish" with its progress, and the
-// benchmark goes on. The end is a table of medians and ratios (reference
-// time / setpoint time: above 1 means setpoint is faster).
+// benchmark goes on. The end is a table of medians and each side's ratios
+// to the reference (reference time / side time: above 1 means the side is
+// faster).
 //
 //	make bench-cluster
 //	make bench-cluster BENCH_CLUSTER_FLAGS='-quick -workloads deployment'

@@ -34,7 +34,7 @@ type config struct {
 func main() {
 	var c config
 	flag.StringVar(&c.workloads, "workloads", "deployment,job,statefulset,daemonset", "workloads to run, comma-separated")
-	flag.StringVar(&c.sides, "sides", "reference,setpoint", "sides to run, comma-separated: reference, setpoint, setpoint-alwaysallow (setpoint with --authorization-mode AlwaysAllow; reference-defaults is added by -reference-defaults)")
+	flag.StringVar(&c.sides, "sides", "reference,setpoint", "sides to run, comma-separated: reference, setpoint, setpoint-kwok-nodes (setpoint whose simulated nodes do the API work KWOK's do: no kubelet events, no dependency reads), setpoint-alwaysallow (setpoint with --authorization-mode AlwaysAllow); reference-defaults is added by -reference-defaults")
 	flag.IntVar(&c.rounds, "rounds", 1, "rounds; each runs every workload on every side, alternating")
 	flag.DurationVar(&c.timeout, "timeout", 10*time.Minute, "bound on one workload run; past it the run is reported as not finished")
 	flag.IntVar(&c.deployReplicas, "deploy-replicas", 10000, "Deployment replicas")
@@ -172,17 +172,13 @@ func makeSides(c config) ([]side, error) {
 			if c.refDefaults {
 				sides = append(sides, referenceSide("reference (default qps)", &bins, kwok, 0, 0))
 			}
-		case "setpoint", "setpoint-alwaysallow":
+		case "setpoint", "setpoint-kwok-nodes", "setpoint-alwaysallow":
 			if c.setpointBin == "" {
 				if c.setpointBin, err = buildSetpoint(root); err != nil {
 					return nil, err
 				}
 			}
-			if name == "setpoint" {
-				sides = append(sides, setpointSide(name, c.setpointBin))
-			} else { // the cost of authorization: the same run without it
-				sides = append(sides, setpointSide(name, c.setpointBin, "--authorization-mode", "AlwaysAllow"))
-			}
+			sides = append(sides, setpointSide(name, c.setpointBin, setpointFlags[name]...))
 		default:
 			return nil, fmt.Errorf("unknown side %q", name)
 		}

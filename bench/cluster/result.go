@@ -131,23 +131,30 @@ func (r result) line() string {
 func mb(b int64) string { return fmt.Sprintf("%.0f MB", float64(b)/1e6) }
 
 // printSummary writes one Markdown table: per workload and side the median
-// time of the finished runs, RSS and CPU, and each reference side's ratio
-// to setpoint (reference / setpoint: above 1, setpoint is faster or
-// smaller).
+// time of the finished runs, RSS and CPU, and each other side's ratios to
+// the first reference side (reference / side for time: above 1, the side
+// is faster; side / reference for RSS and CPU: below 1, it uses less).
 func printSummary(w io.Writer, workloads []workload, sides []side, results []result) {
-	fmt.Fprintln(w, "| workload | side | time to done (median) | finished | server RSS after | CPU s during | time ratio ref/setpoint | RSS ratio setpoint/ref | CPU ratio setpoint/ref |")
+	base := ""
+	for _, s := range sides {
+		if strings.HasPrefix(s.name, "reference") {
+			base = s.name
+			break
+		}
+	}
+	fmt.Fprintln(w, "| workload | side | time to done (median) | finished | server RSS after | CPU s during | time ratio reference/side | RSS ratio side/reference | CPU ratio side/reference |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	for _, wl := range workloads {
-		sp := summarize(results, wl.name, "setpoint")
+		ref := summarize(results, wl.name, base)
 		for _, s := range sides {
 			m := summarize(results, wl.name, s.name)
 			timeRatio, rssRatio, cpuRatio := "", "", ""
-			if s.name != "setpoint" && sp.runs > 0 {
+			if s.name != base && ref.runs > 0 {
 				// Memory and CPU compare only when both did the work.
-				if m.finished > 0 && sp.finished > 0 {
-					timeRatio = fmt.Sprintf("%.2f×", m.seconds/sp.seconds)
-					rssRatio = fmt.Sprintf("%.2f", float64(sp.rss)/float64(m.rss))
-					cpuRatio = fmt.Sprintf("%.2f", sp.cpu/m.cpu)
+				if m.finished > 0 && ref.finished > 0 {
+					timeRatio = fmt.Sprintf("%.2f×", ref.seconds/m.seconds)
+					rssRatio = fmt.Sprintf("%.2f", float64(m.rss)/float64(ref.rss))
+					cpuRatio = fmt.Sprintf("%.2f", m.cpu/ref.cpu)
 				} else {
 					timeRatio = "n/a (a side did not finish)"
 				}

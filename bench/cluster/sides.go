@@ -43,6 +43,20 @@ func driverClient(kubeconfig string) (kubernetes.Interface, error) {
 	return kubernetes.NewForConfig(cfg)
 }
 
+// setpointFlags are the flags of `setpoint up` of each setpoint side.
+var setpointFlags = map[string][]string{
+	"setpoint": nil,
+	// Simulated nodes doing the API work KWOK's nodes do in the reference:
+	// a pod's status written as it runs, nothing else. By default setpoint's
+	// nodes also write the kubelet's Pulled, Created and Started events of
+	// every container and read, as the node, what a pod needs (its
+	// ServiceAccount for the token volume): four requests per pod that
+	// KWOK never makes.
+	"setpoint-kwok-nodes": {"--disable-kubelet-events", "--ignore-missing-pod-dependencies"},
+	// The cost of authorization: the same run without it.
+	"setpoint-alwaysallow": {"--authorization-mode", "AlwaysAllow"},
+}
+
 // setpointSide runs `setpoint up --nodes N` (and extra flags) on a fresh
 // data directory.
 func setpointSide(name, bin string, extra ...string) side {
