@@ -28,7 +28,7 @@ var (
 
 // resource returns the field managers of a built-in resource, built from
 // the schemas the server publishes.
-func resource(t *testing.T, name string) *fieldmanager.Resource {
+func resource(t testing.TB, name string) *fieldmanager.Resource {
 	t.Helper()
 	setupOnce.Do(func() {
 		resources := builtin.Resources()
