@@ -118,8 +118,11 @@ func (r *runner) run(ctx context.Context, i int, s spec) result {
 	defer out.Close()
 	ctx, cancel := context.WithTimeout(ctx, r.timeout+time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, r.e2eTest, r.suiteArgs(s, dir)...)
-	cmd.Dir = dir
+	cmd, err := r.command(ctx, s, dir)
+	if err != nil {
+		res.Status, res.Message = "error", err.Error()
+		return res
+	}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	begin := time.Now()
@@ -127,6 +130,22 @@ func (r *runner) run(ctx context.Context, i int, s spec) result {
 	res.Duration = time.Since(begin)
 	res.Status, res.Message = r.verdict(dir, s, runErr, ctx.Err())
 	return res
+}
+
+// command is the e2e.test process of spec s, run in dir with its own
+// temporary directory there: the suite leaves files behind in TMPDIR (each
+// process, building its spec tree, makes a test-kuberc directory it never
+// removes), which then stay with the spec's output instead of piling up in
+// the machine's /tmp.
+func (r *runner) command(ctx context.Context, s spec, dir string) (*exec.Cmd, error) {
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return nil, fmt.Errorf("temporary directory of the spec: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, r.e2eTest, r.suiteArgs(s, dir)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	return cmd, nil
 }
 
 // verdict reads the spec's status from the suite's JUnit report; without

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/xml"
 	"os"
 	"path/filepath"
@@ -159,5 +160,21 @@ func TestSerialSpecs(t *testing.T) {
 	}
 	if serial == 0 || serial == len(specs) {
 		t.Errorf("%d of %d specs are [Serial]", serial, len(specs))
+	}
+}
+
+func TestSpecProcessKeepsItsTemporaryFiles(t *testing.T) {
+	dir := t.TempDir()
+	r := &runner{e2eTest: "/bin/true", kubeconfig: "k", kubectl: "kubectl"}
+	cmd, err := r.command(context.Background(), spec{Location: "apps/job.go:1", Name: "x"}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "TMPDIR=" + filepath.Join(dir, "tmp")
+	if cmd.Dir != dir || cmd.Env[len(cmd.Env)-1] != want {
+		t.Fatalf("dir %q, env ends %q; want %q and %q", cmd.Dir, cmd.Env[len(cmd.Env)-1], dir, want)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "tmp")); err != nil || !st.IsDir() {
+		t.Fatalf("temporary directory not made: %v", err)
 	}
 }
