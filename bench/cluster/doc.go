@@ -50,7 +50,7 @@
 // -timeout is reported as "did not finish" with its progress, and the
 // benchmark goes on. The end is a table of medians and each side's ratios
 // to the reference (reference time / side time: above 1 means the side is
-// faster).
+// faster), or to the first side listed when no reference side ran.
 //
 //	make bench-cluster
 //	make bench-cluster BENCH_CLUSTER_FLAGS='-quick -workloads deployment'

@@ -27,7 +27,7 @@ const kwokNodeAnnotation = "kwok.x-k8s.io/node"
 // kube-scheduler (with --kube-api-qps/--kube-api-burst at qps/burst, or
 // their defaults when qps is 0) and KWOK, and creates the nodes.
 func referenceSide(name string, bins *refcluster.Binaries, kwok kwokFiles, qps, burst int) side {
-	return side{name: name, start: func(ctx context.Context, nodes int) (*cluster, error) {
+	return side{name: name, reference: true, start: func(ctx context.Context, nodes int) (*cluster, error) {
 		begin := time.Now()
 		var limits []string
 		if qps > 0 {

@@ -132,17 +132,22 @@ func mb(b int64) string { return fmt.Sprintf("%.0f MB", float64(b)/1e6) }
 
 // printSummary writes one Markdown table: per workload and side the median
 // time of the finished runs, RSS and CPU, and each other side's ratios to
-// the first reference side (reference / side for time: above 1, the side
-// is faster; side / reference for RSS and CPU: below 1, it uses less).
+// the base side — the first reference side, or the first side when no
+// reference ran (base / side for time: above 1, the side is faster; side /
+// base for RSS and CPU: below 1, it uses less).
 func printSummary(w io.Writer, workloads []workload, sides []side, results []result) {
-	base := ""
+	if len(sides) == 0 {
+		return
+	}
+	base := sides[0].name
 	for _, s := range sides {
-		if strings.HasPrefix(s.name, "reference") {
+		if s.reference {
 			base = s.name
 			break
 		}
 	}
-	fmt.Fprintln(w, "| workload | side | time to done (median) | finished | server RSS after | CPU s during | time ratio reference/side | RSS ratio side/reference | CPU ratio side/reference |")
+	fmt.Fprintf(w, "Ratios are to %s.\n\n", base)
+	fmt.Fprintln(w, "| workload | side | time to done (median) | finished | server RSS after | CPU s during | time ratio base/side | RSS ratio side/base | CPU ratio side/base |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	for _, wl := range workloads {
 		ref := summarize(results, wl.name, base)

@@ -27,8 +27,11 @@ type cluster struct {
 
 // side starts a fresh cluster of one kind with n nodes.
 type side struct {
-	name  string
-	start func(ctx context.Context, nodes int) (*cluster, error)
+	name string
+	// reference marks the real Kubernetes; the summary's ratios are each
+	// side's to the first reference side.
+	reference bool
+	start     func(ctx context.Context, nodes int) (*cluster, error)
 }
 
 // driverClient is the benchmark's own client: client-go with its limits
