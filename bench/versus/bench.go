@@ -31,7 +31,9 @@ func (b *bench) figures() []figure {
 	figs := []figure{{"startup", "start to ready", "s", false}}
 	if b.workloads["creates"] {
 		for _, w := range b.c.writers {
-			figs = append(figs, figure{createKey(w), fmt.Sprintf("creates of %s 1 KiB ConfigMaps, %d writers", n, w), "/s", true})
+			figs = append(figs, figure{createKey(w), fmt.Sprintf("creates of %s 1 KiB ConfigMaps, %d writers", n, w), "/s", true},
+				figure{createKey(w) + "-client-cpu", fmt.Sprintf("driver CPU per create, %d writers", w), "µs", false},
+				figure{createKey(w) + "-server-cpu", fmt.Sprintf("server CPU per create, %d writers", w), "µs", false})
 		}
 	}
 	if b.workloads["lists"] {
@@ -51,7 +53,9 @@ func (b *bench) figures() []figure {
 				figure{watchKey(w, "p50"), fmt.Sprintf("watch delivery p50, %d watchers", w), "ms", false},
 				figure{watchKey(w, "p99"), fmt.Sprintf("watch delivery p99, %d watchers", w), "ms", false},
 				figure{watchKey(w, "max"), fmt.Sprintf("watch delivery max, %d watchers", w), "ms", false},
-				figure{watchKey(w, "getput"), fmt.Sprintf("get+put by one writer, %d watchers open", w), "/s", true})
+				figure{watchKey(w, "getput"), fmt.Sprintf("get+put by one writer, %d watchers open", w), "/s", true},
+				figure{watchKey(w, "client-cpu"), fmt.Sprintf("driver CPU per delivered event, %d watchers", w), "µs", false},
+				figure{watchKey(w, "server-cpu"), fmt.Sprintf("server CPU per delivered event, %d watchers", w), "µs", false})
 		}
 	}
 	if b.workloads["informer-large"] {
@@ -219,12 +223,23 @@ func (b *bench) creates(ctx context.Context, sr *sideRun) error {
 		if err := createNamespace(ctx, sr.cs, ns); err != nil {
 			return err
 		}
+		cpu, err := sampleCPU(sr.srv.procs)
+		if err != nil {
+			return err
+		}
 		elapsed, err := createConfigMaps(ctx, sr.cs, ns, b.c.objects, w)
 		if err != nil {
 			return err
 		}
+		client, server, err := cpu()
+		if err != nil {
+			return err
+		}
 		sr.loaded[ns] = true
+		perCreate := 1e6 / float64(b.c.objects)
 		sr.set(b.figure(createKey(w)), float64(b.c.objects)/elapsed.Seconds())
+		sr.set(b.figure(createKey(w)+"-client-cpu"), client*perCreate)
+		sr.set(b.figure(createKey(w)+"-server-cpu"), server*perCreate)
 	}
 	return nil
 }
@@ -299,7 +314,7 @@ func (b *bench) watch(ctx context.Context, sr *sideRun) error {
 		return err
 	}
 	for _, n := range b.c.watchers {
-		res, err := watchFanout(ctx, sr.srv.kubeconfig, ns, n, b.c.watchClients, b.c.watchFor)
+		res, err := watchFanout(ctx, sr.srv.kubeconfig, ns, n, b.c.watchClients, b.c.watchFor, sr.srv.procs)
 		if err != nil {
 			return fmt.Errorf("%d watchers: %w", n, err)
 		}
@@ -312,6 +327,11 @@ func (b *bench) watch(ctx context.Context, sr *sideRun) error {
 		sr.set(b.figure(watchKey(n, "p99")), ms(res.p99))
 		sr.set(b.figure(watchKey(n, "max")), ms(res.max))
 		sr.set(b.figure(watchKey(n, "getput")), res.writesPerSec)
+		if res.delivered > 0 {
+			perEvent := 1e6 / float64(res.delivered)
+			sr.set(b.figure(watchKey(n, "client-cpu")), res.clientCPU*perEvent)
+			sr.set(b.figure(watchKey(n, "server-cpu")), res.serverCPU*perEvent)
+		}
 	}
 	return nil
 }

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/setpoint-dev/setpoint/compat/procstat"
 )
 
 // watchResult is one fan-out run: delivery latencies from just before the
@@ -24,6 +26,10 @@ type watchResult struct {
 	writesPerSec        float64
 	delivered, expected int
 	setup               time.Duration // opening the watches
+	// CPU seconds of the driver (this process: the writer and every
+	// watcher's decoding) and of the server's processes from the first
+	// write until every watcher saw the last one or gave up.
+	clientCPU, serverCPU float64
 }
 
 // watcher is one open watch and what it saw.
@@ -35,8 +41,10 @@ type watcher struct {
 
 // watchFanout opens n watches (on clients, spread evenly) on one
 // ConfigMap, then runs one writer — get, then update with the send time —
-// for d, and waits for every watcher to see the last update.
-func watchFanout(ctx context.Context, kubeconfig, ns string, n, clients int, d time.Duration) (watchResult, error) {
+// for d, and waits for every watcher to see the last update. It samples
+// the CPU seconds of this process and of procs (the server's) around the
+// writes and deliveries.
+func watchFanout(ctx context.Context, kubeconfig, ns string, n, clients int, d time.Duration, procs []procstat.Named) (watchResult, error) {
 	var res watchResult
 	writer, err := newClientset(kubeconfig, nil)
 	if err != nil {
@@ -66,6 +74,10 @@ func watchFanout(ctx context.Context, kubeconfig, ns string, n, clients int, d t
 		wg.Add(1)
 		go func() { defer wg.Done(); w.receive() }()
 	}
+	cpu, err := sampleCPU(procs)
+	if err != nil {
+		return res, err
+	}
 	seq, elapsed, err := writeLoop(ctx, writer, ns, name, d)
 	if err != nil {
 		return res, err
@@ -74,6 +86,9 @@ func watchFanout(ctx context.Context, kubeconfig, ns string, n, clients int, d t
 	deadline := time.Now().Add(30 * time.Second)
 	for !allSeen(ws, seq) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
+	}
+	if res.clientCPU, res.serverCPU, err = cpu(); err != nil {
+		return res, err
 	}
 	for _, w := range ws {
 		w.w.Stop()
