@@ -153,29 +153,24 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, e *entry, i
 	out := newWatchStream(w, &s.watchWriters, compress)
 	defer out.Close()
 	events := s.metrics.watchEvents.WithLabelValues(e.res.Group, e.res.Version, e.res.Kind)
-	frames := watcher.Frames()
 	for {
-		select {
-		case <-ctx.Done():
+		f, ok := watcher.Next(ctx)
+		if !ok { // the watch ended or timed out
+			_ = out.Flush()
 			return
-		case f, ok := <-frames:
-			if !ok {
-				_ = out.Flush()
+		}
+		b, err := s.frameBytes(r, mt, e, f)
+		if err != nil {
+			s.log.Error("encode watch event", "resource", e.res.Resource, "err", err)
+			return
+		}
+		if err := out.Write(b); err != nil {
+			return // the client went away
+		}
+		events.Inc()
+		if watcher.Buffered() == 0 {
+			if err := out.Flush(); err != nil {
 				return
-			}
-			b, err := s.frameBytes(r, mt, e, f)
-			if err != nil {
-				s.log.Error("encode watch event", "resource", e.res.Resource, "err", err)
-				return
-			}
-			if err := out.Write(b); err != nil {
-				return // the client went away
-			}
-			events.Inc()
-			if len(frames) == 0 {
-				if err := out.Flush(); err != nil {
-					return
-				}
 			}
 		}
 	}

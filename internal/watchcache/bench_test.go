@@ -49,8 +49,7 @@ func openBenchWatchers(b *testing.B, e *env, sc benchScenario) []*Watcher {
 
 func drain(ws []*Watcher) {
 	for _, w := range ws {
-		for len(w.out) > 0 {
-			<-w.out
+		for _, ok, _ := w.q.tryPop(); ok; _, ok, _ = w.q.tryPop() {
 		}
 	}
 }
@@ -117,7 +116,7 @@ func BenchmarkUpdateFanout(b *testing.B) {
 			b.Fatal(err)
 		}
 		for i, w := range ws {
-			f := <-w.Frames()
+			f := recv(w)
 			if i == 0 {
 				if _, err := f.Bytes(); err != nil {
 					b.Fatal(err)

@@ -38,7 +38,7 @@ func (c *Cache) runBookmarks(ctx context.Context) {
 // pre-deadline bookmark is due at now, and returns when the next one is due
 // (zero: none). The bookmark carries dispatchedRev, so it never goes below
 // an event already sent and the watcher has seen every event up to it. A
-// full channel skips the bookmark.
+// watcher with its limit of frames waiting skips the bookmark.
 func (c *Cache) sendDueBookmarks(now time.Time) time.Time {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -54,9 +54,7 @@ func (c *Cache) sendDueBookmarks(now time.Time) time.Time {
 				f := c.bookmarkFrame(c.dispatchedRev, false)
 				shared = &f
 			}
-			if len(w.out) < w.limit { // best effort: skipped when the buffer is full
-				w.out <- *shared
-			}
+			w.q.pushWithin(*shared, w.limit) // best effort: skipped when the buffer is full
 			if !w.deadlineBookmark.IsZero() && !w.deadlineBookmark.After(now) {
 				w.deadlineBookmark = time.Time{}
 			}

@@ -17,7 +17,7 @@ import (
 // for its invariants and calling protocol.
 //
 // Locking: mu guards the cached state; wmu guards the watcher registry and
-// every send to or close of a live watcher's channel. Lock order is mu
+// every send to or close of a live watcher's queue. Lock order is mu
 // before wmu. The run loop is the only writer of the state: it may read the
 // tree without mu, and it takes wmu before releasing mu so that events are
 // dispatched in the order they were applied.

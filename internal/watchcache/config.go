@@ -32,7 +32,7 @@ const (
 	// while holding the read lock.
 	catchUpBatch = 512
 	// handoverPollMin and handoverPollMax bound how often a caught-up
-	// watcher whose channel is still over half full checks it again.
+	// watcher with more than half of its limit waiting checks it again.
 	handoverPollMin = 10 * time.Millisecond
 	handoverPollMax = time.Second
 )
@@ -93,8 +93,10 @@ type Config struct {
 	// WindowCapacity is how many recent events are kept for watches from a
 	// past revision (default DefaultWindowCapacity).
 	WindowCapacity int
-	// WatcherBuffer is the default capacity of a watcher's frame channel
-	// (default DefaultWatcherBuffer).
+	// WatcherBuffer is the default limit of the frames waiting for a
+	// watcher's reader (default DefaultWatcherBuffer): a live watcher that
+	// falls further behind is ended. Memory follows the frames actually
+	// waiting, not this limit.
 	WatcherBuffer int
 	// SlowWatcherWait is how long, at most, the dispatch of one event waits
 	// in all for watchers whose buffer is full to make room before ending
@@ -171,7 +173,7 @@ type Metrics struct {
 	Watchers int64
 	// EventsReceived counts storage events applied to the cache.
 	EventsReceived uint64
-	// EventsDispatched counts event frames delivered into watcher channels
+	// EventsDispatched counts event frames delivered into watcher queues
 	// (live dispatch and catch-up; not bookmarks).
 	EventsDispatched uint64
 	// WatchersTooSlow counts watchers ended because their buffer was full.

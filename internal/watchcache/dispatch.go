@@ -88,7 +88,7 @@ func (c *Cache) listFor(f *filter) *watcherList {
 }
 
 // registerLocked makes w live: from now on the cache dispatches into its
-// channel. c.wmu is held.
+// queue. c.wmu is held.
 func (c *Cache) registerLocked(w *Watcher) {
 	w.state = live
 	c.listFor(&w.f).add(w)
@@ -132,7 +132,7 @@ func (c *Cache) forEachLiveLocked(fn func(w *Watcher)) {
 }
 
 // dispatchLocked delivers e to the live watchers it concerns. A watcher
-// whose channel is full is waited for within the event's budget
+// with its limit of frames waiting is waited for within the event's budget
 // (Config.SlowWatcherWait, shared by all its watchers), then ended with an
 // ERROR frame. c.wmu is held.
 func (c *Cache) dispatchLocked(e *event) {
@@ -176,10 +176,7 @@ func (c *Cache) dispatchList(l *watcherList, e *event, budget *time.Duration) ui
 			i++
 			continue
 		}
-		if len(w.out) < w.limit || c.waitForRoom(w, budget) {
-			// Cannot block: the dispatcher (holding c.wmu) is the only
-			// sender to a live watcher and out has room.
-			w.out <- f
+		if w.q.pushWithin(f, w.limit) || c.waitForRoom(w, budget) && w.q.pushWithin(f, w.limit) {
 			n++
 			i++
 		} else {
@@ -191,7 +188,7 @@ func (c *Cache) dispatchList(l *watcherList, e *event, budget *time.Duration) ui
 	return n
 }
 
-// waitForRoom polls until w's channel has room for an event frame or the
+// waitForRoom polls until w's queue has room for an event frame or the
 // budget is spent, and takes the time waited, on the cache's clock, from
 // the budget. Only the dispatcher (holding c.wmu) sends to a live watcher,
 // so room, once seen, stays until it sends.
@@ -201,7 +198,7 @@ func (c *Cache) waitForRoom(w *Watcher, budget *time.Duration) bool {
 		start := c.clock.Now()
 		c.clock.Sleep(min(poll, *budget))
 		*budget -= c.clock.Since(start)
-		if len(w.out) < w.limit {
+		if w.q.len() < w.limit {
 			return true
 		}
 	}

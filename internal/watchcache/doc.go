@@ -39,21 +39,25 @@
 //     already received, and the watcher has received every event it admits
 //     up to the bookmark's revision.
 //   - Dispatch never blocks on a client: sends are non-blocking into a
-//     bounded per-watcher channel; a watcher whose channel is full is ended
-//     with an ERROR frame (Status 410 Expired) and removed. The channel
-//     keeps one slot in reserve for that frame, so nothing is dropped: the
-//     client receives a gap-free prefix of its events, then the ERROR.
+//     per-watcher queue bounded by the watcher's limit (Config.WatcherBuffer);
+//     a watcher whose limit is reached (after a short wait,
+//     Config.SlowWatcherWait) is ended with an ERROR frame (Status 410
+//     Expired) and removed. That frame may go beyond the limit, so nothing
+//     is dropped: the client receives a gap-free prefix of its events, then
+//     the ERROR. The queue's memory follows the frames waiting in it, not
+//     its limit: an idle watch holds no slot (a server with thousands of
+//     watches, most idle, pays for their backlog only).
 //
 // # Watcher lifecycle
 //
 // A new watcher whose backlog (initial objects, or window events after its
-// revision) fits in half of its channel is filled and registered live at
+// revision) fits in half of its limit is filled and registered live at
 // once, under the locks, so no event can slip between. Otherwise a catch-up
-// goroutine sends the backlog with blocking sends, at the client's pace,
-// then follows the window by revision; if the window overruns its position
+// goroutine sends the backlog at the client's pace (waiting for room below
+// the limit), then follows the window by revision; if the window overruns its position
 // it ends with an Expired ERROR frame. It hands the watcher over to live
-// dispatch only when nothing is left to send and the channel is at most
-// half full, so a client that just caught up keeps some slack. Live
+// dispatch only when nothing is left to send and at most half of its
+// limit is in use, so a client that just caught up keeps some slack. Live
 // watchers are indexed: one whose field selector requires an exact value of
 // a trigger field (metadata.name, and the kind's Config.IndexFields such as
 // pods' spec.nodeName) is kept under that value, any other under its
@@ -100,7 +104,7 @@
 // storage watch for a progress notification so an idle prefix catches up,
 // and gives up with TooLargeError after Config.ProgressTimeout.
 //
-// A Watcher's Frames channel is closed when the watch ends: the client's
+// A Watcher's frames (Frames, Next) end when the watch ends: the client's
 // Stop or context, the cache stopping, or an ERROR frame (always the last
 // frame when present). Err tells why. Every goroutine the package starts
 // ends when Run's context is cancelled and Run returns.

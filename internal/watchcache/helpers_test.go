@@ -252,28 +252,35 @@ func waitUntil(t testing.TB, what string, cond func() bool) {
 	testwait.UntilEvery(t, 30*time.Second, 100*time.Microsecond, what, testwait.Bool(cond))
 }
 
-// next receives one frame, failing instead of hanging.
+// next receives one frame, failing instead of hanging; false when the
+// watch ended.
 func next(t *testing.T, w *Watcher) (Frame, bool) {
 	t.Helper()
-	select {
-	case f, ok := <-w.Frames():
-		return f, ok
-	case <-time.After(30 * time.Second):
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f, ok := w.Next(ctx)
+	if !ok && ctx.Err() != nil {
 		t.Fatalf("no frame arrived")
 	}
-	return Frame{}, false
+	return f, ok
+}
+
+// recv receives one frame, waiting as long as it takes (the zero Frame
+// when the watch ended); for goroutines that must not call t.Fatal.
+func recv(w *Watcher) Frame {
+	f, _ := w.Next(context.Background())
+	return f
 }
 
 // expectNone checks that no frame is buffered now.
 func expectNone(t *testing.T, w *Watcher) {
 	t.Helper()
-	select {
-	case f, ok := <-w.Frames():
-		if ok {
-			t.Fatalf("unexpected frame %s", describe(t, f))
-		}
+	f, ok, open := w.q.tryPop()
+	if ok {
+		t.Fatalf("unexpected frame %s", describe(t, f))
+	}
+	if !open {
 		t.Fatalf("unexpected close (err %v)", w.Err())
-	default:
 	}
 }
 

@@ -49,16 +49,15 @@ func TestRelistAfterCompactionExpiresWatchers(t *testing.T) {
 			b := e.cache.stream.Load()
 			return b != nil && b != box
 		})
-		select {
-		case errFrame = <-w.Frames():
-		default:
+		if f, ok, _ := w.q.tryPop(); ok {
+			errFrame = f
 		}
 	}
 	st := decodeFrame(t, errFrame)
 	if errFrame.Type != watch.Error || st.Object.Code != http.StatusGone || st.Object.Reason != "Expired" {
 		t.Fatalf("got %s %+v, want ERROR 410 Expired", errFrame.Type, st.Object)
 	}
-	if _, ok := <-w.Frames(); ok {
+	if _, ok := next(t, w); ok {
 		t.Fatalf("watcher still open after the ERROR frame")
 	}
 	if _, ok := errorAs[*ExpiredError](w.Err()); !ok {

@@ -112,7 +112,7 @@ func TestSlowWatcherReadingWithinTheBudgetKeepsItsWatch(t *testing.T) {
 	var got []Frame
 	clk.setOnSleep(func() {
 		if len(got) == 0 && clk.Since(start) >= 59*time.Second {
-			got = append(got, <-w.Frames()) // room, at the last moment
+			got = append(got, recv(w)) // room, at the last moment
 		}
 	})
 	var revs []int64
@@ -124,7 +124,7 @@ func TestSlowWatcherReadingWithinTheBudgetKeepsItsWatch(t *testing.T) {
 		t.Fatalf("the dispatch waited %v on the clock, want 59s (until the reader made room)", waited)
 	}
 	clk.setOnSleep(nil)
-	got = append(got, <-w.Frames(), <-w.Frames())
+	got = append(got, recv(w), recv(w))
 	for i, f := range got {
 		if f.Type != watch.Modified || f.Revision != revs[i] {
 			t.Fatalf("frame %d: %s at %d, want MODIFIED at %d", i, f.Type, f.Revision, revs[i])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"sync"
 	"time"
 
@@ -56,8 +57,8 @@ type WatchOptions struct {
 }
 
 // watcherState is the lifecycle of a Watcher: catchingUp (a goroutine owns
-// the channel and sends the backlog) -> live (the cache dispatches into the
-// channel under wmu) -> closed. A watcher may also go live directly or end
+// the queue and sends the backlog) -> live (the cache dispatches into the
+// queue under wmu) -> closed. A watcher may also go live directly or end
 // while catching up.
 type watcherState int
 
@@ -73,13 +74,14 @@ type Watcher struct {
 	c              *Cache
 	f              filter
 	allowBookmarks bool
-	// out is buffered; it is sent to and closed only by its owner (see
-	// watcherState), and closed exactly once. Its capacity is limit+1: event
-	// and bookmark frames never fill the last slot, which is reserved for
-	// the ERROR frame that ends the watch, so ending a watcher never drops
-	// a frame (the client sees a gap-free prefix, then the ERROR).
-	out chan Frame
-	// limit is the number of event and bookmark frames out may hold.
+	// q holds the frames sent and not yet received; it is sent to and
+	// closed only by its owner (see watcherState), and closed exactly once.
+	// Event and bookmark frames never make it hold more than limit; the
+	// ERROR frame that ends the watch is added beyond the limit, so ending
+	// a watcher never drops a frame (the client sees a gap-free prefix,
+	// then the ERROR).
+	q *frameQueue
+	// limit is the number of event and bookmark frames q may hold.
 	limit int
 	// stop is closed by Stop.
 	stop     chan struct{}
@@ -99,9 +101,30 @@ type Watcher struct {
 	err error
 }
 
-// Frames returns the channel of frames. It is closed when the watch ends;
-// an ERROR frame, when sent, is the last one.
-func (w *Watcher) Frames() <-chan Frame { return w.out }
+// Frames yields the watch's frames in order, waiting for each, until the
+// watch ends; an ERROR frame, when sent, is the last one. One goroutine
+// receives a watcher's frames (through Frames or Next).
+func (w *Watcher) Frames() iter.Seq[Frame] {
+	return func(yield func(Frame) bool) {
+		for {
+			f, ok := w.q.next(nil)
+			if !ok || !yield(f) {
+				return
+			}
+		}
+	}
+}
+
+// Next waits for the next frame. False means the watch ended (after its
+// last frame) or ctx ended first.
+func (w *Watcher) Next(ctx context.Context) (Frame, bool) {
+	return w.q.next(ctx.Done())
+}
+
+// Buffered is the number of frames sent to the watcher and not yet
+// received: zero means the receiver is up to date (a stream writer flushes
+// then).
+func (w *Watcher) Buffered() int { return w.q.len() }
 
 // Err tells why Frames was closed: nil after Stop or the context's end,
 // *ExpiredError or ErrWatcherTooSlow after an ERROR frame, ErrStopped when
@@ -155,7 +178,7 @@ func (c *Cache) newWatcher(opts WatchOptions) *Watcher {
 		c:              c,
 		f:              newFilter(ns, opts.Label, opts.Field),
 		allowBookmarks: opts.AllowBookmarks,
-		out:            make(chan Frame, size+1),
+		q:              newFrameQueue(),
 		limit:          size,
 		stop:           make(chan struct{}),
 	}
@@ -200,7 +223,7 @@ func (c *Cache) start(w *Watcher, opts WatchOptions) error {
 	c.wmu.Lock()
 	if pos == c.rev.Load() && len(frames) <= w.limit/2 {
 		for _, f := range frames {
-			w.out <- f // cannot block: the channel is new and large enough
+			w.q.push(f) // within the limit: at most half of it
 		}
 		c.metrics.dispatched.Add(countEvents(frames))
 		select {
@@ -251,28 +274,24 @@ func (c *Cache) collectLocked(f *filter, pos int64, buf []Frame, limit int) ([]F
 	return buf, pos
 }
 
-// catchUp sends the backlog with blocking sends (at the client's pace),
-// then follows the window until it reaches the cache revision with at most
-// half of the channel in use, where it registers the watcher live and
-// returns. The slack keeps a reader that just caught up from being ended by
-// the next few events.
+// catchUp sends the backlog at the client's pace (waiting for room below
+// the limit), then follows the window until it reaches the cache revision
+// with at most half of the limit in use, where it registers the watcher
+// live and returns. The slack keeps a reader that just caught up from being
+// ended by the next few events.
 func (w *Watcher) catchUp(frames []Frame, pos int64) {
 	c := w.c
 	defer c.wg.Done()
 	poll := handoverPollMin
 	for {
 		for _, f := range frames {
-			select {
-			case w.out <- f:
-				if f.Type != watch.Bookmark {
-					c.metrics.dispatched.Add(1)
-				}
-			case <-w.stop:
-				w.finish(nil, nil)
+			if !w.q.waitForRoom(w.limit, w.stop, c.done) {
+				w.finish(nil, w.whyStopped())
 				return
-			case <-c.done:
-				w.finish(nil, ErrStopped)
-				return
+			}
+			w.q.push(f)
+			if f.Type != watch.Bookmark {
+				c.metrics.dispatched.Add(1)
 			}
 		}
 		advanced := c.revChanged()
@@ -300,7 +319,7 @@ func (w *Watcher) catchUp(frames []Frame, pos int64) {
 }
 
 // waitToHandOver waits for a new revision, or for poll to pass so the
-// reader can drain the channel. False means the watcher ended meanwhile.
+// reader can drain its frames. False means the watcher ended meanwhile.
 func (w *Watcher) waitToHandOver(advanced <-chan struct{}, poll time.Duration) bool {
 	c := w.c
 	t := c.clock.NewTimer(poll)
@@ -326,7 +345,7 @@ const (
 	sendMore catchUpStep = iota
 	// wentLive: the watcher is registered; the goroutine is done.
 	wentLive
-	// waitForReader: nothing to send, but the channel is too full to hand
+	// waitForReader: nothing to send, but too many frames wait to hand
 	// over; wait for new events or for the reader.
 	waitForReader
 )
@@ -335,8 +354,8 @@ const (
 var errWatcherStopped = errors.New("watcher stopped")
 
 // nextBatch returns the next frames of a catching-up watcher, or registers
-// it live when the window has nothing after pos and the channel is at most
-// half full.
+// it live when the window has nothing after pos and at most half of its
+// limit is in use.
 func (c *Cache) nextBatch(w *Watcher, pos int64, buf []Frame) ([]Frame, int64, catchUpStep, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -358,7 +377,7 @@ func (c *Cache) nextBatch(w *Watcher, pos int64, buf []Frame) ([]Frame, int64, c
 		return nil, pos, sendMore, errWatcherStopped
 	default:
 	}
-	if len(w.out) > w.limit/2 {
+	if w.q.len() > w.limit/2 {
 		return nil, pos, waitForReader, nil
 	}
 	c.registerLocked(w)
@@ -366,38 +385,36 @@ func (c *Cache) nextBatch(w *Watcher, pos int64, buf []Frame) ([]Frame, int64, c
 }
 
 // finish ends a watcher that is not live: its catch-up goroutine, the
-// caller, owns out. Catch-up sends block, so out may be full: the ERROR
-// frame is sent with a blocking send (before taking c.wmu, so no other
-// watcher waits on this client), unless the watch is being stopped.
+// caller, owns q.
 func (w *Watcher) finish(status *metav1.Status, err error) {
-	if status != nil {
-		select {
-		case w.out <- w.c.errorFrame(*status):
-			status = nil // delivered
-		case <-w.stop:
-		case <-w.c.done:
-		}
-	}
 	w.c.wmu.Lock()
 	defer w.c.wmu.Unlock()
 	w.closeLocked(status, err)
 }
 
-// closeLocked sends the optional ERROR frame and closes out. The caller
-// owns out and holds c.wmu. For a live watcher the reserved slot of out
-// guarantees room for the ERROR frame. A watcher stopped during catch-up
-// may have no room left; its client is gone, so the frame is dropped.
+// whyStopped is the error a catching-up watcher ends with when it stops
+// waiting for room: nil for Stop, ErrStopped when the cache stopped.
+func (w *Watcher) whyStopped() error {
+	select {
+	case <-w.stop:
+		return nil
+	case <-w.c.done:
+		return ErrStopped
+	default:
+		return nil
+	}
+}
+
+// closeLocked adds the optional ERROR frame and closes q. The caller owns
+// q and holds c.wmu. The ERROR frame may go beyond the limit.
 func (w *Watcher) closeLocked(status *metav1.Status, err error) {
 	if w.state == closed {
 		return
 	}
 	if status != nil {
-		select {
-		case w.out <- w.c.errorFrame(*status):
-		default:
-		}
+		w.q.push(w.c.errorFrame(*status))
 	}
-	close(w.out)
+	w.q.close()
 	w.state, w.err = closed, err
 	w.c.metrics.watchers.Add(-1)
 	w.stopCtx()

@@ -419,7 +419,7 @@ func TestBrieflyStalledWatcherIsWaitedFor(t *testing.T) {
 				return
 			}
 			for i := range 6 {
-				f := <-w.Frames()
+				f := recv(w)
 				if f.Type != watch.Modified || decodeFrame(t, f).Object.Data["v"] != strconv.Itoa(i) {
 					t.Fatalf("frame %d: %s, want MODIFIED of update %d", i, f.Type, i)
 				}
