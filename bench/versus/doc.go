@@ -17,7 +17,9 @@
 //
 //   - creates: -objects (10,000) ConfigMaps of 1 KiB, a label "group" of
 //     ten values, by each of -writers (16 and 64) concurrent writers on one
-//     client, into a namespace per writer count: creates per second;
+//     client, into a namespace per writer count: creates per second, and
+//     the CPU microseconds per create of the driver (this process) and of
+//     the server;
 //   - lists: the ConfigMaps of the first create run, unpaged, in pages of
 //     500 and by a label selector that matches 1 in 10: the median time of
 //     -reps calls after a warm-up;
@@ -28,13 +30,17 @@
 //     (field selector metadata.name) on one ConfigMap, spread over
 //     -watch-clients clients, while one writer gets and updates it for
 //     -watch-duration (10 s) stamping the send time: the delivery latency
-//     p50, p99 and max over every watcher and event, and the writer's
-//     get+put rate;
+//     p50, p99 and max over every watcher and event, the writer's get+put
+//     rate, and the CPU microseconds per delivered event of the driver (the
+//     writer and every watcher's decoding) and of the server, from the
+//     first write until the last delivery;
 //   - informer-large: -large-objects (100,000) ConfigMaps loaded by 64
 //     writers (creates per second recorded), then one informer sync of them
 //     with its heap.
 //
-// Around each workload it reads, from /proc, the server's resident memory
+// The driver and the server share the machine's cores, so a rate is bound
+// by the two's CPU per operation together; the per-operation figures say
+// how much of that is the driver's. Around each workload it reads, from /proc, the server's resident memory
 // at the end and its CPU seconds during the workload (for the reference
 // etcd and kube-apiserver summed; each is in the JSON output). The process
 // prints progress as it goes and ends with a table of the medians over the
