@@ -35,24 +35,32 @@ func (a *Aggregator) Sync(ctx context.Context) error {
 	next := &snapshot{byGV: make(map[schema.GroupVersion]*backend, len(list))}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	var errs []error
+	var writes []conditionWrite
 	for _, o := range list {
 		s := o.(*apiregv1.APIService)
 		gv := schema.GroupVersion{Group: s.Spec.Group, Version: s.Spec.Version}
 		wg.Go(func() {
-			b, err := a.syncOne(ctx, s, prev.byGV[gv])
+			b, w := a.syncOne(ctx, s, prev.byGV[gv])
 			mu.Lock()
 			defer mu.Unlock()
 			next.byGV[gv] = b
-			if err != nil {
-				errs = append(errs, err)
+			if w != nil {
+				writes = append(writes, *w)
 			}
 		})
 	}
 	wg.Wait()
-	// Availability is published at once (requests are proxied from now),
-	// the documents of the available backends once fetched.
+	// Availability is published at once (requests are proxied, or answered
+	// 503, from now), before the conditions that report it are written: a
+	// client that reads a condition finds the group-version routed as it
+	// says. The documents of the available backends follow once fetched.
 	a.current.Store(next)
+	var errs []error
+	for _, w := range writes {
+		if err := a.writeCondition(ctx, w.s, w.cond); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	next = a.fetchDocuments(ctx, prev, next)
 	a.current.Store(next)
 	if a.cfg.OnChange != nil && changed(prev, next) {
@@ -64,8 +72,16 @@ func (a *Aggregator) Sync(ctx context.Context) error {
 	return nil
 }
 
-// syncOne checks one APIService; old is its backend of the last sync.
-func (a *Aggregator) syncOne(ctx context.Context, s *apiregv1.APIService, old *backend) (*backend, error) {
+// conditionWrite is an Available condition a sync found for an APIService.
+type conditionWrite struct {
+	s    *apiregv1.APIService
+	cond apiregv1.APIServiceCondition
+}
+
+// syncOne checks one APIService; old is its backend of the last sync. It
+// returns the Available condition to write, nil when the check could not
+// tell (the APIService keeps its condition).
+func (a *Aggregator) syncOne(ctx context.Context, s *apiregv1.APIService, old *backend) (*backend, *conditionWrite) {
 	b := &backend{name: s.Name, gv: schema.GroupVersion{Group: s.Spec.Group, Version: s.Spec.Version}, spec: s.Spec}
 	if s.Spec.Service == nil {
 		b.local, b.avail = true, true
@@ -78,14 +94,12 @@ func (a *Aggregator) syncOne(ctx context.Context, s *apiregv1.APIService, old *b
 		a.cfg.Logger.Warn("APIService transport", "name", s.Name, "err", b.rtErr)
 	}
 	cond, ok := a.availability(ctx, s, b)
-	var err error
-	if ok {
-		err = a.writeCondition(ctx, s, cond)
-		b.avail = cond.Status == apiregv1.ConditionTrue
-	} else {
+	if !ok {
 		b.avail = helper.IsAPIServiceConditionTrue(s, apiregv1.Available)
+		return b, nil
 	}
-	return b, err
+	b.avail = cond.Status == apiregv1.ConditionTrue
+	return b, &conditionWrite{s: s, cond: cond}
 }
 
 // fetchDocuments refreshes the discovery and OpenAPI documents of every
