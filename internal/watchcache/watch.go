@@ -126,7 +126,7 @@ func (w *Watcher) Next(ctx context.Context) (Frame, bool) {
 // then).
 func (w *Watcher) Buffered() int { return w.q.len() }
 
-// Err tells why Frames was closed: nil after Stop or the context's end,
+// Err tells why the frames ended: nil after Stop or the context's end,
 // *ExpiredError or ErrWatcherTooSlow after an ERROR frame, ErrStopped when
 // the cache stopped. Nil while the watch runs.
 func (w *Watcher) Err() error {
