@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/setpoint-dev/setpoint/cache"
+	"github.com/setpoint-dev/setpoint/internal/ring"
 )
 
 // notification is one callback owed to one handler.
@@ -38,7 +39,7 @@ type listener[T any] struct {
 	cond *sync.Cond
 	// pending holds the notifications not yet handed to the handler,
 	// oldest first. Guarded by mu.
-	pending ring[notification[T]]
+	pending ring.Ring[notification[T]]
 	// stopped is set by stop: no callback starts afterwards, pending is
 	// empty and add drops. Guarded by mu.
 	stopped bool
@@ -71,7 +72,7 @@ func (l *listener[T]) add(n notification[T]) {
 	if l.gauge != nil {
 		l.gauge.Inc()
 	}
-	l.pending.push(n)
+	l.pending.Push(n)
 	l.cond.Signal()
 }
 
@@ -85,9 +86,9 @@ func (l *listener[T]) stop() {
 	}
 	l.stopped = true
 	if l.gauge != nil {
-		l.gauge.Sub(float64(l.pending.len()))
+		l.gauge.Sub(float64(l.pending.Len()))
 	}
-	l.pending.reset()
+	l.pending.Reset()
 	l.cond.Broadcast()
 }
 
@@ -113,13 +114,13 @@ func (l *listener[T]) run() {
 func (l *listener[T]) next() (n notification[T], ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for l.pending.len() == 0 && !l.stopped {
+	for l.pending.Len() == 0 && !l.stopped {
 		l.cond.Wait()
 	}
 	if l.stopped {
 		return n, false
 	}
-	return l.pending.pop()
+	return l.pending.Pop()
 }
 
 func (l *listener[T]) deliver(n notification[T]) {

@@ -1,6 +1,10 @@
 package watchcache
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/setpoint-dev/setpoint/internal/ring"
+)
 
 // frameQueue is a watcher's buffer: the frames sent to it and not yet
 // received, oldest first, and whether it is closed. It holds memory in
@@ -15,16 +19,13 @@ import "sync"
 // watcher's goroutine) calls waitForRoom first. Exactly one goroutine
 // receives (next, tryPop).
 //
-// Invariants (under mu): buf is nil or has a power-of-two length; the
-// frames are buf[head], buf[head+1], … modulo len(buf), n of them; slots
-// outside them are zero, so the queue keeps no encoded frame alive after it
-// was received. After close no frame is added; the receiver still gets
-// those queued, then the end.
+// Invariants (under mu): frames holds the frames sent and not yet
+// received, oldest first (see package ring for its buffer's rules); after
+// close no frame is added, and the receiver still gets those queued, then
+// the end.
 type frameQueue struct {
 	mu     sync.Mutex
-	buf    []Frame
-	head   int
-	n      int
+	frames ring.Ring[Frame]
 	closed bool
 	// roomWanted: a sender waits in waitForRoom; the next pop signals room.
 	roomWanted bool
@@ -46,14 +47,15 @@ const (
 )
 
 func newFrameQueue() *frameQueue {
-	return &frameQueue{wake: make(chan struct{}, 1), room: make(chan struct{}, 1)}
+	return &frameQueue{frames: ring.Ring[Frame]{MinSlots: queueMinSlots, KeepSlots: queueKeepSlots},
+		wake: make(chan struct{}, 1), room: make(chan struct{}, 1)}
 }
 
 // len is the number of frames waiting.
 func (q *frameQueue) len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.n
+	return q.frames.Len()
 }
 
 // push appends f unless the queue is closed (then f is dropped: nobody
@@ -64,7 +66,7 @@ func (q *frameQueue) push(f Frame) { q.pushWithin(f, -1) }
 // negative limit); false, and nothing pushed, otherwise.
 func (q *frameQueue) pushWithin(f Frame, limit int) bool {
 	q.mu.Lock()
-	if limit >= 0 && q.n >= limit {
+	if limit >= 0 && q.frames.Len() >= limit {
 		q.mu.Unlock()
 		return false
 	}
@@ -72,11 +74,7 @@ func (q *frameQueue) pushWithin(f Frame, limit int) bool {
 		q.mu.Unlock()
 		return true
 	}
-	if q.n == len(q.buf) {
-		q.grow()
-	}
-	q.buf[(q.head+q.n)&(len(q.buf)-1)] = f
-	q.n++
+	q.frames.Push(f)
 	q.mu.Unlock()
 	signal(q.wake)
 	return true
@@ -95,20 +93,11 @@ func (q *frameQueue) close() {
 // queue is closed and empty.
 func (q *frameQueue) tryPop() (f Frame, ok, open bool) {
 	q.mu.Lock()
-	if q.n == 0 {
+	f, ok = q.frames.Pop()
+	if !ok {
 		open = !q.closed
 		q.mu.Unlock()
 		return Frame{}, false, open
-	}
-	f = q.buf[q.head]
-	q.buf[q.head] = Frame{}
-	q.head = (q.head + 1) & (len(q.buf) - 1)
-	q.n--
-	if q.n == 0 {
-		q.head = 0
-		if len(q.buf) > queueKeepSlots {
-			q.buf = nil
-		}
 	}
 	wanted := q.roomWanted
 	q.roomWanted = false
@@ -147,7 +136,7 @@ func (q *frameQueue) waitForRoom(limit int, stop, done <-chan struct{}) bool {
 		case q.closed:
 			q.mu.Unlock()
 			return false
-		case q.n < limit:
+		case q.frames.Len() < limit:
 			q.mu.Unlock()
 			return true
 		}
@@ -161,16 +150,6 @@ func (q *frameQueue) waitForRoom(limit int, stop, done <-chan struct{}) bool {
 			return false
 		}
 	}
-}
-
-// grow doubles the ring (or allocates its first slots), keeping the order.
-// q.mu is held.
-func (q *frameQueue) grow() {
-	nb := make([]Frame, max(queueMinSlots, 2*len(q.buf)))
-	for i := range q.n {
-		nb[i] = q.buf[(q.head+i)&(len(q.buf)-1)]
-	}
-	q.buf, q.head = nb, 0
 }
 
 // signal leaves a token in a capacity-1 channel unless one is there.
