@@ -181,7 +181,15 @@ func TestKubeletRefusals(t *testing.T) {
 	e := newEnv(t, testserver.Start(t, testserver.Options{}))
 	e.startAgentWithCA(nodeagent.Options{Count: 1, StartDelay: time.Minute})
 	e.createBound(newPod("later", corev1.RestartPolicyAlways, "app=busybox"), "node-0")
-	code, body := e.logs("later", "")
+	// The node answers for the pods it has seen: a log asked before its
+	// informer delivers the pod is a 404, as a kubelet's is. Nothing in the
+	// pod's status tells when it has (it posts none during StartDelay).
+	var code int
+	var body string
+	eventually(t, "the node knows the pod", func() bool {
+		code, body = e.logs("later", "")
+		return code != http.StatusNotFound
+	})
 	if c, msg := statusMessage(t, body); code != 400 || c != 400 || msg != `container "app" in pod "later" is waiting to start: ContainerCreating` {
 		t.Errorf("log of a pod not started: %d %s", code, body)
 	}
