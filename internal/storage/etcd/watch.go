@@ -14,9 +14,10 @@ import (
 	"github.com/setpoint-dev/setpoint/internal/storage"
 )
 
-// A stream waits progressFirstCheck for etcd to answer a progress request,
-// then every progressRetry checks whether it can answer itself (see
-// checkProgress) and asks etcd again: etcd drops a request that arrives
+// A stream given a progress request first checks whether it can answer
+// itself (see checkProgress); if not, it asks etcd, waits
+// progressFirstCheck for the answer, then every progressRetry checks again
+// and asks etcd again: etcd drops a request that arrives
 // while the stream's watcher is still catching up, and never answers for a
 // watcher whose start revision is above its current revision (a watch from
 // the current revision, on a quiet etcd).
@@ -98,9 +99,15 @@ type stream struct {
 	// counts their events (bounded by Store.watchBuffer).
 	queue  []storage.WatchResponse
 	queued int
-	// pending is set from a RequestProgress until a progress
-	// notification is queued.
+	// pending is set from a RequestProgress until a notification that
+	// answers it is queued. want is the lowest revision that answers it:
+	// etcd's current revision read after the request (0 until a read
+	// succeeded). etcd's notifications name no request, and one that
+	// answers an earlier request (retried, or already answered by
+	// checkProgress) may arrive after a later request, below the revision
+	// its caller saw before asking.
 	pending bool
+	want    int64
 
 	out      chan storage.WatchResponse
 	progress chan struct{} // capacity 1: a RequestProgress not yet seen
@@ -166,9 +173,11 @@ func (st *stream) loop(wch clientv3.WatchChan) error {
 				retry.Stop()
 			}
 		case <-st.progress:
-			st.pending = true
-			st.requestProgress()
-			retry.Reset(progressFirstCheck)
+			st.pending, st.want = true, 0
+			if st.checkProgress(); st.pending {
+				st.requestProgress()
+				retry.Reset(progressFirstCheck)
+			}
 		case <-retry.C:
 			if st.pending {
 				st.checkProgress()
@@ -210,13 +219,23 @@ func (st *stream) requestProgress() {
 	_ = st.s.c.RequestProgress(ctx)
 }
 
-// checkProgress answers a pending progress request itself when etcd's
-// current revision (a linearizable read) is the stream's position: no
-// event above it exists, so every event up to it has been queued.
+// checkProgress reads etcd's current revision (a linearizable read): the
+// first read after a request sets the revision that answers it, and the
+// stream answers itself when that revision is its position (no event
+// above it exists, so every event up to it has been queued). On a quiet
+// prefix that is the common case, and it spares a round trip to etcd's
+// progress machinery.
 func (st *stream) checkProgress() {
 	ctx, cancel := context.WithTimeout(st.wctx, progressRetry)
 	defer cancel()
-	if cur, err := st.s.currentRevision(ctx); err == nil && cur == st.pos {
+	cur, err := st.s.currentRevision(ctx)
+	if err != nil {
+		return // retried by the timer
+	}
+	if st.want == 0 {
+		st.want = cur
+	}
+	if cur == st.pos {
 		st.queueProgress(cur)
 	}
 }
@@ -256,20 +275,22 @@ func (st *stream) handle(wr clientv3.WatchResponse) error {
 }
 
 // queueProgress queues a progress notification at rev, merged with one
-// already waiting at the tail. Unrequested notifications that promise
-// nothing new are dropped, so that answers to retried requests do not pile
-// up.
+// already waiting at the tail, when rev answers the pending request.
+// Notifications that answer none are dropped — etcd's periodic ones, and
+// answers to retried or earlier requests — so that a consumer gets one
+// notification per request, as from the embedded stores, and never one
+// below the revision it saw before asking.
 func (st *stream) queueProgress(rev int64) {
-	if rev < st.pos || (!st.pending && rev == st.pos) {
+	if !st.pending || st.want == 0 || rev < st.want {
 		return
 	}
-	st.pending = false
-	st.pos = rev
+	st.pending, st.want = false, 0
+	st.pos = max(st.pos, rev) // events already queued may be above it
 	if n := len(st.queue); n > 0 && len(st.queue[n-1].Events) == 0 {
-		st.queue[n-1].Revision = rev
+		st.queue[n-1].Revision = st.pos
 		return
 	}
-	st.queue = append(st.queue, storage.WatchResponse{Revision: rev})
+	st.queue = append(st.queue, storage.WatchResponse{Revision: st.pos})
 }
 
 // event converts one etcd event, stripping the key prefix.
