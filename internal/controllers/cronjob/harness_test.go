@@ -61,7 +61,8 @@ func newHarness(t *testing.T, srv *testserver.Server) *harness {
 		t.Fatal(err)
 	}
 	// The fake clock starts at the real time: the server stamps
-	// creationTimestamp with it, and the controller counts from there.
+	// creationTimestamp with it, and the controller counts from there
+	// (create keeps the clock from lagging behind that stamp).
 	clk := clocktesting.NewFakeClock(time.Now())
 	ctrl, r, err := newController(mgr, Options{Clock: clk})
 	if err != nil {
@@ -120,13 +121,28 @@ func newCronJob(name, schedule string) *batchv1.CronJob {
 	}
 }
 
+// create creates the CronJob and brings the fake clock up to its
+// creationTimestamp.
 func (h *harness) create(cj *batchv1.CronJob) *batchv1.CronJob {
 	h.t.Helper()
 	out, err := h.cronJobs.Create(context.Background(), cj, metav1.CreateOptions{})
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	h.catchUp(out.CreationTimestamp.Time)
 	return out
+}
+
+// catchUp steps the fake clock to t if it is behind. The server stamps
+// creationTimestamp on the real clock, which runs on after the fake one
+// started; the controller, as Kubernetes', schedules only times after that
+// stamp. A fake clock left behind it would make a test's next minute one
+// the CronJob never runs at, whenever the real time crossed a minute
+// between the harness's start and the create.
+func (h *harness) catchUp(t time.Time) {
+	if d := t.Sub(h.clk.Now()); d > 0 {
+		h.clk.Step(d)
+	}
 }
 
 func (h *harness) get(name string) *batchv1.CronJob {
