@@ -43,7 +43,9 @@
 //  4. Renew every held shard (active or draining) under its
 //     resourceVersion. Success moves its renew deadline to send time +
 //     RenewDeadline; a Conflict or NotFound (someone else wrote it) frees it
-//     at once; other errors keep it until its deadline.
+//     at once; other errors keep it until its deadline. An active shard
+//     whose renewal succeeded after its deadline had passed is regained:
+//     the OnAcquire hooks are called with it, as with a new shard.
 //  5. Release the draining shards with no reconcile in flight: write the
 //     Lease free (holder "", 1 s) and forget it.
 //  6. Holding more active shards than fair, move the extras (those this
@@ -86,10 +88,13 @@
 //     after leaseDuration (its membership too, which raises the others'
 //     share) and are taken at the next round of a peer with room.
 //   - No key stays unreconciled after an ownership change: a shard's
-//     events are dropped by the enqueue filter only while this replica does
-//     not own it, and the acquiring replica's Resync hook, called after the
-//     shard became active, enqueues every object of the shard from the
-//     informer cache (which already holds every event the filter dropped).
+//     events are dropped by the enqueue filter, and its requests by the
+//     gate, only while this replica does not admit it, and the replica that
+//     admits it next calls its Resync hook, which enqueues every object of
+//     the shard from the informer cache (which already holds every event
+//     the filter dropped). That replica may be this one: a shard whose
+//     renew deadline passed before a late renewal succeeded never changed
+//     hands, so the renewal, not a peer's acquisition, resyncs it.
 //   - A reconcile longer than RenewDeadline sees its context end even if
 //     the shard was renewed meanwhile (its deadline is fixed at admission);
 //     the controller retries it.

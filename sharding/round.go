@@ -178,7 +178,11 @@ func (s *Sharder) renewMember(ctx context.Context, listed *coordinationv1.Lease)
 
 // renewHeld renews every held shard in parallel; a shard whose Lease was
 // changed by someone else is freed at once, one whose renewal failed
-// otherwise stays held until its renew deadline.
+// otherwise stays held until its renew deadline. An active shard renewed
+// only after its renew deadline had passed is regained: while it lapsed,
+// the gate and the enqueue filter dropped its requests, and since it never
+// changed hands no one else will reconcile them, so the OnAcquire hooks
+// are told of it as of a new shard (Resync enqueues its objects again).
 func (s *Sharder) renewHeld(ctx context.Context) {
 	s.mu.Lock()
 	type job struct {
@@ -192,6 +196,7 @@ func (s *Sharder) renewHeld(ctx context.Context) {
 		}
 	}
 	s.mu.Unlock()
+	regained := make([]bool, s.opts.Shards)
 	var wg sync.WaitGroup
 	for _, j := range jobs {
 		wg.Go(func() {
@@ -205,7 +210,10 @@ func (s *Sharder) renewHeld(ctx context.Context) {
 			}
 			switch {
 			case err == nil:
-				sh.lease, sh.validUntil = out, sent.Add(s.opts.RenewDeadline)
+				until := sent.Add(s.opts.RenewDeadline)
+				// Written under mu, read after wg.Wait.
+				regained[j.i] = s.regains(sh, until)
+				sh.lease, sh.validUntil = out, until
 			case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
 				s.opts.Logger.Warn("sharding: shard lost (lease changed)", "shard", j.i, "err", err)
 				s.becomeFree(j.i)
@@ -215,6 +223,20 @@ func (s *Sharder) renewHeld(ctx context.Context) {
 		})
 	}
 	wg.Wait()
+	if n := count(regained); n > 0 {
+		s.opts.Logger.Info("sharding: shards regained after their renew deadline passed", "group", s.opts.Name,
+			"identity", s.opts.Identity, "count", n)
+		s.notifyAcquired(regained)
+	}
+}
+
+// regains reports whether renewing active shard sh until its new renew
+// deadline until makes it admit requests again after it stopped: its old
+// deadline passed (so the gate and the filter may have dropped requests)
+// and the new one has not. Caller holds mu.
+func (s *Sharder) regains(sh *shard, until time.Time) bool {
+	now := s.opts.Clock.Now()
+	return sh.state == active && !now.Before(sh.validUntil) && now.Before(until)
 }
 
 // releaseDrained releases the draining shards with nothing in flight.
@@ -303,10 +325,27 @@ func (s *Sharder) acquire(ctx context.Context, byName map[string]*coordinationv1
 		return
 	}
 	s.opts.Logger.Info("sharding: shards acquired", "group", s.opts.Name, "identity", s.opts.Identity, "count", got)
+	s.notifyAcquired(acquired)
+}
+
+// notifyAcquired calls the OnAcquire hooks, outside mu, with the shards
+// that admit requests again.
+func (s *Sharder) notifyAcquired(acquired []bool) {
 	s.mu.Lock()
 	hooks := slices.Clone(s.onAcquire)
 	s.mu.Unlock()
 	for _, f := range hooks {
 		f(acquired)
 	}
+}
+
+// count is the number of true entries of shards.
+func count(shards []bool) int {
+	n := 0
+	for _, b := range shards {
+		if b {
+			n++
+		}
+	}
+	return n
 }

@@ -130,9 +130,12 @@ func (s *Sharder) Alive() int {
 	return s.alive
 }
 
-// OnAcquire registers f, called from the Sharder's loop each time it
-// acquires shards, with acquired[i] true for each new one, after they
-// became active. It must not block for long. Call before Start.
+// OnAcquire registers f, called from the Sharder's loop each time shards
+// start admitting requests, with acquired[i] true for each of them: shards
+// it just acquired, after they became active, and shards it held whose
+// renewal succeeded only after their renew deadline had passed (requests
+// of theirs were dropped meanwhile, and no other replica took them over).
+// It must not block for long. Call before Start.
 func (s *Sharder) OnAcquire(f func(acquired []bool)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -22,10 +22,16 @@ import (
 	"github.com/setpoint-dev/setpoint/rest"
 )
 
+// The replicas' election and sharding timings. renewDeadline bounds how
+// long a Lease write may take before a leader steps down (its manager then
+// stops) and a shard lapses: under -race on a loaded 2-core machine the API
+// server answered a renewal in more than 2 s, and a leader stopped before
+// the test cut it off (3 runs in 5 with two CPU burners). Doubled from
+// 3 s/2 s/250 ms, same ratios.
 const (
-	leaseDuration = 3 * time.Second
-	renewDeadline = 2 * time.Second
-	retryPeriod   = 250 * time.Millisecond
+	leaseDuration = 6 * time.Second
+	renewDeadline = 4 * time.Second
+	retryPeriod   = 500 * time.Millisecond
 )
 
 var (
