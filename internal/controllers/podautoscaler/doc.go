@@ -55,8 +55,11 @@
 //     conflicts): a SuccessfulRescale event "New size: 4; reason: cpu
 //     resource utilization (percentage of request) above target" (or "All
 //     metrics below target"), AbleToScale True SucceededRescale,
-//     ScaledToZero False NotScaledToZero, lastScaleTime; a failed write is
-//     a FailedRescale event and AbleToScale False FailedUpdateScale.
+//     ScaledToZero False NotScaledToZero, lastScaleTime and the scale
+//     event the rate policies count, both at the time the write returned
+//     (the policies' periods run from the rescale, not from the sync's
+//     start); a failed write is a FailedRescale event and AbleToScale
+//     False FailedUpdateScale.
 //  6. The status (observedGeneration, currentReplicas, desiredReplicas,
 //     currentMetrics, conditions) is written when it changed.
 //

@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/setpoint-dev/setpoint/internal/webhookclient/webhooktest"
 )
 
 // A Deployment is scaled up when its pods' cpu rises above the target
@@ -94,9 +98,30 @@ func TestBehaviorPolicies(t *testing.T) {
 	})
 	h.stepUntil("a first sync", 10, h.wantCondition("api", autoscalingv2.ScalingActive, corev1.ConditionTrue, "ValidMetricFound", ""))
 
+	// The policy's minute runs from the rescale, which the test may see a
+	// step later than it happened (the clock can be stepped while the
+	// scale write is in flight): it counts from the time the controller
+	// recorded, lastScaleTime, awaited before the clock moves on.
+	scaledAt := func(replicas int32, seen time.Time) time.Time {
+		t.Helper()
+		var at time.Time
+		h.Eventually(fmt.Sprintf("the status of the rescale to %d", replicas), func() error {
+			a := h.hpa("api")
+			if a.Status.DesiredReplicas != replicas || a.Status.LastScaleTime == nil {
+				return fmt.Errorf("status %+v", a.Status)
+			}
+			at = a.Status.LastScaleTime.Time
+			return nil
+		})
+		if at.After(seen) || at.Before(seen.Add(-15*time.Second)) {
+			t.Fatalf("lastScaleTime %s of the rescale to %d seen at %s: not within the step that showed it", at, replicas, seen)
+		}
+		return at
+	}
+
 	h.setUsage("api", "1")
 	h.stepUntil("one more pod", 10, h.wantReplicas("api", 2))
-	first := h.clk.Now()
+	first := scaledAt(2, h.clk.Now())
 	h.stepUntil("limited by the rate", 3, h.wantCondition("api", autoscalingv2.ScalingLimited, corev1.ConditionTrue, "ScaleUpLimit",
 		"the desired replica count is increasing faster than the maximum scale rate"))
 	h.stepUntil("a third pod", 10, h.wantReplicas("api", 3))
@@ -110,12 +135,107 @@ func TestBehaviorPolicies(t *testing.T) {
 	h.step(90 * time.Second)
 	h.setUsage("api", "1m")
 	h.stepUntil("one pod less", 10, h.wantReplicas("api", 2))
-	first = h.clk.Now()
+	first = scaledAt(2, h.clk.Now())
 	h.stepUntil("down to one", 10, h.wantReplicas("api", 1))
 	if d := h.clk.Now().Sub(first); d < time.Minute {
 		t.Errorf("second scale-down %s after the first, within the policy's minute", d)
 	}
 	h.wantEvent("api", "SuccessfulRescale", "New size: 2; reason: All metrics below target")
+}
+
+// The behavior's periods run from a rescale's write, not from the start
+// of the sync that decided it: when the write takes 45 s of the clock (a
+// webhook steps it while admitting the first scale-up), lastScaleTime is
+// no earlier than the admission and the next scale-up comes a whole
+// period after it.
+func TestBehaviorPeriodFromTheWrite(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.createDeployment("slow", 1, "10m")
+	var probed atomic.Bool
+	var admitted atomic.Pointer[time.Time]
+	hook := webhooktest.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var review admissionv1.AdmissionReview
+		if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
+			http.Error(w, "bad review", http.StatusBadRequest)
+			return
+		}
+		req := review.Request
+		switch {
+		case req.DryRun != nil && *req.DryRun:
+			probed.Store(true)
+		case replicasOf(req.OldObject.Raw) == 1 && replicasOf(req.Object.Raw) == 2 && admitted.Load() == nil:
+			h.clk.Step(45 * time.Second)
+			now := h.clk.Now()
+			admitted.Store(&now)
+		}
+		review.Response = &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
+		review.Request = nil
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(review)
+	}))
+	// A scale write reaches admission as an update of the Deployment (see
+	// internal/apiserver's handleScale); deployments/scale is listed too,
+	// for a server that admits the subresource as kube-apiserver does.
+	ca, _ := json.Marshal(hook.CABundle)
+	config := fmt.Sprintf(`{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingWebhookConfiguration","metadata":{"name":"slow-scale"},
+"webhooks":[{"name":"slow-scale.example.com","clientConfig":{"url":%q,"caBundle":%s},
+ "rules":[{"operations":["UPDATE"],"apiGroups":["apps"],"apiVersions":["v1"],"resources":["deployments","deployments/scale"]}],
+ "sideEffects":"None","admissionReviewVersions":["v1"]}]}`, hook.URL, ca)
+	if code, out, _ := h.Server.Do(t, http.MethodPost, "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", "application/json", strings.NewReader(config)); code != http.StatusCreated {
+		t.Fatalf("webhook configuration: %d %s", code, out)
+	}
+	// The server reads configurations from its watch cache: a dry-run
+	// scale write reaches the webhook once it is in force.
+	scale := `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"slow","namespace":"default"},"spec":{"replicas":1}}`
+	h.Eventually("the webhook in force", func() error {
+		code, out, _ := h.Server.Do(t, http.MethodPut, "/apis/apps/v1/namespaces/default/deployments/slow/scale?dryRun=All", "application/json", strings.NewReader(scale))
+		if code != http.StatusOK || !probed.Load() {
+			return fmt.Errorf("dry-run scale: %d %s", code, out)
+		}
+		return nil
+	})
+
+	perMinute := []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PodsScalingPolicy, Value: 1, PeriodSeconds: 60}}
+	h.createHPA("slow", "slow", 1, 3, cpuTarget(50), &autoscalingv2.HorizontalPodAutoscalerBehavior{
+		ScaleUp: &autoscalingv2.HPAScalingRules{Policies: perMinute}})
+	h.stepUntil("a first sync", 10, h.wantCondition("slow", autoscalingv2.ScalingActive, corev1.ConditionTrue, "ValidMetricFound", ""))
+	h.setUsage("slow", "1")
+	h.stepUntil("one more pod", 10, h.wantReplicas("slow", 2))
+	at := admitted.Load()
+	if at == nil {
+		t.Fatal("the scale-up was not admitted by the webhook")
+	}
+	var scaled time.Time
+	h.Eventually("lastScaleTime of the scale-up", func() error {
+		a := h.hpa("slow")
+		if a.Status.LastScaleTime == nil {
+			return fmt.Errorf("status %+v", a.Status)
+		}
+		scaled = a.Status.LastScaleTime.Time
+		return nil
+	})
+	if scaled.Before(*at) {
+		t.Errorf("lastScaleTime %s, before the write was admitted at %s", scaled, *at)
+	}
+	h.stepUntil("a third pod", 10, h.wantReplicas("slow", 3))
+	if d := h.clk.Now().Sub(*at); d < time.Minute {
+		t.Errorf("second scale-up %s after the first's write, within the policy's minute", d)
+	}
+}
+
+// replicasOf is spec.replicas of an admitted object (a Deployment or a
+// Scale), -1 without one.
+func replicasOf(raw []byte) int32 {
+	var o struct {
+		Spec struct {
+			Replicas *int32 `json:"replicas"`
+		} `json:"spec"`
+	}
+	if json.Unmarshal(raw, &o) != nil || o.Spec.Replicas == nil {
+		return -1
+	}
+	return *o.Spec.Replicas
 }
 
 // Metrics that need an adapter fail as kube-controller-manager reports

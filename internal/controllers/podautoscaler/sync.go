@@ -98,7 +98,7 @@ func (r *reconciler) sync(ctx context.Context, hpa *autoscalingv2.HorizontalPodA
 		rescale = desired != current
 	}
 
-	action := actionNone
+	action, scaledAt := actionNone, now
 	if rescale {
 		if err := r.scales.update(ctx, hpa.Namespace, scale, m, desired); err != nil {
 			r.recorder.Eventf(hpa, corev1.EventTypeWarning, "FailedRescale", "New size: %d; reason: %s; error: %v", desired, reason, err.Error())
@@ -107,9 +107,16 @@ func (r *reconciler) sync(ctx context.Context, hpa *autoscalingv2.HorizontalPodA
 			r.writeStatus(ctx, original, hpa)
 			return actionNone, fmt.Errorf("failed to rescale %s: %w", reference, err)
 		}
+		// The rescale happened when its write returned, not when the sync
+		// began: reading the metrics and retrying conflicts take time, and
+		// a scale event stamped with the sync's start would end the
+		// behavior's periods that much early (kube too stamps the event
+		// when it stores it, after the write). lastScaleTime tells the
+		// same time.
+		scaledAt = r.opts.Clock.Now()
 		setCondition(hpa, autoscalingv2.AbleToScale, corev1.ConditionTrue, "SucceededRescale", now, "the HPA controller was able to update the target scale to %d", desired)
 		r.recorder.Eventf(hpa, corev1.EventTypeNormal, "SuccessfulRescale", "New size: %d; reason: %s", desired, reason)
-		mem.storeScaleEvent(hpa.Spec.Behavior, current, desired, now)
+		mem.storeScaleEvent(hpa.Spec.Behavior, current, desired, scaledAt)
 		// HPAScaleToZero (beta, on in 1.37) marks every rescale; the
 		// workload is never scaled to zero without Object or External
 		// metrics.
@@ -122,7 +129,7 @@ func (r *reconciler) sync(ctx context.Context, hpa *autoscalingv2.HorizontalPodA
 	} else {
 		desired = current
 	}
-	setStatus(hpa, current, desired, statuses, rescale, now)
+	setStatus(hpa, current, desired, statuses, rescale, scaledAt)
 	r.metrics.desired(key, desired)
 	if err := r.writeStatus(ctx, original, hpa); err != nil {
 		return action, err
@@ -194,8 +201,9 @@ func (r *reconciler) completeBehavior(b *autoscalingv2.HorizontalPodAutoscalerBe
 }
 
 // setStatus rebuilds the status as kube does: replicas, metrics, the
-// generation observed, lastScaleTime moved on a rescale; conditions kept.
-func setStatus(hpa *autoscalingv2.HorizontalPodAutoscaler, current, desired int32, statuses []autoscalingv2.MetricStatus, rescale bool, now time.Time) {
+// generation observed, lastScaleTime moved to scaledAt on a rescale;
+// conditions kept.
+func setStatus(hpa *autoscalingv2.HorizontalPodAutoscaler, current, desired int32, statuses []autoscalingv2.MetricStatus, rescale bool, scaledAt time.Time) {
 	gen := hpa.Generation
 	hpa.Status = autoscalingv2.HorizontalPodAutoscalerStatus{
 		ObservedGeneration: &gen,
@@ -206,7 +214,7 @@ func setStatus(hpa *autoscalingv2.HorizontalPodAutoscaler, current, desired int3
 		Conditions:         hpa.Status.Conditions,
 	}
 	if rescale {
-		t := metav1.NewTime(now)
+		t := metav1.NewTime(scaledAt)
 		hpa.Status.LastScaleTime = &t
 	}
 }
