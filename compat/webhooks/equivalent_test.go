@@ -23,7 +23,8 @@ const (
 )
 
 // recorder is a webhook server that allows everything and keeps the
-// requests it got, per path.
+// requests it got, per path; the paths of patches answer with that JSON
+// patch.
 type recorder struct {
 	*webhooktest.Server
 	mu  sync.Mutex
@@ -31,6 +32,10 @@ type recorder struct {
 }
 
 func startRecorder(t *testing.T, paths ...string) *recorder {
+	return startPatchingRecorder(t, nil, paths...)
+}
+
+func startPatchingRecorder(t *testing.T, patches map[string]string, paths ...string) *recorder {
 	rec := &recorder{got: map[string][]*admissionv1.AdmissionRequest{}}
 	mux := http.NewServeMux()
 	for _, p := range paths {
@@ -44,10 +49,14 @@ func startRecorder(t *testing.T, paths ...string) *recorder {
 			rec.mu.Lock()
 			rec.got[p] = append(rec.got[p], in.Request)
 			rec.mu.Unlock()
+			resp := &admissionv1.AdmissionResponse{UID: in.Request.UID, Allowed: true}
+			if patch, ok := patches[p]; ok {
+				jp := admissionv1.PatchTypeJSONPatch
+				resp.PatchType, resp.Patch = &jp, []byte(patch)
+			}
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(&admissionv1.AdmissionReview{
-				TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-				Response: &admissionv1.AdmissionResponse{UID: in.Request.UID, Allowed: true}})
+				TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"}, Response: resp})
 		})
 	}
 	rec.Server = webhooktest.Start(t, mux)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/setpoint-dev/setpoint/internal/testserver"
 	"github.com/setpoint-dev/setpoint/internal/testwait"
 )
@@ -225,7 +227,7 @@ func TestCustomResourceWrites(t *testing.T) {
 	if code != http.StatusOK || !bytes.Contains(body, []byte(`"replicas":4`)) || !bytes.Contains(body, []byte(`"selector":"app=w1"`)) {
 		t.Errorf("get scale: %d %s", code, body)
 	}
-	code, body, _ = do(t, s, http.MethodPatch, widgetsPath+"/w1/scale", "application/merge-patch+json", `{"spec":{"replicas":6}}`)
+	code, body, _ = do(t, s, http.MethodPatch, widgetsPath+"/w1/scale?fieldManager=scaler", "application/merge-patch+json", `{"spec":{"replicas":6}}`)
 	if code != http.StatusOK {
 		t.Errorf("patch scale: %d %s", code, body)
 	}
@@ -233,6 +235,7 @@ func TestCustomResourceWrites(t *testing.T) {
 	if decode[map[string]any](t, body)["spec"].(map[string]any)["replicas"] != float64(6) {
 		t.Errorf("after scale: %s", body)
 	}
+	checkScaleOwnership(t, body, "scaler")
 
 	// No strategic merge patch and no protobuf for custom resources.
 	if code, body, _ := do(t, s, http.MethodPatch, widgetsPath+"/w1", "application/strategic-merge-patch+json", `{"spec":{"replicas":2}}`); code != http.StatusUnsupportedMediaType {
@@ -508,5 +511,38 @@ func TestCRDUpdateTakesEffect(t *testing.T) {
 	code, body, _ := do(t, s, http.MethodGet, widgetsPath+"/w", "", "")
 	if code != http.StatusOK || !bytes.Contains(body, []byte(`"replicas":9`)) {
 		t.Errorf("object after the CRD change: %d %s", code, body)
+	}
+}
+
+// checkScaleOwnership checks, as kube-apiserver records a write through
+// the scale subresource, that manager's entry of subresource scale (with
+// no time) owns the replicas and that no other entry does.
+func checkScaleOwnership(t *testing.T, body []byte, manager string) {
+	t.Helper()
+	var obj metav1.PartialObjectMetadata
+	if err := json.Unmarshal(body, &obj); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range obj.ManagedFields {
+		var fields struct {
+			Spec map[string]any `json:"f:spec"`
+		}
+		if e.FieldsV1 != nil {
+			_ = json.Unmarshal(e.FieldsV1.Raw, &fields)
+		}
+		_, owns := fields.Spec["f:replicas"]
+		switch {
+		case e.Manager == manager && e.Subresource == "scale":
+			found = true
+			if e.Operation != metav1.ManagedFieldsOperationUpdate || e.Time != nil || string(e.FieldsV1.Raw) != `{"f:spec":{"f:replicas":{}}}` {
+				t.Errorf("the scale entry %+v (%s)", e, e.FieldsV1.Raw)
+			}
+		case owns:
+			t.Errorf("%s (subresource %q) still owns the replicas after the scale: %s", e.Manager, e.Subresource, e.FieldsV1.Raw)
+		}
+	}
+	if !found {
+		t.Errorf("no managedFields entry of %s through the scale subresource: %s", manager, body)
 	}
 }

@@ -10,7 +10,6 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -143,24 +142,14 @@ func (s *Server) hookRequest(r *http.Request, info requestInfo, dry bool) regist
 	}
 }
 
-var scaleGVK = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+var scaleGVK = objects.ScaleGVK
 
 // scaleOf renders the Scale view of obj.
 func (s *Server) scaleOf(e *entry, obj runtime.Object) (*autoscalingv1.Scale, error) {
-	spec, status, selector, err := e.res.Scale.Replicas(obj)
+	sc, err := objects.ScaleOf(e.res, obj)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	m := objectMeta(obj)
-	sc := &autoscalingv1.Scale{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: m.GetName(), Namespace: m.GetNamespace(), UID: m.GetUID(),
-			ResourceVersion: m.GetResourceVersion(), CreationTimestamp: m.GetCreationTimestamp(),
-		},
-		Spec:   autoscalingv1.ScaleSpec{Replicas: spec},
-		Status: autoscalingv1.ScaleStatus{Replicas: status, Selector: selector},
-	}
-	sc.SetGroupVersionKind(scaleGVK)
 	return sc, nil
 }
 
@@ -186,11 +175,12 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, e *entry, i
 	var dry bool
 	var body []byte
 	var p *patcher
+	var manager string
 	var err error
 	if info.Verb == "patch" {
-		p, _, dry, err = s.readPatch(r, e, &autoscalingv1.Scale{})
-	} else {
-		dry, body, err = s.readWrite(r, updateOptions)
+		p, manager, dry, err = s.readPatch(r, e, &autoscalingv1.Scale{})
+	} else if dry, body, err = s.readWrite(r, updateOptions); err == nil {
+		manager, err = writeManager(r, updateOptions)
 	}
 	if err != nil {
 		s.resp.writeError(w, r, err)
@@ -205,7 +195,7 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, e *entry, i
 		if current == nil {
 			return nil, apierrors.NewNotFound(e.gr(), info.Name)
 		}
-		want, err := s.desiredScale(r, e, current, p, body)
+		cur, want, err := s.desiredScale(r, e, current, p, body)
 		if err != nil {
 			return nil, err
 		}
@@ -215,9 +205,9 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, e *entry, i
 		if err := e.res.Scale.SetReplicas(obj, want.Spec.Replicas); err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
-		return obj, nil
+		return e.fm.UpdateScale(current, obj, cur, want, manager), nil
 	}
-	out, _, err := e.store.Update(r.Context(), info.Namespace, info.Name, fn, objects.UpdateOptions{WriteOptions: objects.WriteOptions{DryRun: dry}})
+	out, _, err := e.store.Update(r.Context(), info.Namespace, info.Name, fn, objects.UpdateOptions{WriteOptions: objects.WriteOptions{DryRun: dry}, Subresource: "scale"})
 	if err != nil {
 		s.resp.writeError(w, r, err)
 		return
@@ -231,40 +221,40 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, e *entry, i
 }
 
 // desiredScale decodes the Scale a client sent (PUT) or patches the current
-// Scale (PATCH), and validates it.
-func (s *Server) desiredScale(r *http.Request, e *entry, current runtime.Object, p *patcher, body []byte) (*autoscalingv1.Scale, error) {
-	cur, err := s.scaleOf(e, current)
+// Scale (PATCH), and validates it; it returns the current Scale too.
+func (s *Server) desiredScale(r *http.Request, e *entry, current runtime.Object, p *patcher, body []byte) (cur, want *autoscalingv1.Scale, err error) {
+	cur, err = s.scaleOf(e, current)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	doc := body
 	if p != nil {
 		var buf bytes.Buffer
 		if err := s.codecs.JSON.Encode(cur, &buf); err != nil {
-			return nil, apierrors.NewInternalError(err)
+			return nil, nil, apierrors.NewInternalError(err)
 		}
 		if doc, err = p.apply(buf.Bytes()); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	want := &autoscalingv1.Scale{}
+	want = &autoscalingv1.Scale{}
 	if p != nil {
 		_, _, err = s.codecs.JSON.Decode(doc, &scaleGVK, want)
 	} else {
 		err = s.decodeOptionsBody(r, doc, &scaleGVK, want)
 	}
 	if err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid Scale: %v", err))
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("invalid Scale: %v", err))
 	}
 	if p != nil && !p.setsResourceVersion() {
 		want.ResourceVersion = ""
 	}
 	if want.Name != "" && want.Name != cur.Name {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", want.Name, cur.Name))
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", want.Name, cur.Name))
 	}
 	if want.Spec.Replicas < 0 {
-		return nil, apierrors.NewInvalid(scaleGVK.GroupKind(), cur.Name, field.ErrorList{
+		return nil, nil, apierrors.NewInvalid(scaleGVK.GroupKind(), cur.Name, field.ErrorList{
 			field.Invalid(field.NewPath("spec", "replicas"), want.Spec.Replicas, "must be greater than or equal to 0")})
 	}
-	return want, nil
+	return cur, want, nil
 }

@@ -101,7 +101,7 @@ func versionResource(crd *apiextv1.CustomResourceDefinition, v *apiextv1.CustomR
 			r.Status = statusStrategy{st}
 		}
 		if sub.Scale != nil {
-			r.Scale = newScale(sub.Scale)
+			r.Scale = newScale(crd, sub.Scale)
 		}
 	}
 	return r, nil

@@ -14,16 +14,31 @@ import (
 // subresource.
 type scale struct {
 	spec, status, selector []string // nil selector: none
+	// paths is the spec replicas path of every version of the CRD (nil
+	// for those without the scale subresource), by group/version.
+	paths map[string][]string
 }
 
-func newScale(s *apiextv1.CustomResourceSubresourceScale) scale {
-	split := func(p string) []string { return strings.Split(strings.TrimPrefix(p, "."), ".") }
-	sc := scale{spec: split(s.SpecReplicasPath), status: split(s.StatusReplicasPath)}
+func newScale(crd *apiextv1.CustomResourceDefinition, s *apiextv1.CustomResourceSubresourceScale) scale {
+	sc := scale{spec: splitPath(s.SpecReplicasPath), status: splitPath(s.StatusReplicasPath), paths: map[string][]string{}}
 	if s.LabelSelectorPath != nil && *s.LabelSelectorPath != "" {
-		sc.selector = split(*s.LabelSelectorPath)
+		sc.selector = splitPath(*s.LabelSelectorPath)
+	}
+	for _, v := range crd.Spec.Versions {
+		var path []string
+		if v.Subresources != nil && v.Subresources.Scale != nil {
+			path = splitPath(v.Subresources.Scale.SpecReplicasPath)
+		}
+		sc.paths[crd.Spec.Group+"/"+v.Name] = path
 	}
 	return sc
 }
+
+// splitPath splits a JSON path of the form CRDs use (".spec.replicas").
+func splitPath(p string) []string { return strings.Split(strings.TrimPrefix(p, "."), ".") }
+
+// SpecReplicasPaths implements registry.ScaleReplicasPaths.
+func (s scale) SpecReplicasPaths() map[string][]string { return s.paths }
 
 // Replicas returns spec replicas (0 when unset), status replicas (0 when
 // unset) and the selector string (a string at labelSelectorPath, or a

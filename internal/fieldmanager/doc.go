@@ -25,6 +25,11 @@
 //     objects; the reduction is skipped for custom resources and when an
 //     entry is of another apiVersion (its comparison goes through a
 //     conversion).
+//   - UpdateScale: a write through the scale subresource, tracked on the
+//     Scale objects by a field manager of their own and converted to and
+//     from the object's entries by apimachinery's ScaleHandler (scale.go):
+//     the writer's entry, of subresource scale and without a time, owns
+//     the replicas path, as on kube-apiserver.
 //   - Apply: the server-side apply merge of a YAML/JSON configuration for a
 //     manager, with conflicts reported as 409 Status (causes of type
 //     FieldManagerConflict) unless forced.

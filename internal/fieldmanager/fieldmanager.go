@@ -43,6 +43,11 @@ type Resource struct {
 	scheme   *runtime.Scheme
 	managers map[string]*managedfields.FieldManager // by subresource ("" is the main resource)
 	tc       TypeConverter
+	// scale tracks writes through the scale subresource (nil without
+	// one), on the Scale objects; replicasPaths maps the resource's
+	// versions to their replicas path (scale.go).
+	scale         *managedfields.FieldManager
+	replicasPaths managedfields.ResourcePathMappings
 }
 
 // TypeConverter is the type converter the resource's objects are typed
@@ -97,6 +102,13 @@ func New(tc TypeConverter, scheme *runtime.Scheme, res *registry.Resource) (*Res
 			return nil, fmt.Errorf("fieldmanager: %s %q: %w", r.gvk, sub, err)
 		}
 		r.managers[sub] = fm
+	}
+	if res.Scale != nil {
+		fm, err := newScaleManager(tc, scheme)
+		if err != nil {
+			return nil, err
+		}
+		r.scale, r.replicasPaths = fm, replicasPaths(res)
 	}
 	return r, nil
 }

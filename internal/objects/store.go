@@ -101,10 +101,14 @@ func (s *Store) runAdmission(ctx context.Context, admit AdmitFunc, op registry.O
 	} else {
 		m = accessor(old)
 	}
-	return admit(ctx, &registry.Attributes{
+	a := &registry.Attributes{
 		Operation: op, Resource: s.res, Subresource: sub, Object: obj, Old: old, GeneratedName: opts.generatedName,
 		Request: registry.Request{Namespace: m.GetNamespace(), Name: m.GetName(), User: registry.UserFrom(ctx), DryRun: opts.DryRun},
-	})
+	}
+	if sub == "scale" {
+		return s.admitScale(a, func(a *registry.Attributes) (*registry.Txn, error) { return admit(ctx, a) })
+	}
+	return admit(ctx, a)
 }
 
 // Resource returns the descriptor this store serves.

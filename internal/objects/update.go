@@ -26,7 +26,9 @@ type UpdateFunc func(current runtime.Object) (runtime.Object, error)
 // UpdateOptions apply to Update.
 type UpdateOptions struct {
 	WriteOptions
-	// Subresource is "" for the main resource, "status" or "finalize".
+	// Subresource is "" for the main resource, "status", "scale" (the
+	// main resource's strategy, with admission on Scale views: scale.go)
+	// or one of the kind's Update subresources.
 	Subresource string
 	// RequireResourceVersion refuses an update of an existing object that
 	// names no resourceVersion, as kube-apiserver refuses a PUT to kinds
@@ -140,7 +142,7 @@ func (s *Store) tryUpdate(ctx context.Context, kv storage.KeyValue, current, obj
 	}
 	// As kube-apiserver: the kind's warnings go out before the validating
 	// admission runs, and with its refusal.
-	if w, ok := s.res.Strategy.(registry.WarningsStrategy); ok && opts.Subresource == "" {
+	if w, ok := s.res.Strategy.(registry.WarningsStrategy); ok && (opts.Subresource == "" || opts.Subresource == "scale") {
 		for _, msg := range w.WarningsOnUpdate(obj, current) {
 			registry.AddWarning(ctx, msg)
 		}
@@ -204,11 +206,13 @@ type updateValidator interface {
 	ValidateUpdate(obj, old runtime.Object) field.ErrorList
 }
 
-// subresourceStrategy returns the update steps of the main resource ("")
-// or of a subresource (status, or one of the kind's Update subresources).
+// subresourceStrategy returns the update steps of the main resource (""
+// and scale, whose writes change the object's replicas through its own
+// strategy, as kube-apiserver's) or of a subresource (status, or one of
+// the kind's Update subresources).
 func (s *Store) subresourceStrategy(subresource string) (updateSteps, error) {
 	switch subresource {
-	case "":
+	case "", "scale":
 		st := s.res.Strategy
 		return updateSteps{
 			prepare:   func(obj, old runtime.Object) { st.PrepareForUpdate(obj, old); st.Default(obj) },

@@ -94,6 +94,16 @@ type ScaleAccessor interface {
 	SetReplicas(obj runtime.Object, replicas int32) error
 }
 
+// ScaleReplicasPaths is implemented by a ScaleAccessor whose spec replicas
+// are not at spec.replicas of its own version only (a custom resource's
+// specReplicasPath): the path in each version of its group, keyed by
+// group/version ("example.com/v1"), nil for a version without the scale
+// subresource. Field ownership of the replicas moves between the object's
+// entries and the scale subresource's by these paths.
+type ScaleReplicasPaths interface {
+	SpecReplicasPaths() map[string][]string
+}
+
 // Resource describes one served resource.
 type Resource struct {
 	// GroupVersion and Resource (the lower-case plural, e.g. "deployments").
