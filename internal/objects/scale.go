@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"context"
 	"fmt"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -41,7 +42,7 @@ func ScaleOf(res *registry.Resource, obj runtime.Object) (*autoscalingv1.Scale, 
 // views of the new and the current object), not the object itself, with
 // subresource "scale"; a replica count a mutating admission set on the
 // Scale is carried back to obj.
-func (s *Store) admitScale(a *registry.Attributes, admit func(*registry.Attributes) (*registry.Txn, error)) (*registry.Txn, error) {
+func (s *Store) admitScale(ctx context.Context, admit AdmitFunc, a *registry.Attributes) (*registry.Txn, error) {
 	obj := a.Object
 	view, err := ScaleOf(s.res, obj)
 	if err != nil {
@@ -52,7 +53,7 @@ func (s *Store) admitScale(a *registry.Attributes, admit func(*registry.Attribut
 		return nil, apiError(err)
 	}
 	a.Object, a.Old = view, old
-	txn, err := admit(a)
+	txn, err := admit(ctx, a)
 	if err != nil {
 		return txn, err
 	}

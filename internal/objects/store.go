@@ -106,7 +106,7 @@ func (s *Store) runAdmission(ctx context.Context, admit AdmitFunc, op registry.O
 		Request: registry.Request{Namespace: m.GetNamespace(), Name: m.GetName(), User: registry.UserFrom(ctx), DryRun: opts.DryRun},
 	}
 	if sub == "scale" {
-		return s.admitScale(a, func(a *registry.Attributes) (*registry.Txn, error) { return admit(ctx, a) })
+		return s.admitScale(ctx, admit, a)
 	}
 	return admit(ctx, a)
 }

@@ -174,13 +174,12 @@ func TestBehaviorPeriodFromTheWrite(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(review)
 	}))
-	// A scale write reaches admission as an update of the Deployment (see
-	// internal/apiserver's handleScale); deployments/scale is listed too,
-	// for a server that admits the subresource as kube-apiserver does.
+	// The controller's scale write reaches admission as kube-apiserver
+	// sends it: an update of deployments/scale, with Scale objects.
 	ca, _ := json.Marshal(hook.CABundle)
 	config := fmt.Sprintf(`{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingWebhookConfiguration","metadata":{"name":"slow-scale"},
 "webhooks":[{"name":"slow-scale.example.com","clientConfig":{"url":%q,"caBundle":%s},
- "rules":[{"operations":["UPDATE"],"apiGroups":["apps"],"apiVersions":["v1"],"resources":["deployments","deployments/scale"]}],
+ "rules":[{"operations":["UPDATE"],"apiGroups":["apps"],"apiVersions":["v1"],"resources":["deployments/scale"]}],
  "sideEffects":"None","admissionReviewVersions":["v1"]}]}`, hook.URL, ca)
 	if code, out, _ := h.Server.Do(t, http.MethodPost, "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", "application/json", strings.NewReader(config)); code != http.StatusCreated {
 		t.Fatalf("webhook configuration: %d %s", code, out)
@@ -224,8 +223,7 @@ func TestBehaviorPeriodFromTheWrite(t *testing.T) {
 	}
 }
 
-// replicasOf is spec.replicas of an admitted object (a Deployment or a
-// Scale), -1 without one.
+// replicasOf is spec.replicas of an admitted Scale, -1 without one.
 func replicasOf(raw []byte) int32 {
 	var o struct {
 		Spec struct {

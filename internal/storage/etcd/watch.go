@@ -174,7 +174,8 @@ func (st *stream) loop(wch clientv3.WatchChan) error {
 			}
 		case <-st.progress:
 			st.pending, st.want = true, 0
-			if st.checkProgress(); st.pending {
+			st.checkProgress()
+			if st.pending {
 				st.requestProgress()
 				retry.Reset(progressFirstCheck)
 			}
